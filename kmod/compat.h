@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * refcnt: every difference between the kernels refcnt supports (6.1 to
+ * 6.12) lives here, as small wrappers, so the rest never tests versions.
+ */
+#ifndef _REFCNT_COMPAT_H
+#define _REFCNT_COMPAT_H
+
+#include <linux/mm.h>
+#include <linux/version.h>
+
+/* 6.3 made vma->vm_flags read-only behind vm_flags_{set,clear,mod}(). */
+static inline void refcnt_vm_flags_mod(struct vm_area_struct *vma,
+				       vm_flags_t set, vm_flags_t clear)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_mod(vma, set, clear);
+#else
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+#endif
+}
+
+#endif /* _REFCNT_COMPAT_H */

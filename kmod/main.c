@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt: emulated SGI Origin 2000 per-page memory reference counters.
+ *
+ * Load-time parameters, and the lifetime of every node's counters and
+ * device. See Documentation/admin-guide.rst.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/err.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/nodemask.h>
+#include <linux/sizes.h>
+
+#include "refcnt.h"
+
+static unsigned int granularity = SZ_4K;
+module_param(granularity, uint, 0444);
+MODULE_PARM_DESC(granularity,
+		 "Bytes of a hardware page, counted by one set: a power of two from 256 to 2097152 (default 4096)");
+
+static bool premium;
+module_param(premium, bool, 0444);
+MODULE_PARM_DESC(premium,
+		 "Emulate premium directory SIMMs: 19-bit counters on 16 nodes or fewer (default: 11-bit)");
+
+static unsigned int abs_threshold;
+module_param(abs_threshold, uint, 0444);
+MODULE_PARM_DESC(abs_threshold,
+		 "Hardware count that raises the fold interrupt, 1 to the counter maximum (default 0: 7/8 of the maximum + 1)");
+
+static unsigned int diff_threshold;
+module_param(diff_threshold, uint, 0444);
+MODULE_PARM_DESC(diff_threshold,
+		 "Remote-over-home count that raises a migration event, up to the counter maximum (default 0: off)");
+
+#define REFCNT_MIN_GRANULARITY	256
+#define REFCNT_MAX_GRANULARITY	SZ_2M
+
+struct refcnt_topology refcnt_topo;
+struct refcnt_config refcnt_cfg;
+
+/* Nodes with memory at load time; node hotplug is not followed. */
+static nodemask_t refcnt_memory_nodes;
+static struct refcnt_node *refcnt_nodes[MAX_NUMNODES];
+static struct refcnt_dev *refcnt_devs[MAX_NUMNODES];
+
+/* Check the parameters against the hardware; one clear line if wrong. */
+static int __init refcnt_config_init(void)
+{
+	u32 max = refcnt_topo.hw_max;
+
+	if (!is_power_of_2(granularity) ||
+	    granularity < REFCNT_MIN_GRANULARITY ||
+	    granularity > REFCNT_MAX_GRANULARITY) {
+		pr_err("granularity=%u is not a power of two from %u to %u\n",
+		       granularity, REFCNT_MIN_GRANULARITY,
+		       REFCNT_MAX_GRANULARITY);
+		return -EINVAL;
+	}
+	if (abs_threshold > max || diff_threshold > max) {
+		pr_err("abs_threshold=%u, diff_threshold=%u: the %u-bit counters count to %u\n",
+		       abs_threshold, diff_threshold, refcnt_topo.hw_bits, max);
+		return -EINVAL;
+	}
+
+	refcnt_cfg.granularity = granularity;
+	refcnt_cfg.granularity_shift = ilog2(granularity);
+	refcnt_cfg.abs_threshold = abs_threshold ?: (max + 1) - (max + 1) / 8;
+	refcnt_cfg.diff_threshold = diff_threshold;
+	return 0;
+}
+
+static void refcnt_teardown(void)
+{
+	int nid;
+
+	for_each_node_mask(nid, refcnt_memory_nodes) {
+		if (refcnt_devs[nid])
+			refcnt_dev_remove(refcnt_devs[nid]);
+		refcnt_devs[nid] = NULL;
+	}
+	for_each_node_mask(nid, refcnt_memory_nodes) {
+		if (refcnt_nodes[nid])
+			refcnt_node_destroy(refcnt_nodes[nid]);
+		refcnt_nodes[nid] = NULL;
+	}
+	refcnt_fs_exit();
+}
+
+static int __init refcnt_init(void)
+{
+	int nid, err;
+
+	refcnt_topology_init(&refcnt_topo, premium);
+	err = refcnt_config_init();
+	if (err)
+		return err;
+	err = refcnt_fs_init();
+	if (err)
+		return err;
+
+	/* All nodes exist before any device does: no half-made machine. */
+	refcnt_memory_nodes = node_states[N_MEMORY];
+	for_each_node_mask(nid, refcnt_memory_nodes) {
+		struct refcnt_node *node = refcnt_node_create(nid);
+
+		if (IS_ERR(node)) {
+			err = PTR_ERR(node);
+			pr_err("node %d: cannot set up its counters (%d)\n",
+			       nid, err);
+			goto fail;
+		}
+		refcnt_nodes[nid] = node;
+	}
+	for_each_node_mask(nid, refcnt_memory_nodes) {
+		struct refcnt_dev *dev = refcnt_dev_add(refcnt_nodes[nid]);
+
+		if (IS_ERR(dev)) {
+			err = PTR_ERR(dev);
+			pr_err("node %d: cannot create /dev/refcnt/node%d (%d)\n",
+			       nid, nid, err);
+			goto fail;
+		}
+		refcnt_devs[nid] = dev;
+	}
+	return 0;
+
+fail:
+	refcnt_teardown();
+	return err;
+}
+
+static void __exit refcnt_exit(void)
+{
+	refcnt_teardown();
+}
+
+module_init(refcnt_init);
+module_exit(refcnt_exit);
+
+MODULE_DESCRIPTION("Emulated SGI Origin 2000 per-page memory reference counters");
+MODULE_AUTHOR("refcnt developers");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt: a node's slots, the contiguous physical ranges its sets count.
+ *
+ * Node memory has holes (refcnt(5) "slots"). We take the System RAM ranges
+ * of the resource tree inside the node's span, keep the pages that really
+ * belong to the node (spans of different nodes may interleave), and round
+ * each range outward to the granularity so that every set counts exactly
+ * one hardware page of one slot.
+ */
+#include <linux/ioport.h>
+#include <linux/math.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+
+#include "refcnt.h"
+
+/* Node boundaries are checked per 2 MiB block, per page only inside one. */
+#define REFCNT_SCAN_PAGES	(SZ_2M >> PAGE_SHIFT)
+
+/**
+ * struct refcnt_slot_walk - state of a walk over a node's RAM
+ * @node:	node whose slots are collected
+ * @gran:	granularity to round slots to
+ * @cap:	entries allocated in @node->slots
+ * @err:	first error met
+ */
+struct refcnt_slot_walk {
+	struct refcnt_node *node;
+	u64 gran;
+	unsigned int cap;
+	int err;
+};
+
+/* Add [start, end) of the node, merged into the last slot when they touch. */
+static int refcnt_slot_add(struct refcnt_slot_walk *w, u64 start, u64 end)
+{
+	struct refcnt_node *node = w->node;
+	struct refcnt_slot *last;
+
+	node->base_pages += (end - start) >> PAGE_SHIFT;
+	start = round_down(start, w->gran);
+	end = round_up(end, w->gran);
+
+	last = node->nr_slots ? &node->slots[node->nr_slots - 1] : NULL;
+	if (last && start <= last->base + last->size) {
+		last->size = max(last->size, end - last->base);
+		return 0;
+	}
+	if (node->nr_slots == w->cap) {
+		unsigned int cap = w->cap ? 2 * w->cap : 8;
+		struct refcnt_slot *slots;
+
+		slots = krealloc_array(node->slots, cap, sizeof(*slots),
+				       GFP_KERNEL);
+		if (!slots)
+			return -ENOMEM;
+		node->slots = slots;
+		w->cap = cap;
+	}
+	node->slots[node->nr_slots].base = start;
+	node->slots[node->nr_slots].size = end - start;
+	node->nr_slots++;
+	return 0;
+}
+
+/* One System RAM resource, clipped to the node's span. */
+static int refcnt_slot_ram_range(struct resource *res, void *arg)
+{
+	struct refcnt_slot_walk *w = arg;
+	unsigned long start_pfn = PFN_UP(res->start);
+	unsigned long end_pfn = PFN_DOWN(res->end + 1);
+	unsigned long pfn, next, run = 0;
+	bool in_run = false;
+
+	for (pfn = start_pfn; pfn < end_pfn; pfn = next) {
+		int nid = pfn_to_nid(pfn);
+
+		next = min(ALIGN(pfn + 1, REFCNT_SCAN_PAGES), end_pfn);
+		if (pfn_to_nid(next - 1) != nid)
+			next = pfn + 1;
+		if (nid == w->node->nid) {
+			if (!in_run)
+				run = pfn;
+			in_run = true;
+			continue;
+		}
+		if (in_run) {
+			w->err = refcnt_slot_add(w, PFN_PHYS(run), PFN_PHYS(pfn));
+			if (w->err)
+				return w->err;
+		}
+		in_run = false;
+	}
+	if (in_run)
+		w->err = refcnt_slot_add(w, PFN_PHYS(run), PFN_PHYS(end_pfn));
+	return w->err;
+}
+
+/**
+ * refcnt_slots_discover() - find a node's slots and count its sets
+ * @node:	node with ->nid set; ->slots, ->nr_slots, ->nr_sets and
+ *		->base_pages are filled in
+ * @granularity: bytes of a hardware page
+ *
+ * Return: 0, -ENOMEM, or -ENODEV when the node has no RAM.
+ */
+int refcnt_slots_discover(struct refcnt_node *node, u32 granularity)
+{
+	struct refcnt_slot_walk w = { .node = node, .gran = granularity };
+	unsigned int i;
+	u64 sets = 0;
+
+	/* walk_system_ram_range() is not exported; this is its core. */
+	walk_iomem_res_desc(IORES_DESC_NONE,
+			    IORESOURCE_SYSTEM_RAM | IORESOURCE_BUSY,
+			    PFN_PHYS(node_start_pfn(node->nid)),
+			    PFN_PHYS(node_end_pfn(node->nid)) - 1, &w,
+			    refcnt_slot_ram_range);
+	if (w.err)
+		return w.err;
+	if (!node->nr_slots)
+		return -ENODEV;
+
+	for (i = 0; i < node->nr_slots; i++) {
+		node->slots[i].first_set = sets;
+		sets += node->slots[i].size >> ilog2(granularity);
+	}
+	node->nr_sets = sets;
+	return 0;
+}
