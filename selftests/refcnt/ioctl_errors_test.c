@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt selftests: ioctl errors.
+ *
+ * Unknown commands (wrong number, wrong size, wrong direction, another
+ * magic) give ENOTTY; bad user pointers give EFAULT. Built 64-bit and,
+ * when possible, -m32 (ioctl_errors_test32) for the compat_ioctl path.
+ */
+#include "refcnt_helpers.h"
+
+#define SPARE	8
+
+FIXTURE(ioctl_err) {
+	int node;
+	int fd;			/* has done RCB_INFO_GET */
+	unsigned int nslots;
+	size_t pg;
+	char *rw;		/* page 0: read-write */
+	char *ro;		/* page 1: read-only */
+	char *none;		/* page 2: PROT_NONE */
+	char *gone;		/* page 3: unmapped */
+};
+
+FIXTURE_SETUP(ioctl_err)
+{
+	struct rc_nodes mem;
+	struct rcb_info info;
+	char *p;
+
+	ASSERT_TRUE(rc_module_loaded()) TH_LOG("refcnt.ko is not loaded");
+	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
+	ASSERT_LT(0, mem.n);
+	self->node = mem.id[0];
+	self->fd = rc_open_node(self->node, O_RDONLY);
+	ASSERT_LE(0, self->fd) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, ioctl(self->fd, RCB_INFO_GET, &info));
+	self->nslots = info.rcb_num_slots;
+	self->pg = rc_page_size();
+	ASSERT_GE(self->pg / sizeof(struct rcb_slot), self->nslots + 1);
+
+	p = mmap(NULL, 4 * self->pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(p != MAP_FAILED) TH_LOG("mmap: %s", strerror(errno));
+	self->rw = p;
+	self->ro = p + self->pg;
+	self->none = p + 2 * self->pg;
+	self->gone = p + 3 * self->pg;
+	memset(p, 0, 2 * self->pg);
+	ASSERT_EQ(0, mprotect(self->ro, self->pg, PROT_READ));
+	ASSERT_EQ(0, mprotect(self->none, self->pg, PROT_NONE));
+	ASSERT_EQ(0, munmap(self->gone, self->pg));
+}
+
+FIXTURE_TEARDOWN(ioctl_err)
+{
+	if (self->rw)
+		munmap(self->rw, 3 * self->pg);
+	if (self->fd > 0)
+		close(self->fd);
+}
+
+/* Expect ioctl(fd, cmd, arg) == -1 with errno e. */
+#define EXPECT_IOCTL_ERR(e, fd, cmd, arg, what) do {			\
+	errno = 0;							\
+	EXPECT_EQ(-1, ioctl((fd), (cmd), (arg)))			\
+		TH_LOG("%s: succeeded", what);				\
+	EXPECT_EQ((e), errno)						\
+		TH_LOG("%s: errno %d (%s), want %d", what, errno,	\
+		       strerror(errno), (e));				\
+} while (0)
+
+struct bad_ptr {
+	const char *what;
+	uint64_t addr;
+};
+
+/* Bad addresses that need no mapping of their own. */
+static const struct bad_ptr fixed_bad[] = {
+	{ "NULL", 0 },
+	{ "(void *)1", 1 },
+#if UINTPTR_MAX > 0xffffffffUL
+	{ "kernel 0xffff888000000000", 0xffff888000000000ULL },
+	{ "non-canonical 0x8000000000000000", 0x8000000000000000ULL },
+	{ "top page 0xfffffffffffff000", 0xfffffffffffff000ULL },
+#else
+	{ "above compat TASK_SIZE 0xfffff000", 0xfffff000ULL },
+#endif
+};
+
+/* The address list for one test: the fixed ones plus this fixture's pages. */
+static int bad_ptrs(FIXTURE_DATA(ioctl_err) *self, struct bad_ptr *out,
+		    bool output)
+{
+	int n = 0;
+	size_t k;
+
+	for (k = 0; k < sizeof(fixed_bad) / sizeof(fixed_bad[0]); k++)
+		out[n++] = fixed_bad[k];
+	out[n].what = "unmapped page";
+	out[n++].addr = (uintptr_t)self->gone;
+	out[n].what = "PROT_NONE page";
+	out[n++].addr = (uintptr_t)self->none;
+	if (output) {
+		out[n].what = "read-only page";
+		out[n++].addr = (uintptr_t)self->ro;
+	}
+	return n;
+}
+
+TEST_F(ioctl_err, unknown_commands_enotty)
+{
+	static const struct {
+		const char *what;
+		unsigned long cmd;
+	} cmds[] = {
+		{ "_IO('Y', 0x7f)", _IO('Y', 0x7f) },
+		{ "_IO('Y', 0x00)", _IO('Y', 0x00) },
+		{ "_IO('Y', 0x01)", _IO('Y', 0x01) },
+		{ "_IOR('Y', 0x01, int)", _IOR('Y', 0x01, int) },
+		{ "_IOR('Y', 0x01, __u64)", _IOR('Y', 0x01, __u64) },
+		{ "_IOW('Y', 0x01, struct rcb_info)", _IOW('Y', 0x01, struct rcb_info) },
+		{ "_IOWR('Y', 0x01, struct rcb_info)", _IOWR('Y', 0x01, struct rcb_info) },
+		{ "_IOR('Y', 0x02, int)", _IOR('Y', 0x02, int) },
+		{ "_IOW('Y', 0x02, struct rcb_slot)", _IOW('Y', 0x02, struct rcb_slot) },
+		{ "_IOWR('Y', 0x02, struct rcb_slot)", _IOWR('Y', 0x02, struct rcb_slot) },
+		{ "_IOR('Y', 0x03, struct rcb_slot_query)",
+		  _IOR('Y', 0x03, struct rcb_slot_query) },
+		{ "_IOWR('Y', 0x03, int)", _IOWR('Y', 0x03, int) },
+		{ "_IOR('Y', 0x04, struct rcb_info)", _IOR('Y', 0x04, struct rcb_info) },
+		{ "_IOR('X', 0x01, struct rcb_info)", _IOR('X', 0x01, struct rcb_info) },
+		{ "_IOR('Z', 0x02, struct rcb_slot)", _IOR('Z', 0x02, struct rcb_slot) },
+		{ "_IOWR('y', 0x03, struct rcb_slot_query)",
+		  _IOWR('y', 0x03, struct rcb_slot_query) },
+		{ "0", 0 },
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+		memset(self->rw, 0, self->pg);
+		EXPECT_IOCTL_ERR(ENOTTY, self->fd, cmds[k].cmd, self->rw,
+				 cmds[k].what);
+	}
+}
+
+/* The commands the uapi header defines: whatever it defines is known. */
+static bool abi_cmd(unsigned int cmd)
+{
+	static const unsigned int known[] = {
+		RCB_INFO_GET, RCB_SLOT_GET, RCB_SLOT_QUERY,
+#ifdef RCB_SETS_READ
+		RCB_SETS_READ,
+#endif
+#ifdef RCB_SYNC
+		RCB_SYNC,
+#endif
+#ifdef RCB_INJECT
+		RCB_INJECT,
+#endif
+#ifdef RCB_RESET
+		RCB_RESET,
+#endif
+#ifdef RCB_THRESHOLDS_SET
+		RCB_THRESHOLDS_SET,
+#endif
+#ifdef RCB_BENCH
+		RCB_BENCH,
+#endif
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+		if (known[k] == cmd)
+			return true;
+	return false;
+}
+
+/* Every other 'Y' command, in all directions and many sizes: ENOTTY. */
+TEST_F(ioctl_err, magic_sweep_enotty)
+{
+	static const unsigned int sizes[] = { 0, 1, 4, 8, 16, 24, 120, 128 };
+	static const unsigned int dirs[] = {
+		_IOC_NONE, _IOC_READ, _IOC_WRITE, _IOC_READ | _IOC_WRITE,
+	};
+	unsigned int nr, d, z, bad = 0;
+
+	for (nr = 0; nr < 256; nr++)
+		for (d = 0; d < 4; d++)
+			for (z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+				unsigned int cmd = _IOC(dirs[d], 'Y', nr, sizes[z]);
+				int ret;
+
+				if (abi_cmd(cmd))
+					continue;
+				memset(self->rw, 0, self->pg);
+				errno = 0;
+				ret = ioctl(self->fd, cmd, self->rw);
+				if (ret != -1 || errno != ENOTTY) {
+					if (bad++ < 10)
+						TH_LOG("cmd 0x%08x: ret %d errno %d",
+						       cmd, ret, errno);
+				}
+			}
+	EXPECT_EQ(0U, bad);
+}
+
+TEST_F(ioctl_err, info_get_efault)
+{
+	struct bad_ptr b[16];
+	int n, k;
+
+	n = bad_ptrs(self, b, true);
+	for (k = 0; k < n; k++)
+		EXPECT_IOCTL_ERR(EFAULT, self->fd, RCB_INFO_GET,
+				 (void *)(uintptr_t)b[k].addr, b[k].what);
+	/* Straddling into the PROT_NONE page. */
+	EXPECT_IOCTL_ERR(EFAULT, self->fd, RCB_INFO_GET,
+			 self->none - sizeof(struct rcb_info) / 2,
+			 "struct straddling a PROT_NONE page");
+}
+
+TEST_F(ioctl_err, slot_get_efault)
+{
+	struct bad_ptr b[16];
+	int n, k;
+
+	n = bad_ptrs(self, b, true);
+	for (k = 0; k < n; k++)
+		EXPECT_IOCTL_ERR(EFAULT, self->fd, RCB_SLOT_GET,
+				 (void *)(uintptr_t)b[k].addr, b[k].what);
+	/* The last entry straddles into the PROT_NONE page. */
+	EXPECT_IOCTL_ERR(EFAULT, self->fd, RCB_SLOT_GET,
+			 self->none - self->nslots * sizeof(struct rcb_slot) + 8,
+			 "array straddling a PROT_NONE page");
+}
+
+/* A bad pointer to the rcb_slot_query itself. */
+TEST_F(ioctl_err, slot_query_struct_efault)
+{
+	struct rcb_slot_query *q;
+	struct bad_ptr b[16];
+	int n, k;
+
+	n = bad_ptrs(self, b, false);
+	for (k = 0; k < n; k++)
+		EXPECT_IOCTL_ERR(EFAULT, self->fd, RCB_SLOT_QUERY,
+				 (void *)(uintptr_t)b[k].addr, b[k].what);
+
+	/* Readable but not writable: num_slots cannot be written back. */
+	ASSERT_EQ(0, mprotect(self->ro, self->pg, PROT_READ | PROT_WRITE));
+	q = (struct rcb_slot_query *)self->ro;
+	q->slots = (uintptr_t)self->rw;
+	q->num_slots = 1;
+	q->flags = 0;
+	ASSERT_EQ(0, mprotect(self->ro, self->pg, PROT_READ));
+	EXPECT_IOCTL_ERR(EFAULT, self->fd, RCB_SLOT_QUERY, q,
+			 "query struct in a read-only page");
+
+	/* Straddling into the PROT_NONE page. */
+	EXPECT_IOCTL_ERR(EFAULT, self->fd, RCB_SLOT_QUERY,
+			 self->none - sizeof(struct rcb_slot_query) / 2,
+			 "query struct straddling a PROT_NONE page");
+}
+
+/* A bad .slots with a capacity > 0. */
+TEST_F(ioctl_err, slot_query_slots_efault)
+{
+	static const uint64_t wide[] = {
+		0xffff888000000000ULL, 0x8000000000000000ULL,
+		0xfffffffffffff000ULL, 0x100000000ULL,
+	};
+	struct rcb_slot_query q;
+	struct bad_ptr b[16];
+	char what[80];
+	size_t k;
+	int n;
+
+	n = bad_ptrs(self, b, true);
+	for (k = 0; k < (size_t)n; k++) {
+		q.slots = b[k].addr;
+		q.num_slots = self->nslots;
+		q.flags = 0;
+		snprintf(what, sizeof(what), "slots = %s", b[k].what);
+		EXPECT_IOCTL_ERR(EFAULT, self->fd, RCB_SLOT_QUERY, &q, what);
+	}
+	/* 64-bit values in the __u64 field, whatever the caller's bitness. */
+	for (k = 0; k < sizeof(wide) / sizeof(wide[0]); k++) {
+		q.slots = wide[k];
+		q.num_slots = 1;
+		q.flags = 0;
+		snprintf(what, sizeof(what), "slots = 0x%llx",
+			 (unsigned long long)wide[k]);
+		EXPECT_IOCTL_ERR(EFAULT, self->fd, RCB_SLOT_QUERY, &q, what);
+	}
+	/* The array straddles into the PROT_NONE page. */
+	q.slots = (uintptr_t)(self->none - self->nslots * sizeof(struct rcb_slot) + 8);
+	q.num_slots = self->nslots;
+	q.flags = 0;
+	EXPECT_IOCTL_ERR(EFAULT, self->fd, RCB_SLOT_QUERY, &q,
+			 "slots straddling a PROT_NONE page");
+}
+
+/* The fd keeps working after all of the above. */
+TEST_F(ioctl_err, fd_still_works)
+{
+	struct rcb_info info;
+
+	EXPECT_IOCTL_ERR(EFAULT, self->fd, RCB_INFO_GET, NULL, "NULL");
+	EXPECT_IOCTL_ERR(ENOTTY, self->fd, _IO('Y', 0x7f), NULL, "_IO('Y', 0x7f)");
+	ASSERT_EQ(0, ioctl(self->fd, RCB_INFO_GET, &info));
+	EXPECT_EQ((unsigned int)self->node, info.rcb_nodeid);
+	EXPECT_EQ(self->nslots, info.rcb_num_slots);
+	ASSERT_EQ(0, ioctl(self->fd, RCB_SLOT_GET, self->rw));
+}
+
+TEST_HARNESS_MAIN

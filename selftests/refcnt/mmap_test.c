@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt selftests: mmap of the extended counter buffer.
+ *
+ * Read-only mappings (shared or private, whole or partial) read zeros;
+ * writable mappings are refused (EPERM from the module, EACCES from the
+ * kernel for a shared mapping of a read-only fd, EACCES from mprotect);
+ * offsets and lengths beyond rcb_len give EINVAL; mappings survive close
+ * and fork and can be unmapped piecewise, and no module reference leaks.
+ */
+#include "refcnt_helpers.h"
+
+FIXTURE(map) {
+	struct rc_nodes mem;
+	struct rc_params params;
+	struct rcb_info info[RC_MAX_NODES];
+	size_t pg;
+};
+
+FIXTURE_SETUP(map)
+{
+	int i;
+
+	ASSERT_TRUE(rc_module_loaded()) TH_LOG("refcnt.ko is not loaded");
+	ASSERT_EQ(0, rc_node_list("has_memory", &self->mem));
+	ASSERT_LT(0, self->mem.n);
+	ASSERT_EQ(0, rc_read_params(&self->params));
+	self->pg = rc_page_size();
+	for (i = 0; i < self->mem.n; i++) {
+		int fd = rc_open_node(self->mem.id[i], O_RDONLY);
+
+		ASSERT_LE(0, fd) TH_LOG("node%d: %s", self->mem.id[i], strerror(errno));
+		ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, &self->info[i]));
+		ASSERT_LT(0ULL, self->info[i].rcb_len);
+		close(fd);
+	}
+}
+
+FIXTURE_TEARDOWN(map)
+{
+}
+
+/* Module references: 0 when no file of the module is open or mapped. */
+static int module_refcnt(void)
+{
+	char buf[32];
+
+	if (rc_read_file(RC_MODDIR "/refcnt", buf, sizeof(buf)) < 0)
+		return -1;
+	return atoi(buf);
+}
+
+static size_t maplen(FIXTURE_DATA(map) *self, int i)
+{
+	return rc_round_up(self->info[i].rcb_len, self->pg);
+}
+
+/* mmap() that returns NULL on failure (errno kept). */
+static void *map_node(int fd, size_t len, int prot, int flags, off_t off)
+{
+	void *p = mmap(NULL, len, prot, flags, fd, off);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Map every node read-only with the given flags; all bytes read zero. */
+static void map_all_zero(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(map) *self, int oflags, int mflags)
+{
+	int i;
+
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = self->info[i].rcb_len;
+		char *p;
+		int fd;
+
+		fd = rc_open_node(node, oflags);
+		ASSERT_LE(0, fd) TH_LOG("node%d: %s", node, strerror(errno));
+		p = map_node(fd, len, PROT_READ, mflags, 0);
+		ASSERT_TRUE(p != NULL) TH_LOG("node%d: mmap %zu bytes: %s",
+					      node, len, strerror(errno));
+		EXPECT_TRUE(rc_all_zero(p, len)) TH_LOG("node%d", node);
+		/* The rest of the last page must not leak anything either. */
+		EXPECT_TRUE(rc_all_zero(p + len, maplen(self, i) - len))
+			TH_LOG("node%d: bytes past rcb_len are not zero", node);
+		EXPECT_EQ(0, munmap(p, len));
+		close(fd);
+	}
+	EXPECT_EQ(0, module_refcnt());
+}
+
+TEST_F(map, shared_read_zero)
+{
+	map_all_zero(_metadata, self, O_RDONLY, MAP_SHARED);
+}
+
+TEST_F(map, private_read_zero)
+{
+	map_all_zero(_metadata, self, O_RDONLY, MAP_PRIVATE);
+}
+
+/* An O_RDWR fd may be mapped read-only. */
+TEST_F(map, rdwr_fd_read_only_map)
+{
+	map_all_zero(_metadata, self, O_RDWR, MAP_SHARED);
+}
+
+/* Partial mappings at page-aligned offsets: second page, last page, middle. */
+TEST_F(map, partial_at_offset)
+{
+	int i, tested = 0;
+
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = maplen(self, i), pages = len / self->pg;
+		char *p;
+		int fd;
+
+		if (pages < 2)
+			continue;
+		tested++;
+		fd = rc_open_node(node, O_RDONLY);
+		ASSERT_LE(0, fd);
+
+		p = map_node(fd, self->pg, PROT_READ, MAP_SHARED, self->pg);
+		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
+		EXPECT_TRUE(rc_all_zero(p, self->pg));
+		EXPECT_EQ(0, munmap(p, self->pg));
+
+		p = map_node(fd, self->pg, PROT_READ, MAP_SHARED, len - self->pg);
+		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
+		EXPECT_TRUE(rc_all_zero(p, self->pg));
+		EXPECT_EQ(0, munmap(p, self->pg));
+
+		/* From the second page to the end. */
+		p = map_node(fd, len - self->pg, PROT_READ, MAP_PRIVATE, self->pg);
+		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
+		EXPECT_TRUE(rc_all_zero(p, len - self->pg));
+		EXPECT_EQ(0, munmap(p, len - self->pg));
+		close(fd);
+	}
+	EXPECT_EQ(0, module_refcnt());
+	if (!tested)
+		SKIP(return, "every node's buffer fits in one page");
+}
+
+/* O_RDWR fd: any PROT_WRITE mapping, shared or private, is EPERM. */
+TEST_F(map, writable_eperm)
+{
+	static const int prots[] = { PROT_WRITE, PROT_READ | PROT_WRITE };
+	static const int flags[] = { MAP_SHARED, MAP_PRIVATE };
+	int i;
+
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = self->info[i].rcb_len;
+		unsigned int a, b;
+		int fd;
+
+		fd = rc_open_node(node, O_RDWR);
+		ASSERT_LE(0, fd) TH_LOG("node%d: O_RDWR: %s", node, strerror(errno));
+		for (a = 0; a < 2; a++)
+			for (b = 0; b < 2; b++) {
+				void *p;
+
+				errno = 0;
+				p = map_node(fd, len, prots[a], flags[b], 0);
+				EXPECT_TRUE(p == NULL)
+					TH_LOG("node%d: prot %d flags %d mapped",
+					       node, prots[a], flags[b]);
+				EXPECT_EQ(EPERM, errno)
+					TH_LOG("node%d: prot %d flags %d: %s",
+					       node, prots[a], flags[b],
+					       strerror(errno));
+				if (p)
+					munmap(p, len);
+			}
+		close(fd);
+	}
+}
+
+/* O_RDONLY fd: MAP_SHARED|PROT_WRITE is the kernel's EACCES. */
+TEST_F(map, shared_write_rdonly_fd_eacces)
+{
+	int i;
+
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = self->info[i].rcb_len;
+		void *p;
+		int fd;
+
+		fd = rc_open_node(node, O_RDONLY);
+		ASSERT_LE(0, fd);
+		errno = 0;
+		p = map_node(fd, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+		EXPECT_TRUE(p == NULL) TH_LOG("node%d", node);
+		EXPECT_EQ(EACCES, errno) TH_LOG("node%d: %s", node, strerror(errno));
+		if (p)
+			munmap(p, len);
+		close(fd);
+	}
+}
+
+/* O_RDONLY fd: MAP_PRIVATE|PROT_WRITE passes the kernel; the module says EPERM. */
+TEST_F(map, private_write_rdonly_fd_eperm)
+{
+	int i;
+
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = self->info[i].rcb_len;
+		void *p;
+		int fd;
+
+		fd = rc_open_node(node, O_RDONLY);
+		ASSERT_LE(0, fd);
+		errno = 0;
+		p = map_node(fd, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, 0);
+		EXPECT_TRUE(p == NULL) TH_LOG("node%d", node);
+		EXPECT_EQ(EPERM, errno) TH_LOG("node%d: %s", node, strerror(errno));
+		if (p)
+			munmap(p, len);
+		close(fd);
+	}
+}
+
+/* mprotect(PROT_READ|PROT_WRITE) of a read-only mapping: EACCES, still mapped. */
+TEST_F(map, mprotect_write_eacces)
+{
+	static const struct {
+		int oflags, mflags;
+		const char *what;
+	} c[] = {
+		{ O_RDONLY, MAP_SHARED, "O_RDONLY MAP_SHARED" },
+		{ O_RDWR, MAP_SHARED, "O_RDWR MAP_SHARED" },
+		{ O_RDONLY, MAP_PRIVATE, "O_RDONLY MAP_PRIVATE" },
+		{ O_RDWR, MAP_PRIVATE, "O_RDWR MAP_PRIVATE" },
+	};
+	int i;
+
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = self->info[i].rcb_len;
+		unsigned int k;
+
+		for (k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+			char *p;
+			int fd;
+
+			fd = rc_open_node(node, c[k].oflags);
+			ASSERT_LE(0, fd);
+			p = map_node(fd, len, PROT_READ, c[k].mflags, 0);
+			ASSERT_TRUE(p != NULL) TH_LOG("node%d %s: %s", node,
+						      c[k].what, strerror(errno));
+			close(fd);
+			errno = 0;
+			EXPECT_EQ(-1, mprotect(p, len, PROT_READ | PROT_WRITE))
+				TH_LOG("node%d %s: mprotect succeeded", node, c[k].what);
+			EXPECT_EQ(EACCES, errno)
+				TH_LOG("node%d %s: %s", node, c[k].what, strerror(errno));
+			errno = 0;
+			EXPECT_EQ(-1, mprotect(p, self->pg, PROT_WRITE))
+				TH_LOG("node%d %s: mprotect succeeded", node, c[k].what);
+			EXPECT_EQ(EACCES, errno)
+				TH_LOG("node%d %s: %s", node, c[k].what, strerror(errno));
+			EXPECT_TRUE(rc_all_zero(p, len)) TH_LOG("node%d %s", node, c[k].what);
+			EXPECT_EQ(0, munmap(p, len));
+		}
+	}
+	EXPECT_EQ(0, module_refcnt());
+}
+
+/* Offsets at or beyond rcb_len (rounded to a page): EINVAL. */
+TEST_F(map, offset_beyond_len_einval)
+{
+	int i;
+
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = maplen(self, i);
+		const off_t offs[] = {
+			(off_t)len, (off_t)(len + self->pg),
+			(off_t)(len * 2), (off_t)1 << 30,
+		};
+		unsigned int k;
+		int fd;
+
+		fd = rc_open_node(node, O_RDONLY);
+		ASSERT_LE(0, fd);
+		for (k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+			void *p;
+
+			if ((size_t)offs[k] < len)
+				continue;
+			errno = 0;
+			p = map_node(fd, self->pg, PROT_READ, MAP_SHARED, offs[k]);
+			EXPECT_TRUE(p == NULL)
+				TH_LOG("node%d: offset 0x%llx mapped", node,
+				       (unsigned long long)offs[k]);
+			EXPECT_EQ(EINVAL, errno)
+				TH_LOG("node%d: offset 0x%llx: %s", node,
+				       (unsigned long long)offs[k], strerror(errno));
+			if (p)
+				munmap(p, self->pg);
+		}
+		close(fd);
+	}
+	EXPECT_EQ(0, module_refcnt());
+}
+
+/* offset + length beyond rcb_len rounded up to a page: EINVAL. */
+TEST_F(map, length_beyond_len_einval)
+{
+	int i;
+
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = maplen(self, i);
+		void *p;
+		int fd;
+
+		fd = rc_open_node(node, O_RDONLY);
+		ASSERT_LE(0, fd);
+
+		errno = 0;
+		p = map_node(fd, len + self->pg, PROT_READ, MAP_SHARED, 0);
+		EXPECT_TRUE(p == NULL) TH_LOG("node%d: one page too long mapped", node);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("node%d: %s", node, strerror(errno));
+		if (p)
+			munmap(p, len + self->pg);
+
+		errno = 0;
+		p = map_node(fd, 2 * self->pg, PROT_READ, MAP_PRIVATE,
+			     len - self->pg);
+		EXPECT_TRUE(p == NULL) TH_LOG("node%d: last page + 1 mapped", node);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("node%d: %s", node, strerror(errno));
+		if (p)
+			munmap(p, 2 * self->pg);
+
+		/* Exactly the rounded length is fine. */
+		p = map_node(fd, len, PROT_READ, MAP_SHARED, 0);
+		EXPECT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
+		if (p)
+			munmap(p, len);
+		close(fd);
+	}
+	EXPECT_EQ(0, module_refcnt());
+}
+
+/* A mapping outlives its fd. */
+TEST_F(map, survives_close)
+{
+	int i;
+
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = self->info[i].rcb_len;
+		char *p;
+		int fd;
+
+		fd = rc_open_node(node, O_RDONLY);
+		ASSERT_LE(0, fd);
+		p = map_node(fd, len, PROT_READ, MAP_SHARED, 0);
+		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
+		ASSERT_EQ(0, close(fd));
+		EXPECT_LT(0, module_refcnt()) TH_LOG("mapping holds no module reference");
+		EXPECT_TRUE(rc_all_zero(p, len)) TH_LOG("node%d", node);
+		EXPECT_EQ(0, munmap(p, len));
+	}
+	EXPECT_EQ(0, module_refcnt());
+}
+
+/* A forked child sees the same zeros; the parent keeps its mapping. */
+TEST_F(map, fork_child_reads)
+{
+	int i;
+
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = self->info[i].rcb_len;
+		int fd, status;
+		char *p, *q;
+		pid_t pid;
+
+		fd = rc_open_node(node, O_RDONLY);
+		ASSERT_LE(0, fd);
+		p = map_node(fd, len, PROT_READ, MAP_SHARED, 0);
+		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
+		q = map_node(fd, len, PROT_READ, MAP_PRIVATE, 0);
+		ASSERT_TRUE(q != NULL) TH_LOG("node%d: %s", node, strerror(errno));
+		close(fd);
+		/* Touch the parent's pages before the fork. */
+		EXPECT_TRUE(rc_all_zero(p, self->pg < len ? self->pg : len));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			if (!rc_all_zero(p, len))
+				_exit(1);
+			if (!rc_all_zero(q, len))
+				_exit(2);
+			if (munmap(p, len) || munmap(q, len))
+				_exit(3);
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status)) TH_LOG("node%d: child status 0x%x", node, status);
+		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("node%d", node);
+		EXPECT_TRUE(rc_all_zero(p, len)) TH_LOG("node%d", node);
+		EXPECT_TRUE(rc_all_zero(q, len)) TH_LOG("node%d", node);
+		EXPECT_EQ(0, munmap(p, len));
+		EXPECT_EQ(0, munmap(q, len));
+	}
+	EXPECT_EQ(0, module_refcnt());
+}
+
+/* munmap in pieces: the first page, a middle page, then the rest. */
+TEST_F(map, munmap_in_pieces)
+{
+	int i, tested = 0;
+
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = maplen(self, i), pages = len / self->pg;
+		char *p;
+		int fd;
+
+		if (pages < 2)
+			continue;
+		tested++;
+		fd = rc_open_node(node, O_RDONLY);
+		ASSERT_LE(0, fd);
+		p = map_node(fd, len, PROT_READ, MAP_SHARED, 0);
+		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
+		close(fd);
+		EXPECT_TRUE(rc_all_zero(p, len));
+		ASSERT_EQ(0, munmap(p, self->pg));
+		EXPECT_TRUE(rc_all_zero(p + self->pg, len - self->pg));
+		if (pages >= 3) {
+			size_t mid = pages / 2 * self->pg;
+
+			ASSERT_EQ(0, munmap(p + mid, self->pg));
+			EXPECT_TRUE(rc_all_zero(p + self->pg, mid - self->pg));
+			EXPECT_TRUE(rc_all_zero(p + mid + self->pg,
+						len - mid - self->pg));
+		}
+		EXPECT_LT(0, module_refcnt());
+		EXPECT_EQ(0, munmap(p + self->pg, len - self->pg));
+	}
+	EXPECT_EQ(0, module_refcnt()) TH_LOG("module reference leaked by split mappings");
+	if (!tested)
+		SKIP(return, "every node's buffer fits in one page");
+}
+
+/* PFN of the shared zero page: what a read fault on private anon memory maps. */
+static uint64_t zero_pfn(int pm, size_t pg)
+{
+	volatile char *a;
+	uint64_t ent = 0;
+
+	a = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		return 0;
+	(void)a[0];
+	if (pread(pm, &ent, 8, (uintptr_t)a / pg * 8) != 8 || !(ent >> 63))
+		ent = 0;
+	munmap((void *)a, pg);
+	return ent & ((1ULL << 55) - 1);
+}
+
+/*
+ * The counter buffer lives in the node's own memory (its slots), except
+ * for pages still backed by the shared zero page (nothing counted yet).
+ */
+TEST_F(map, buffer_on_own_node)
+{
+	static struct rcb_slot s[RC_MAX_SLOTS];
+	size_t zero = 0, own = 0;
+	uint64_t zpfn;
+	int i, pm;
+
+	if (self->params.granularity != self->pg)
+		SKIP(return, "slots are rounded to %lu, not exact RAM",
+		     self->params.granularity);
+	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, pm) TH_LOG("%s", strerror(errno));
+	zpfn = zero_pfn(pm, self->pg);
+	ASSERT_NE(0ULL, zpfn) TH_LOG("cannot find the zero page's PFN: not root?");
+	for (i = 0; i < self->mem.n; i++) {
+		int node = self->mem.id[i];
+		size_t len = maplen(self, i), k, bad = 0;
+		int fd, n;
+		char *p;
+
+		fd = rc_open_node(node, O_RDONLY);
+		ASSERT_LE(0, fd);
+		n = rc_query_slots(fd, s, RC_MAX_SLOTS);
+		ASSERT_LT(0, n);
+		p = map_node(fd, len, PROT_READ, MAP_SHARED, 0);
+		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
+		close(fd);
+		EXPECT_TRUE(rc_all_zero(p, len));	/* fault every page in */
+		for (k = 0; k < len / self->pg; k++) {
+			uint64_t ent, pa;
+			off_t off = ((uintptr_t)p / self->pg + k) * 8;
+			bool in = false;
+			int j;
+
+			ASSERT_EQ(8, pread(pm, &ent, 8, off));
+			if (!(ent >> 63)) {
+				/* VM_PFNMAP mappings are holes to pagemap. */
+				munmap(p, len);
+				close(pm);
+				SKIP(return, "node%d: mapping not visible in pagemap (VM_PFNMAP?)",
+				     node);
+			}
+			if ((ent & ((1ULL << 55) - 1)) == zpfn) {
+				zero++;
+				continue;
+			}
+			own++;
+			pa = (ent & ((1ULL << 55) - 1)) * self->pg;
+			for (j = 0; j < n; j++)
+				if (s[j].base <= pa && pa < s[j].base + s[j].size)
+					in = true;
+			if (!in && bad++ < 5)
+				TH_LOG("node%d: buffer page %zu at 0x%llx is not in the node",
+				       node, k, (unsigned long long)pa);
+		}
+		EXPECT_EQ(0U, bad) TH_LOG("node%d", node);
+		munmap(p, len);
+	}
+	close(pm);
+	TH_LOG("%zu buffer pages on their node, %zu zero pages", own, zero);
+}
+
+TEST_HARNESS_MAIN
