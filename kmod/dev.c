@@ -6,9 +6,8 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
-#include <uapi/linux/refcnt.h>
 
 #include "compat.h"
 #include "refcnt.h"
@@ -25,17 +24,6 @@ struct refcnt_dev {
 	struct refcnt_node *node;
 	char name[32];
 	char nodename[32];
-};
-
-/**
- * struct refcnt_file - one open file of a node device
- * @node:		the node
- * @reported_slots:	rcb_num_slots as last told to this file by
- *			RCB_INFO_GET, or -1: RCB_SLOT_GET never writes more
- */
-struct refcnt_file {
-	struct refcnt_node *node;
-	int reported_slots;
 };
 
 static int refcnt_open(struct inode *inode, struct file *file)
@@ -61,80 +49,21 @@ static int refcnt_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static long refcnt_info_get(struct refcnt_file *rf, void __user *argp)
-{
-	struct rcb_info info;
-
-	refcnt_node_info(rf->node, &info);
-	if (copy_to_user(argp, &info, sizeof(info)))
-		return -EFAULT;
-	WRITE_ONCE(rf->reported_slots, info.rcb_num_slots);
-	return 0;
-}
-
-static int refcnt_copy_slots(const struct refcnt_node *node,
-			     struct rcb_slot __user *uslots, unsigned int count)
-{
-	unsigned int i;
-
-	for (i = 0; i < count; i++) {
-		struct rcb_slot slot = {
-			.base = node->slots[i].base,
-			.size = node->slots[i].size,
-		};
-
-		if (copy_to_user(&uslots[i], &slot, sizeof(slot)))
-			return -EFAULT;
-	}
-	return 0;
-}
-
-static long refcnt_slot_get(struct refcnt_file *rf, void __user *argp)
-{
-	int reported = READ_ONCE(rf->reported_slots);
-
-	if (reported < 0)
-		return -EINVAL;
-	return refcnt_copy_slots(rf->node, argp,
-				 min_t(unsigned int, reported,
-				       rf->node->nr_slots));
-}
-
-static long refcnt_slot_query(struct refcnt_file *rf, void __user *argp)
-{
-	struct rcb_slot_query q;
-	int err;
-
-	if (copy_from_user(&q, argp, sizeof(q)))
-		return -EFAULT;
-	if (q.flags)
-		return -EINVAL;
-	err = refcnt_copy_slots(rf->node, u64_to_user_ptr(q.slots),
-				min(q.num_slots, rf->node->nr_slots));
-	if (err)
-		return err;
-	q.num_slots = rf->node->nr_slots;
-	if (copy_to_user(argp, &q, sizeof(q)))
-		return -EFAULT;
-	return 0;
-}
-
-static long refcnt_ioctl(struct file *file, unsigned int cmd,
-			 unsigned long arg)
+static ssize_t refcnt_read(struct file *file, char __user *buf,
+			   size_t count, loff_t *ppos)
 {
 	struct refcnt_file *rf = file->private_data;
-	void __user *argp = (void __user *)arg;
 
-	switch (cmd) {
-	case RCB_INFO_GET:
-		return refcnt_info_get(rf, argp);
-	case RCB_SLOT_GET:
-		return refcnt_slot_get(rf, argp);
-	case RCB_SLOT_QUERY:
-		return refcnt_slot_query(rf, argp);
-	default:
-		return -ENOTTY;
-	}
+	return refcnt_events_read(&rf->node->events, buf, count,
+				  file->f_flags & O_NONBLOCK);
+}
+
+static __poll_t refcnt_poll(struct file *file, poll_table *wait)
+{
+	struct refcnt_file *rf = file->private_data;
+
+	poll_wait(file, &rf->node->events.wait, wait);
+	return refcnt_events_ready(&rf->node->events) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 static vm_fault_t refcnt_vm_fault(struct vm_fault *vmf)
@@ -158,7 +87,7 @@ static int refcnt_mmap(struct file *file, struct vm_area_struct *vma)
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
 	if (check_add_overflow(vma->vm_pgoff, pages, &end) ||
-	    end > rf->node->table.nr_pages)
+	    end > rf->node->table.counters.nr_pages)
 		return -EINVAL;
 
 	refcnt_vm_flags_mod(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP,
@@ -171,6 +100,8 @@ static const struct file_operations refcnt_fops = {
 	.owner = THIS_MODULE,
 	.open = refcnt_open,
 	.release = refcnt_release,
+	.read = refcnt_read,
+	.poll = refcnt_poll,
 	.unlocked_ioctl = refcnt_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = refcnt_mmap,
@@ -200,6 +131,7 @@ struct refcnt_dev *refcnt_dev_add(struct refcnt_node *node)
 	dev->misc.fops = &refcnt_fops;
 	/* Root only: the counters are a side channel (Documentation/). */
 	dev->misc.mode = 0440;
+	dev->misc.groups = refcnt_dev_groups;
 
 	err = misc_register(&dev->misc);
 	if (err) {
@@ -219,4 +151,17 @@ void refcnt_dev_remove(struct refcnt_dev *dev)
 {
 	misc_deregister(&dev->misc);
 	kfree(dev);
+}
+
+/**
+ * refcnt_dev_node() - the node of a device, for its sysfs attributes
+ * @d:		the misc device's struct device
+ *
+ * Return: the node.
+ */
+struct refcnt_node *refcnt_dev_node(struct device *d)
+{
+	struct miscdevice *misc = dev_get_drvdata(d);
+
+	return container_of(misc, struct refcnt_dev, misc)->node;
 }

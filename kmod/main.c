@@ -35,6 +35,11 @@ module_param(diff_threshold, uint, 0444);
 MODULE_PARM_DESC(diff_threshold,
 		 "Remote-over-home count that raises a migration event, up to the counter maximum (default 0: off)");
 
+static unsigned int event_queue_len = 4096;
+module_param(event_queue_len, uint, 0444);
+MODULE_PARM_DESC(event_queue_len,
+		 "Event records queued per node before new ones are dropped: a power of two from 16 to 1048576 (default 4096)");
+
 #define REFCNT_MIN_GRANULARITY	256
 #define REFCNT_MAX_GRANULARITY	SZ_2M
 
@@ -65,7 +70,15 @@ static int __init refcnt_config_init(void)
 		return -EINVAL;
 	}
 
+	if (!is_power_of_2(event_queue_len) || event_queue_len < 16 ||
+	    event_queue_len > SZ_1M) {
+		pr_err("event_queue_len=%u is not a power of two from 16 to %u\n",
+		       event_queue_len, SZ_1M);
+		return -EINVAL;
+	}
+
 	refcnt_cfg.granularity = granularity;
+	refcnt_cfg.event_queue_len = event_queue_len;
 	refcnt_cfg.granularity_shift = ilog2(granularity);
 	refcnt_cfg.abs_threshold = abs_threshold ?: (max + 1) - (max + 1) / 8;
 	refcnt_cfg.diff_threshold = diff_threshold;
@@ -81,6 +94,7 @@ static void refcnt_teardown(void)
 			refcnt_dev_remove(refcnt_devs[nid]);
 		refcnt_devs[nid] = NULL;
 	}
+	refcnt_slots_index_free();
 	for_each_node_mask(nid, refcnt_memory_nodes) {
 		if (refcnt_nodes[nid])
 			refcnt_node_destroy(refcnt_nodes[nid]);
@@ -114,6 +128,9 @@ static int __init refcnt_init(void)
 		}
 		refcnt_nodes[nid] = node;
 	}
+	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
+	if (err)
+		goto fail;
 	for_each_node_mask(nid, refcnt_memory_nodes) {
 		struct refcnt_dev *dev = refcnt_dev_add(refcnt_nodes[nid]);
 

@@ -6,6 +6,7 @@
 #include <linux/fs_context.h>
 #include <linux/mount.h>
 #include <linux/pseudo_fs.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <uapi/linux/refcnt.h>
 
@@ -50,6 +51,66 @@ void refcnt_fs_exit(void)
 	kern_unmount(refcnt_mnt);
 }
 
+static unsigned long *refcnt_bitmap(u64 bits, int nid, size_t *bytes)
+{
+	size_t len = BITS_TO_LONGS(bits) * sizeof(unsigned long);
+
+	*bytes += len;
+	return kvzalloc_node(len, GFP_KERNEL, nid);
+}
+
+/* Everything but the slots; safe on a half-built node. */
+static void refcnt_node_free(struct refcnt_node *node)
+{
+	refcnt_events_destroy(&node->events);
+	refcnt_table_destroy(&node->table);
+	refcnt_sparse_destroy(&node->lost);
+	refcnt_sparse_destroy(&node->hw);
+	kvfree(node->attention);
+	kvfree(node->migrated);
+	kvfree(node->pegged);
+	kvfree(node->migrate_pending);
+	kvfree(node->peg_pending);
+	kvfree(node->fold_pending);
+	free_percpu(node->stats);
+}
+
+static int refcnt_node_alloc(struct refcnt_node *node)
+{
+	u64 words = node->nr_sets * refcnt_topo.counters_per_set;
+	size_t *fixed = &node->fixed_bytes;
+	int nid = node->nid, err;
+
+	node->stats = alloc_percpu(struct refcnt_stats);
+	node->fold_pending = refcnt_bitmap(node->nr_sets, nid, fixed);
+	node->peg_pending = refcnt_bitmap(node->nr_sets, nid, fixed);
+	node->migrate_pending = refcnt_bitmap(node->nr_sets, nid, fixed);
+	node->pegged = refcnt_bitmap(node->nr_sets, nid, fixed);
+	node->migrated = refcnt_bitmap(node->nr_sets, nid, fixed);
+	node->nr_attention = DIV_ROUND_UP_ULL(node->nr_sets, BITS_PER_LONG);
+	node->attention = refcnt_bitmap(node->nr_attention, nid, fixed);
+	if (!node->stats || !node->fold_pending || !node->peg_pending ||
+	    !node->migrate_pending || !node->pegged || !node->migrated ||
+	    !node->attention)
+		return -ENOMEM;
+
+	err = refcnt_sparse_init(&node->hw, nid, words);
+	if (!err)
+		err = refcnt_sparse_init(&node->lost, nid, words);
+	if (!err)
+		err = refcnt_table_init(&node->table, nid, words * sizeof(u32));
+	if (!err)
+		err = refcnt_events_init(&node->events, nid,
+					 refcnt_cfg.event_queue_len);
+	if (err)
+		return err;
+	/* Page pointers of three sparse arrays, the zero page, the queue. */
+	*fixed += 3 * node->hw.nr_pages * sizeof(struct page *) + PAGE_SIZE +
+		  refcnt_cfg.event_queue_len * sizeof(struct rcb_event) +
+		  sizeof(*node) + node->nr_slots * sizeof(*node->slots);
+	return 0;
+}
+
 /**
  * refcnt_node_create() - build the counter hardware of a node with memory
  * @nid:	Linux node id
@@ -67,6 +128,12 @@ struct refcnt_node *refcnt_node_create(int nid)
 		return ERR_PTR(-ENOMEM);
 	node->nid = nid;
 	node->cnodeid = refcnt_topo.nid_to_cnode[nid];
+	node->home_counter = node->cnodeid >> refcnt_topo.counter_shift;
+	node->abs_threshold = refcnt_cfg.abs_threshold;
+	node->diff_threshold = refcnt_cfg.diff_threshold;
+	mutex_init(&node->fold_lock);
+	init_irq_work(&node->irq_work, refcnt_irq_work);
+	INIT_WORK(&node->fold_work, refcnt_fold_work);
 
 	err = refcnt_slots_discover(node, refcnt_cfg.granularity);
 	if (err)
@@ -75,24 +142,22 @@ struct refcnt_node *refcnt_node_create(int nid)
 	err = -EOVERFLOW;
 	if (check_mul_overflow((size_t)node->nr_sets,
 			       refcnt_topo.counters_per_set * sizeof(u32), &len))
-		goto free_slots;
-	err = refcnt_table_init(&node->table, nid, len);
+		goto free_node;
+	err = refcnt_node_alloc(node);
 	if (err)
-		goto free_slots;
+		goto free_node;
 
 	node->inode = alloc_anon_inode(refcnt_mnt->mnt_sb);
 	if (IS_ERR(node->inode)) {
 		err = PTR_ERR(node->inode);
-		goto free_table;
+		goto free_node;
 	}
 	node->table.mapping = node->inode->i_mapping;
 	return node;
 
-free_table:
-	refcnt_table_destroy(&node->table);
-free_slots:
-	kfree(node->slots);
 free_node:
+	refcnt_node_free(node);
+	kfree(node->slots);
 	kfree(node);
 	return ERR_PTR(err);
 }
@@ -100,13 +165,56 @@ free_node:
 /**
  * refcnt_node_destroy() - free a node no file or mapping refers to any more
  * @node:	node from refcnt_node_create()
+ *
+ * Waits for its deferred interrupt service to finish first.
  */
 void refcnt_node_destroy(struct refcnt_node *node)
 {
+	irq_work_sync(&node->irq_work);
+	cancel_work_sync(&node->fold_work);
 	iput(node->inode);
-	refcnt_table_destroy(&node->table);
+	refcnt_node_free(node);
 	kfree(node->slots);
 	kfree(node);
+}
+
+/**
+ * refcnt_node_table_bytes() - memory the node's counters use now
+ * @node:	the node
+ *
+ * Return: bytes: the fixed part plus every counter page allocated.
+ */
+size_t refcnt_node_table_bytes(const struct refcnt_node *node)
+{
+	return node->fixed_bytes +
+	       (atomic_long_read(&node->hw.nr_allocated) +
+		atomic_long_read(&node->lost.nr_allocated) +
+		atomic_long_read(&node->table.counters.nr_allocated)) *
+	       PAGE_SIZE;
+}
+
+/**
+ * refcnt_node_stats() - sum a node's per-CPU statistics
+ * @node:	the node
+ * @sum:	filled in
+ */
+void refcnt_node_stats(const struct refcnt_node *node, struct refcnt_stats *sum)
+{
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const struct refcnt_stats *s = per_cpu_ptr(node->stats, cpu);
+
+		sum->references += READ_ONCE(s->references);
+		sum->pegged += READ_ONCE(s->pegged);
+		sum->saturated += READ_ONCE(s->saturated);
+		sum->folds += READ_ONCE(s->folds);
+		sum->migrations += READ_ONCE(s->migrations);
+		sum->events_dropped += READ_ONCE(s->events_dropped);
+		sum->refs_dropped += READ_ONCE(s->refs_dropped);
+		sum->discarded += READ_ONCE(s->discarded);
+	}
 }
 
 /**
@@ -127,8 +235,8 @@ void refcnt_node_info(const struct refcnt_node *node, struct rcb_info *info)
 	info->rcb_cnodeid = node->cnodeid;
 	info->rcb_granularity = refcnt_cfg.granularity;
 	info->rcb_hw_counter_max = refcnt_topo.hw_max;
-	info->rcb_diff_threshold = READ_ONCE(refcnt_cfg.diff_threshold);
-	info->rcb_abs_threshold = READ_ONCE(refcnt_cfg.abs_threshold);
+	info->rcb_diff_threshold = READ_ONCE(node->diff_threshold);
+	info->rcb_abs_threshold = READ_ONCE(node->abs_threshold);
 	info->rcb_num_slots = node->nr_slots;
 	info->rcb_nodeid = node->nid;
 	info->rcb_num_cnodes = refcnt_topo.nr_cnodes;

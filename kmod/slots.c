@@ -14,6 +14,7 @@
 #include <linux/mmzone.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 
 #include "refcnt.h"
 
@@ -62,6 +63,7 @@ static int refcnt_slot_add(struct refcnt_slot_walk *w, u64 start, u64 end)
 	}
 	node->slots[node->nr_slots].base = start;
 	node->slots[node->nr_slots].size = end - start;
+	node->slots[node->nr_slots].node = node;
 	node->nr_slots++;
 	return 0;
 }
@@ -130,4 +132,84 @@ int refcnt_slots_discover(struct refcnt_node *node, u32 granularity)
 	}
 	node->nr_sets = sets;
 	return 0;
+}
+
+/* Every slot of every node, by base address, for the reference path. */
+static struct refcnt_slot *refcnt_slot_index;
+static unsigned int refcnt_slot_index_len;
+
+static int refcnt_slot_cmp(const void *a, const void *b)
+{
+	const struct refcnt_slot *x = a, *y = b;
+
+	if (x->base != y->base)
+		return x->base < y->base ? -1 : 1;
+	return 0;
+}
+
+/**
+ * refcnt_slots_index() - build the lookup from physical address to set
+ * @nodes:	every node, NULL entries skipped
+ * @nr_nodes:	entries in @nodes
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int refcnt_slots_index(struct refcnt_node **nodes, unsigned int nr_nodes)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < nr_nodes; i++)
+		if (nodes[i])
+			n += nodes[i]->nr_slots;
+	refcnt_slot_index = kcalloc(n, sizeof(*refcnt_slot_index), GFP_KERNEL);
+	if (!refcnt_slot_index)
+		return -ENOMEM;
+	for (i = 0, n = 0; i < nr_nodes; i++) {
+		if (!nodes[i])
+			continue;
+		memcpy(&refcnt_slot_index[n], nodes[i]->slots,
+		       nodes[i]->nr_slots * sizeof(*refcnt_slot_index));
+		n += nodes[i]->nr_slots;
+	}
+	sort(refcnt_slot_index, n, sizeof(*refcnt_slot_index),
+	     refcnt_slot_cmp, NULL);
+	refcnt_slot_index_len = n;
+	return 0;
+}
+
+void refcnt_slots_index_free(void)
+{
+	kfree(refcnt_slot_index);
+	refcnt_slot_index = NULL;
+	refcnt_slot_index_len = 0;
+}
+
+/**
+ * refcnt_slot_lookup() - the slot that counts a physical address
+ * @paddr:	physical address
+ *
+ * A binary search over a few dozen slots: cheap, lock-free, NMI-safe.
+ * Where rounding to the granularity made slots of two nodes overlap, the
+ * one with the higher base counts the shared hardware page.
+ *
+ * Return: the slot, or NULL when no node's slot holds @paddr.
+ */
+const struct refcnt_slot *refcnt_slot_lookup(u64 paddr)
+{
+	unsigned int lo = 0, hi = refcnt_slot_index_len;
+	const struct refcnt_slot *slot;
+
+	/* Find the last slot with base <= paddr. */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (refcnt_slot_index[mid].base <= paddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	slot = &refcnt_slot_index[lo - 1];
+	return paddr - slot->base < slot->size ? slot : NULL;
 }

@@ -2,14 +2,13 @@
 /*
  * refcnt: the extended counter buffer of a node and its read-only mapping.
  *
- * The buffer is kept as an array of pages from the node itself, allocated
- * only where a counter becomes non-zero. Mappings show a page of zeros
- * elsewhere; installing a real page zaps those so the next fault sees it.
+ * The buffer is a sparse array (sparse.c) whose pages appear when a fold
+ * first makes one of their counters non-zero. Mappings show a page of
+ * zeros elsewhere; installing a real page zaps those so the next fault
+ * maps it.
  */
 #include <linux/gfp.h>
 #include <linux/mm.h>
-#include <linux/overflow.h>
-#include <linux/slab.h>
 
 #include "refcnt.h"
 
@@ -23,20 +22,16 @@
  */
 int refcnt_table_init(struct refcnt_table *table, int nid, size_t len)
 {
-	table->nid = nid;
-	table->len = len;
-	table->nr_pages = DIV_ROUND_UP(len, PAGE_SIZE);
-	init_rwsem(&table->map_lock);
+	int err;
 
-	table->pages = kvzalloc_node(array_size(table->nr_pages,
-						sizeof(*table->pages)),
-				     GFP_KERNEL, nid);
-	if (!table->pages)
-		return -ENOMEM;
+	table->len = len;
+	init_rwsem(&table->map_lock);
+	err = refcnt_sparse_init(&table->counters, nid, len / sizeof(u32));
+	if (err)
+		return err;
 	table->zero_page = alloc_pages_node(nid, GFP_KERNEL | __GFP_ZERO, 0);
 	if (!table->zero_page) {
-		kvfree(table->pages);
-		table->pages = NULL;
+		refcnt_sparse_destroy(&table->counters);
 		return -ENOMEM;
 	}
 	return 0;
@@ -45,23 +40,59 @@ int refcnt_table_init(struct refcnt_table *table, int nid, size_t len)
 /**
  * refcnt_table_destroy() - free a table's memory
  * @table:	table no longer mapped by anyone
- *
- * Pages still referenced by a mapping stay alive until it goes: every
- * mapping holds its own page reference.
  */
 void refcnt_table_destroy(struct refcnt_table *table)
 {
-	unsigned long i;
-
-	if (!table->pages)
-		return;
-	for (i = 0; i < table->nr_pages; i++)
-		if (table->pages[i])
-			put_page(table->pages[i]);
-	kvfree(table->pages);
-	table->pages = NULL;
-	put_page(table->zero_page);
+	refcnt_sparse_destroy(&table->counters);
+	if (table->zero_page)
+		put_page(table->zero_page);
 	table->zero_page = NULL;
+}
+
+/**
+ * refcnt_table_counter() - an extended counter, its page made if need be
+ * @table:	the table
+ * @idx:	counter index (set * counters_per_set + counter)
+ *
+ * Called with the node's fold_lock held, in process context.
+ *
+ * Return: the counter, or NULL when no memory could be had.
+ */
+u32 *refcnt_table_counter(struct refcnt_table *table, u64 idx)
+{
+	u32 *word = refcnt_sparse_word(&table->counters, idx);
+	pgoff_t pgoff = idx / (PAGE_SIZE / sizeof(u32));
+
+	if (likely(word))
+		return word;
+
+	down_write(&table->map_lock);
+	word = refcnt_sparse_get(&table->counters, idx, GFP_KERNEL);
+	/* Mappings of the zero page here must fault again to see it. */
+	if (word && table->mapping)
+		unmap_mapping_range(table->mapping,
+				    (loff_t)pgoff << PAGE_SHIFT, PAGE_SIZE, 1);
+	up_write(&table->map_lock);
+	return word;
+}
+
+/**
+ * refcnt_table_clear() - zero every extended counter and free the pages
+ * @table:	the table
+ * @scratch:	room for a page pointer per page of the table
+ *
+ * Return: the sum of the counters cleared.
+ */
+u64 refcnt_table_clear(struct refcnt_table *table, struct page **scratch)
+{
+	u64 sum;
+
+	down_write(&table->map_lock);
+	sum = refcnt_sparse_clear(&table->counters, scratch);
+	if (table->mapping)
+		unmap_mapping_range(table->mapping, 0, 0, 1);
+	up_write(&table->map_lock);
+	return sum;
 }
 
 /**
@@ -76,11 +107,11 @@ vm_fault_t refcnt_table_fault(struct refcnt_table *table, struct vm_fault *vmf)
 	struct page *page;
 	vm_fault_t ret;
 
-	if (vmf->pgoff >= table->nr_pages)
+	if (vmf->pgoff >= table->counters.nr_pages)
 		return VM_FAULT_SIGBUS;
 
 	down_read(&table->map_lock);
-	page = READ_ONCE(table->pages[vmf->pgoff]) ?: table->zero_page;
+	page = READ_ONCE(table->counters.pages[vmf->pgoff]) ?: table->zero_page;
 	ret = vmf_insert_page(vmf->vma, vmf->address, page);
 	up_read(&table->map_lock);
 	return ret;

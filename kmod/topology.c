@@ -2,6 +2,7 @@
 /*
  * refcnt: compact node ids and the shape of a counter set.
  */
+#include <linux/log2.h>
 #include <linux/nodemask.h>
 #include <uapi/linux/refcnt.h>
 
@@ -32,9 +33,11 @@ void refcnt_topology_init(struct refcnt_topology *topo, bool premium)
 
 	if (cnode <= RCB_MAX_COUNTERS) {
 		topo->nodes_per_counter = 1;
+		topo->counter_shift = 0;
 		topo->counters_per_set = cnode;
 	} else {
 		topo->nodes_per_counter = RCB_NODES_PER_GROUP;
+		topo->counter_shift = ilog2(RCB_NODES_PER_GROUP);
 		topo->counters_per_set = DIV_ROUND_UP(cnode, RCB_NODES_PER_GROUP);
 	}
 

@@ -95,6 +95,141 @@ struct rcb_slot_query {
 	__u32 flags;
 };
 
+/**
+ * struct rcb_ref - references to deliver, the unit of RCB_INJECT
+ * @paddr:	physical address referenced; must lie in a slot of some node
+ * @src_cnodeid: cnodeid of the node the references come from
+ * @count:	number of references
+ */
+struct rcb_ref {
+	__u64 paddr;
+	__u32 src_cnodeid;
+	__u32 count;
+};
+
+/* Run the threshold interrupts the batch raised before returning. */
+#define RCB_INJECT_SYNC		(1U << 0)
+#define RCB_INJECT_FLAGS	(RCB_INJECT_SYNC)
+/* Most entries in one RCB_INJECT call. */
+#define RCB_INJECT_MAX		65536
+
+/**
+ * struct rcb_inject - argument of RCB_INJECT
+ * @refs:	user pointer to an array of struct rcb_ref
+ * @nr_refs:	entries in @refs, 1..RCB_INJECT_MAX
+ * @flags:	RCB_INJECT_*
+ *
+ * All entries are checked before any is delivered: one bad address or
+ * cnodeid fails the call with EINVAL and nothing of the batch counts.
+ */
+struct rcb_inject {
+	__u64 refs;
+	__u32 nr_refs;
+	__u32 flags;
+};
+
+/**
+ * struct rcb_thresholds - argument of RCB_THRESHOLDS_SET
+ * @abs_threshold:	1..rcb_hw_counter_max
+ * @diff_threshold:	0 (off)..rcb_hw_counter_max
+ * @flags:		must be zero
+ * @pad:		must be zero
+ */
+struct rcb_thresholds {
+	__u32 abs_threshold;
+	__u32 diff_threshold;
+	__u32 flags;
+	__u32 pad;
+};
+
+/**
+ * struct rcb_sets_read - argument of RCB_SETS_READ
+ * @first_set:	first set to read
+ * @nr_sets:	sets to read; first_set + nr_sets <= rcb_sw_sets
+ * @hw:		user pointer to nr_sets * counters_per_set __u32 for the
+ *		hardware counters, or 0
+ * @ext:	the same for the extended counters, or 0
+ * @lost:	the same for the references lost to pegging, or 0
+ * @flags:	must be zero
+ * @pad:	must be zero
+ *
+ * For every counter, references delivered = ext + hw + lost once the
+ * pending threshold interrupts have run (RCB_SYNC), until a reset.
+ */
+struct rcb_sets_read {
+	__u64 first_set;
+	__u64 nr_sets;
+	__u64 hw;
+	__u64 ext;
+	__u64 lost;
+	__u32 flags;
+	__u32 pad;
+};
+
+/* Event types read(2) returns, one struct rcb_event each. */
+enum rcb_event_type {
+	RCB_EVENT_FOLD = 1,	/* a threshold interrupt folded a set */
+	RCB_EVENT_PEG = 2,	/* first references lost in a set since its fold */
+	RCB_EVENT_MIGRATE = 3,	/* remote counter exceeds home by diff_threshold */
+	RCB_EVENT_LOST = 4,	/* @count events were dropped: the queue was full */
+};
+
+/* @pid and @vaddr are known. */
+#define RCB_EVENT_F_CONTEXT	(1U << 0)
+
+/**
+ * struct rcb_event - one record read(2) returns from a node device
+ * @type:	enum rcb_event_type
+ * @flags:	RCB_EVENT_F_*
+ * @set:	set index in the node's buffer
+ * @paddr:	physical address of the set's hardware page
+ * @home_cnodeid: cnodeid of the node the page belongs to
+ * @src_cnodeid: first cnodeid of the counter concerned: FOLD the counter
+ *		that reached the absolute threshold, PEG the pegged
+ *		counter, MIGRATE the remote counter
+ * @counter:	index of that counter in the set
+ * @count:	FOLD: that counter's folded value; PEG: references lost;
+ *		MIGRATE: the remote count; LOST: events dropped
+ * @home_count:	MIGRATE: the home counter's count; else 0
+ * @pid:	pid of the referencing task, when RCB_EVENT_F_CONTEXT
+ * @vaddr:	virtual address referenced, when RCB_EVENT_F_CONTEXT
+ * @seq:	sequence number of the event in the node, from 0, counting
+ *		dropped ones too
+ * @time_ns:	CLOCK_MONOTONIC time the event was queued
+ */
+struct rcb_event {
+	__u32 type;
+	__u32 flags;
+	__u64 set;
+	__u64 paddr;
+	__u32 home_cnodeid;
+	__u32 src_cnodeid;
+	__u32 counter;
+	__u32 count;
+	__u32 home_count;
+	__s32 pid;
+	__u64 vaddr;
+	__u64 seq;
+	__u64 time_ns;
+};
+
+/**
+ * struct rcb_bench - argument of RCB_BENCH
+ * @nr_refs:	in: references to deliver on the calling CPU
+ * @entry_ns:	out: ns they took through the reference entry point
+ * @atomic_ns:	out: ns the same number of bare atomic increments took over
+ *		a table of the same size
+ * @flags:	must be zero
+ * @pad:	must be zero
+ */
+struct rcb_bench {
+	__u64 nr_refs;
+	__u64 entry_ns;
+	__u64 atomic_ns;
+	__u32 flags;
+	__u32 pad;
+};
+
 /* Fill a struct rcb_info. */
 #define RCB_INFO_GET	_IOR(RCB_IOC_MAGIC, 0x01, struct rcb_info)
 /*
@@ -105,5 +240,19 @@ struct rcb_slot_query {
 #define RCB_SLOT_GET	_IOR(RCB_IOC_MAGIC, 0x02, struct rcb_slot)
 /* Sized form of RCB_SLOT_GET, for new code. */
 #define RCB_SLOT_QUERY	_IOWR(RCB_IOC_MAGIC, 0x03, struct rcb_slot_query)
+/* Read hardware, extended and lost counts of a range of sets. */
+#define RCB_SETS_READ	_IOW(RCB_IOC_MAGIC, 0x04, struct rcb_sets_read)
+/* Run every pending threshold interrupt of the node now. */
+#define RCB_SYNC	_IO(RCB_IOC_MAGIC, 0x05)
+
+/* CAP_SYS_ADMIN only (EPERM otherwise): */
+/* Deliver exact references, for tests and trace replay. */
+#define RCB_INJECT	_IOW(RCB_IOC_MAGIC, 0x10, struct rcb_inject)
+/* Zero every counter of the node; pending interrupts are dropped. */
+#define RCB_RESET	_IO(RCB_IOC_MAGIC, 0x11)
+/* Set the node's absolute and differential thresholds. */
+#define RCB_THRESHOLDS_SET _IOW(RCB_IOC_MAGIC, 0x12, struct rcb_thresholds)
+/* Time the reference entry point against bare atomic increments. */
+#define RCB_BENCH	_IOWR(RCB_IOC_MAGIC, 0x13, struct rcb_bench)
 
 #endif /* _UAPI_LINUX_REFCNT_H */

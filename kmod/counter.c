@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt: the reference entry point, the emulated counter hardware itself.
+ *
+ * "N references to physical address P from node S": the hardware counter
+ * of S in P's set counts them and pegs at its maximum (the excess is lost,
+ * and counted as lost). Reaching the absolute threshold raises the fold
+ * interrupt; a remote counter ahead of the home counter by more than the
+ * differential threshold raises a migration event. Interrupts are deferred
+ * (fold.c), exactly as on the Origin, so counters may peg before the fold.
+ *
+ * Callable from any context, NMI included: no locks, no sleeping, and no
+ * allocation in NMI (a reference whose counter page does not exist yet is
+ * then dropped and counted, and the page is made for the next one).
+ */
+#include <linux/hardirq.h>
+#include <linux/minmax.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+
+#include "refcnt.h"
+
+static u32 *refcnt_counter_get(struct refcnt_sparse *sp, u64 idx)
+{
+	u32 *word = refcnt_sparse_word(sp, idx);
+
+	if (likely(word) || in_nmi())
+		return word;
+	return refcnt_sparse_get(sp, idx, GFP_ATOMIC);
+}
+
+/* Remember who referenced @set, for the event its interrupt may queue. */
+static void refcnt_ctx_note(struct refcnt_node *node, u64 set,
+			    const struct refcnt_ctx *ctx)
+{
+	struct refcnt_ctx_slot *slot = &node->ctx[set % REFCNT_CTX_SLOTS];
+
+	WRITE_ONCE(slot->set, U64_MAX);
+	/* Invalidate before the fields change; pairs with refcnt_event_init() */
+	smp_wmb();
+	WRITE_ONCE(slot->pid, ctx->pid);
+	WRITE_ONCE(slot->vaddr, ctx->vaddr);
+	/* Fields before the set that validates them */
+	smp_wmb();
+	WRITE_ONCE(slot->set, set);
+}
+
+/* Add references to a hardware counter; it pegs. Returns the new count. */
+static u32 refcnt_counter_add(u32 *hw, u32 count, u32 max, u32 *lost)
+{
+	u32 old = READ_ONCE(*hw), new;
+
+	do {
+		new = min_t(u64, (u64)old + count, max);
+	} while (!try_cmpxchg(hw, &old, new));
+	*lost = count - (new - old);
+	return new;
+}
+
+/**
+ * refcnt_node_reference() - deliver references to a set of a node
+ * @node:	the node
+ * @set:	set index, below @node->nr_sets
+ * @src_cnode:	cnodeid the references come from, below nr_cnodes
+ * @count:	references
+ * @ctx:	pid and virtual address if the feed knows them, or NULL
+ */
+void refcnt_node_reference(struct refcnt_node *node, u64 set,
+			   unsigned int src_cnode, u32 count,
+			   const struct refcnt_ctx *ctx)
+{
+	unsigned int counter = src_cnode >> refcnt_topo.counter_shift;
+	u64 first = set * refcnt_topo.counters_per_set;
+	u32 *hw, now, lost, diff;
+	bool raised = false;
+
+	if (unlikely(!count))
+		return;
+
+	rcu_read_lock();	/* a reset frees counter pages after a grace period */
+	hw = refcnt_counter_get(&node->hw, first + counter);
+	if (unlikely(!hw)) {
+		this_cpu_add(node->stats->refs_dropped, count);
+		goto out;
+	}
+	now = refcnt_counter_add(hw, count, refcnt_topo.hw_max, &lost);
+	this_cpu_add(node->stats->references, count);
+
+	if (unlikely(lost)) {
+		u32 *l = refcnt_counter_get(&node->lost, first + counter);
+
+		if (l)
+			atomic_add(lost, (atomic_t *)l);
+		else
+			this_cpu_add(node->stats->refs_dropped, lost);
+		this_cpu_add(node->stats->pegged, lost);
+		if (!test_and_set_bit(set, node->pegged)) {
+			refcnt_raise(node, node->peg_pending, set);
+			raised = true;
+		}
+	}
+
+	if (now >= READ_ONCE(node->abs_threshold) &&
+	    !test_and_set_bit(set, node->fold_pending)) {
+		refcnt_raise(node, NULL, set);
+		raised = true;
+	}
+
+	diff = READ_ONCE(node->diff_threshold);
+	if (diff && counter != node->home_counter) {
+		u32 home = refcnt_sparse_read(&node->hw,
+					      first + node->home_counter);
+
+		if (now > home && now - home > diff &&
+		    !test_and_set_bit(set, node->migrated)) {
+			refcnt_raise(node, node->migrate_pending, set);
+			raised = true;
+		}
+	}
+
+	if (raised && ctx)
+		refcnt_ctx_note(node, set, ctx);
+out:
+	rcu_read_unlock();
+}
+
+/**
+ * refcnt_reference() - deliver references to the counter of a physical page
+ * @paddr:	physical address referenced
+ * @src_cnode:	cnodeid the references come from
+ * @count:	references
+ * @ctx:	pid and virtual address if the feed knows them, or NULL
+ *
+ * The entry point of every feed. Any context, NMI included.
+ *
+ * Return: false if @paddr is in no node's slots or @src_cnode is invalid.
+ */
+bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
+		      const struct refcnt_ctx *ctx)
+{
+	const struct refcnt_slot *slot = refcnt_slot_lookup(paddr);
+
+	if (unlikely(!slot || src_cnode >= refcnt_topo.nr_cnodes))
+		return false;
+	refcnt_node_reference(slot->node, slot->first_set +
+			      ((paddr - slot->base) >> refcnt_cfg.granularity_shift),
+			      src_cnode, count, ctx);
+	return true;
+}
+
+/**
+ * refcnt_node_prepare() - make the counter pages a reference will need
+ * @node:	the node
+ * @set:	set index
+ * @src_cnode:	cnodeid the references will come from
+ *
+ * Process context; lets exact feeds (injection) count without dropping.
+ *
+ * Return: false when memory could not be had.
+ */
+bool refcnt_node_prepare(struct refcnt_node *node, u64 set,
+			 unsigned int src_cnode)
+{
+	u64 first = set * refcnt_topo.counters_per_set;
+
+	return refcnt_sparse_get(&node->hw, first +
+				 (src_cnode >> refcnt_topo.counter_shift),
+				 GFP_KERNEL) &&
+	       refcnt_sparse_get(&node->hw, first + node->home_counter,
+				 GFP_KERNEL);
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt: a node's bounded queue of event records, read with read(2).
+ *
+ * Only the interrupt service (process context) queues records, so a
+ * spinlock is enough. A full queue drops the new record, never blocks;
+ * the reader then first gets an RCB_EVENT_LOST record saying how many.
+ */
+#include <linux/overflow.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/refcnt.h>
+
+#include "refcnt.h"
+
+/* Records copied out per lock hold: bounds the stack and lock time. */
+#define REFCNT_EVENTS_BATCH	8
+
+/**
+ * refcnt_events_init() - set up an empty event queue
+ * @ev:		the queue
+ * @nid:	node whose memory backs it
+ * @size:	capacity in records, a power of two
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int refcnt_events_init(struct refcnt_events *ev, int nid, u32 size)
+{
+	spin_lock_init(&ev->lock);
+	init_waitqueue_head(&ev->wait);
+	ev->size = size;
+	ev->ring = kvzalloc_node(array_size(size, sizeof(*ev->ring)), GFP_KERNEL,
+				 nid);
+	return ev->ring ? 0 : -ENOMEM;
+}
+
+void refcnt_events_destroy(struct refcnt_events *ev)
+{
+	kvfree(ev->ring);
+	ev->ring = NULL;
+}
+
+/**
+ * refcnt_events_queue() - queue a record, stamping its seq and time
+ * @ev:		the queue
+ * @rec:	the record
+ *
+ * Return: false if the queue was full and the record was dropped.
+ */
+bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec)
+{
+	bool queued = false;
+
+	rec->time_ns = ktime_get_ns();
+	spin_lock(&ev->lock);
+	rec->seq = ev->seq++;
+	if (ev->head - ev->tail < ev->size) {
+		ev->ring[ev->head++ & (ev->size - 1)] = *rec;
+		queued = true;
+	} else {
+		ev->dropped++;
+	}
+	spin_unlock(&ev->lock);
+	if (queued)
+		wake_up_interruptible(&ev->wait);
+	return queued;
+}
+
+bool refcnt_events_ready(struct refcnt_events *ev)
+{
+	return READ_ONCE(ev->head) != READ_ONCE(ev->tail) ||
+	       READ_ONCE(ev->dropped);
+}
+
+/* Take up to @max records; a LOST record comes first if any were dropped. */
+static unsigned int refcnt_events_take(struct refcnt_events *ev,
+				       struct rcb_event *out, unsigned int max)
+{
+	unsigned int n = 0;
+
+	spin_lock(&ev->lock);
+	if (ev->dropped && max) {
+		memset(&out[0], 0, sizeof(out[0]));
+		out[0].type = RCB_EVENT_LOST;
+		out[0].count = min_t(u64, ev->dropped, U32_MAX);
+		out[0].seq = ev->seq;
+		out[0].time_ns = ktime_get_ns();
+		ev->dropped -= out[0].count;
+		n++;
+	}
+	while (n < max && ev->tail != ev->head)
+		out[n++] = ev->ring[ev->tail++ & (ev->size - 1)];
+	spin_unlock(&ev->lock);
+	return n;
+}
+
+/**
+ * refcnt_events_read() - read(2) of a node device
+ * @ev:		the queue
+ * @buf:	user buffer
+ * @count:	its size; at least one record
+ * @nonblock:	O_NONBLOCK
+ *
+ * Return: bytes read (whole records), or -EINVAL, -EAGAIN, -ERESTARTSYS,
+ * -EFAULT.
+ */
+ssize_t refcnt_events_read(struct refcnt_events *ev, char __user *buf,
+			   size_t count, bool nonblock)
+{
+	struct rcb_event batch[REFCNT_EVENTS_BATCH];
+	size_t want = count / sizeof(batch[0]), done = 0;
+
+	if (!want)
+		return -EINVAL;
+	while (!refcnt_events_ready(ev)) {
+		if (nonblock)
+			return -EAGAIN;
+		if (wait_event_interruptible(ev->wait, refcnt_events_ready(ev)))
+			return -ERESTARTSYS;
+	}
+	while (done < want) {
+		unsigned int n = refcnt_events_take(ev, batch,
+				min_t(size_t, want - done, ARRAY_SIZE(batch)));
+
+		if (!n)
+			break;
+		/* Records taken but not copied are gone: a bad buffer. */
+		if (copy_to_user(buf + done * sizeof(batch[0]), batch,
+				 n * sizeof(batch[0])))
+			return done ? done * sizeof(batch[0]) : -EFAULT;
+		done += n;
+	}
+	return done * sizeof(batch[0]);
+}

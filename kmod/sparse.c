@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt: sparse arrays of 32-bit counters.
+ *
+ * A table of counters for every hardware page would cost 0.4% of RAM and
+ * more; most of it would stay zero. So counters live in pages allocated
+ * from the node on first use, and a missing page reads as zeros.
+ */
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+
+#include "refcnt.h"
+
+#define REFCNT_WORDS_PER_PAGE	(PAGE_SIZE / sizeof(u32))
+
+/**
+ * refcnt_sparse_init() - set up an all-zero sparse array
+ * @sp:		the array
+ * @nid:	node whose memory backs it
+ * @nr_words:	entries
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int refcnt_sparse_init(struct refcnt_sparse *sp, int nid, u64 nr_words)
+{
+	sp->nid = nid;
+	sp->nr_words = nr_words;
+	sp->nr_pages = DIV_ROUND_UP_ULL(nr_words, REFCNT_WORDS_PER_PAGE);
+	atomic_long_set(&sp->nr_allocated, 0);
+	sp->pages = kvzalloc_node(array_size(sp->nr_pages, sizeof(*sp->pages)),
+				  GFP_KERNEL, nid);
+	return sp->pages ? 0 : -ENOMEM;
+}
+
+/**
+ * refcnt_sparse_get() - find an entry, allocating its page if needed
+ * @sp:		the array
+ * @idx:	entry index, below @sp->nr_words
+ * @gfp:	allocation flags for a missing page (never from NMI)
+ *
+ * Return: the entry, or NULL if its page could not be allocated.
+ */
+u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp)
+{
+	u32 *word = refcnt_sparse_word(sp, idx);
+	struct page *page;
+	unsigned long i;
+
+	if (likely(word))
+		return word;
+
+	/* The node's own memory first, as the hardware had it. */
+	page = alloc_pages_node(sp->nid, gfp | __GFP_ZERO | __GFP_THISNODE |
+				__GFP_NOWARN, 0);
+	if (!page)
+		page = alloc_pages_node(sp->nid, gfp | __GFP_ZERO, 0);
+	if (!page)
+		return NULL;
+	i = idx / REFCNT_WORDS_PER_PAGE;
+	if (cmpxchg(&sp->pages[i], NULL, page))
+		__free_page(page);	/* another CPU installed one first */
+	else
+		atomic_long_inc(&sp->nr_allocated);
+	return refcnt_sparse_word(sp, idx);
+}
+
+/**
+ * refcnt_sparse_read() - read an entry, 0 when its page does not exist
+ * @sp:		the array
+ * @idx:	entry index
+ *
+ * Return: the entry's value.
+ */
+u32 refcnt_sparse_read(struct refcnt_sparse *sp, u64 idx)
+{
+	u32 *word = refcnt_sparse_word(sp, idx);
+
+	return word ? READ_ONCE(*word) : 0;
+}
+
+static u64 refcnt_page_sum(struct page *page)
+{
+	const u32 *word = page_address(page);
+	u64 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < REFCNT_WORDS_PER_PAGE; i++)
+		sum += word[i];
+	return sum;
+}
+
+/**
+ * refcnt_sparse_clear() - zero the array and free its pages
+ * @sp:		the array; writers hold rcu_read_lock() while they use an
+ *		entry, so its page is freed only after they are done
+ * @scratch:	room for @sp->nr_pages page pointers
+ *
+ * Return: the sum of the entries that were cleared.
+ */
+u64 refcnt_sparse_clear(struct refcnt_sparse *sp, struct page **scratch)
+{
+	unsigned long i, n = 0;
+	u64 sum = 0;
+
+	for (i = 0; i < sp->nr_pages; i++) {
+		struct page *page = xchg(&sp->pages[i], NULL);
+
+		if (page)
+			scratch[n++] = page;
+	}
+	synchronize_rcu();
+	for (i = 0; i < n; i++) {
+		sum += refcnt_page_sum(scratch[i]);
+		/* Mapped pages (extended counters) live on until unmapped. */
+		put_page(scratch[i]);
+	}
+	atomic_long_sub(n, &sp->nr_allocated);
+	return sum;
+}
+
+/**
+ * refcnt_sparse_destroy() - free an array nobody uses any more
+ * @sp:		the array
+ */
+void refcnt_sparse_destroy(struct refcnt_sparse *sp)
+{
+	unsigned long i;
+
+	if (!sp->pages)
+		return;
+	for (i = 0; i < sp->nr_pages; i++)
+		if (sp->pages[i])
+			put_page(sp->pages[i]);
+	kvfree(sp->pages);
+	sp->pages = NULL;
+}

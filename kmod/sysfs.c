@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt: statistics of a node, /sys/class/misc/refcnt-nodeN/stats/.
+ */
+#include <linux/device.h>
+#include <linux/sysfs.h>
+
+#include "refcnt.h"
+
+/**
+ * struct refcnt_stat_attr - a statistic shown in sysfs
+ * @dattr:	the attribute
+ * @offset:	offset of its u64 in struct refcnt_stats
+ */
+struct refcnt_stat_attr {
+	struct device_attribute dattr;
+	size_t offset;
+};
+
+static ssize_t refcnt_stat_show(struct device *d,
+				struct device_attribute *attr, char *buf)
+{
+	const struct refcnt_stat_attr *sa =
+		container_of(attr, struct refcnt_stat_attr, dattr);
+	struct refcnt_stats sum;
+
+	refcnt_node_stats(refcnt_dev_node(d), &sum);
+	return sysfs_emit(buf, "%llu\n", *(u64 *)((char *)&sum + sa->offset));
+}
+
+#define REFCNT_STAT_OFF(f)	offsetof(struct refcnt_stats, f)
+
+static struct refcnt_stat_attr refcnt_stat_attrs[] = {
+	{ __ATTR(references, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(references) },
+	{ __ATTR(pegged, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(pegged) },
+	{ __ATTR(saturated, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(saturated) },
+	{ __ATTR(folds, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(folds) },
+	{ __ATTR(migrations, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(migrations) },
+	{ __ATTR(events_dropped, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(events_dropped) },
+	{ __ATTR(refs_dropped, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(refs_dropped) },
+	{ __ATTR(discarded, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(discarded) },
+};
+
+static ssize_t table_bytes_show(struct device *d,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%zu\n",
+			  refcnt_node_table_bytes(refcnt_dev_node(d)));
+}
+static DEVICE_ATTR_RO(table_bytes);
+
+static struct attribute *refcnt_stats_attrs[] = {
+	&refcnt_stat_attrs[0].dattr.attr,
+	&refcnt_stat_attrs[1].dattr.attr,
+	&refcnt_stat_attrs[2].dattr.attr,
+	&refcnt_stat_attrs[3].dattr.attr,
+	&refcnt_stat_attrs[4].dattr.attr,
+	&refcnt_stat_attrs[5].dattr.attr,
+	&refcnt_stat_attrs[6].dattr.attr,
+	&refcnt_stat_attrs[7].dattr.attr,
+	&dev_attr_table_bytes.attr,
+	NULL,
+};
+
+static const struct attribute_group refcnt_stats_group = {
+	.name = "stats",
+	.attrs = refcnt_stats_attrs,
+};
+
+const struct attribute_group *refcnt_dev_groups[] = {
+	&refcnt_stats_group,
+	NULL,
+};
