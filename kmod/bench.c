@@ -2,8 +2,8 @@
 /*
  * refcnt: RCB_BENCH, the reference entry point against bare atomics.
  *
- * Both loops visit the same sequence of hardware pages of the node's first
- * slot, one reference each, on the calling CPU; the bare loop does an
+ * Both loops visit the same sequence of hardware pages of the node's
+ * largest slot, one reference each, on the calling CPU; the bare loop does an
  * atomic increment in a table as large as the node's hardware counters.
  * The ratio of the two is the figure (Documentation/bench.rst).
  */
@@ -57,7 +57,7 @@ static u64 refcnt_bench_atomic(atomic_t *table, u64 sets, unsigned int src,
 
 /**
  * refcnt_bench() - time @nr_refs references through the entry point
- * @node:	node whose first slot is referenced
+ * @node:	node whose largest slot is referenced
  * @nr_refs:	references to deliver
  * @entry_ns:	ns through refcnt_reference()
  * @atomic_ns:	ns of the bare atomic loop
@@ -70,10 +70,16 @@ int refcnt_bench(struct refcnt_node *node, u64 nr_refs, u64 *entry_ns,
 		 u64 *atomic_ns)
 {
 	const struct refcnt_slot *slot = &node->slots[0];
-	u64 sets = slot->size >> refcnt_cfg.granularity_shift;
 	unsigned int src = refcnt_topo.nid_to_cnode[numa_node_id()];
-	size_t bytes;
 	atomic_t *table;
+	size_t bytes;
+	unsigned int i;
+	u64 sets;
+
+	for (i = 1; i < node->nr_slots; i++)
+		if (node->slots[i].size > slot->size)
+			slot = &node->slots[i];
+	sets = slot->size >> refcnt_cfg.granularity_shift;
 
 	if (check_mul_overflow((size_t)node->nr_sets,
 			       refcnt_topo.counters_per_set * sizeof(atomic_t),

@@ -20,13 +20,20 @@
 
 #include "refcnt.h"
 
-static u32 *refcnt_counter_get(struct refcnt_sparse *sp, u64 idx)
+static noinline u32 *refcnt_counter_alloc(struct refcnt_sparse *sp, u64 idx)
+{
+	if (in_nmi())
+		return NULL;
+	return refcnt_sparse_get(sp, idx, GFP_ATOMIC);
+}
+
+/* The hot path finds the page; making one is out of line. */
+static __always_inline u32 *refcnt_counter_get(struct refcnt_sparse *sp,
+						u64 idx)
 {
 	u32 *word = refcnt_sparse_word(sp, idx);
 
-	if (likely(word) || in_nmi())
-		return word;
-	return refcnt_sparse_get(sp, idx, GFP_ATOMIC);
+	return likely(word) ? word : refcnt_counter_alloc(sp, idx);
 }
 
 /* Remember who referenced @set, for the event its interrupt may queue. */
@@ -77,7 +84,8 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 	if (unlikely(!count))
 		return;
 
-	rcu_read_lock();	/* a reset frees counter pages after a grace period */
+	/* A reset frees counter pages after a grace period; sched is cheapest. */
+	rcu_read_lock_sched();
 	hw = refcnt_counter_get(&node->hw, first + counter);
 	if (unlikely(!hw)) {
 		this_cpu_add(node->stats->refs_dropped, count);
@@ -121,7 +129,7 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 	if (raised && ctx)
 		refcnt_ctx_note(node, set, ctx);
 out:
-	rcu_read_unlock();
+	rcu_read_unlock_sched();
 }
 
 /**

@@ -77,7 +77,7 @@ struct refcnt_slot {
  * @nid:	node the pages come from
  *
  * Pages are installed with cmpxchg, so any context but NMI may allocate.
- * Readers that may race with refcnt_sparse_clear() hold rcu_read_lock().
+ * Users that may race with refcnt_sparse_clear() hold rcu_read_lock_sched().
  */
 struct refcnt_sparse {
 	struct page **pages;

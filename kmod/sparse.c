@@ -94,7 +94,7 @@ static u64 refcnt_page_sum(struct page *page)
 
 /**
  * refcnt_sparse_clear() - zero the array and free its pages
- * @sp:		the array; writers hold rcu_read_lock() while they use an
+ * @sp:		the array; writers hold rcu_read_lock_sched() while they use an
  *		entry, so its page is freed only after they are done
  * @scratch:	room for @sp->nr_pages page pointers
  *
