@@ -28,8 +28,8 @@ static noinline u32 *refcnt_counter_alloc(struct refcnt_sparse *sp, u64 idx)
 }
 
 /* The hot path finds the page; making one is out of line. */
-static __always_inline u32 *refcnt_counter_get(struct refcnt_sparse *sp,
-						u64 idx)
+static __always_inline u32 *
+refcnt_counter_get(struct refcnt_sparse *sp, u64 idx)
 {
 	u32 *word = refcnt_sparse_word(sp, idx);
 
