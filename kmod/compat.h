@@ -20,4 +20,19 @@ static inline void refcnt_vm_flags_mod(struct vm_area_struct *vma,
 #endif
 }
 
+/* 6.5 dropped the vmas argument of get_user_pages_remote(). */
+static inline long refcnt_gup_remote(struct mm_struct *mm, unsigned long start,
+				     unsigned long nr_pages,
+				     unsigned int gup_flags,
+				     struct page **pages)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	return get_user_pages_remote(mm, start, nr_pages, gup_flags, pages,
+				     NULL);
+#else
+	return get_user_pages_remote(mm, start, nr_pages, gup_flags, pages,
+				     NULL, NULL);
+#endif
+}
+
 #endif /* _REFCNT_COMPAT_H */

@@ -213,6 +213,21 @@ static long refcnt_bench_ioctl(struct refcnt_file *rf, void __user *argp)
 	return 0;
 }
 
+static long refcnt_range_query_ioctl(void __user *argp)
+{
+	struct rcb_range_query q;
+	int err;
+
+	if (copy_from_user(&q, argp, sizeof(q)))
+		return -EFAULT;
+	err = refcnt_range_query(&q);
+	if (err)
+		return err;
+	if (copy_to_user(argp, &q, sizeof(q)))
+		return -EFAULT;
+	return 0;
+}
+
 /* The commands that change counters or time the hardware. */
 static bool refcnt_cmd_privileged(unsigned int cmd)
 {
@@ -240,6 +255,8 @@ long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case RCB_SYNC:
 		refcnt_node_sync(rf->node);
 		return 0;
+	case RCB_RANGE_QUERY:
+		return refcnt_range_query_ioctl(argp);
 	case RCB_INJECT:
 		return refcnt_inject(rf, argp);
 	case RCB_RESET:

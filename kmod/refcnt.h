@@ -324,6 +324,10 @@ ssize_t refcnt_events_read(struct refcnt_events *ev, char __user *buf,
 			   size_t count, bool nonblock);
 bool refcnt_events_ready(struct refcnt_events *ev);
 
+/* query.c */
+struct rcb_range_query;
+int refcnt_range_query(struct rcb_range_query *q);
+
 /* bench.c */
 int refcnt_bench(struct refcnt_node *node, u64 nr_refs, u64 *entry_ns,
 		 u64 *atomic_ns);

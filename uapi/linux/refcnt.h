@@ -230,6 +230,72 @@ struct rcb_bench {
 	__u32 pad;
 };
 
+/* struct rcb_page_counters.flags */
+#define RCB_PAGE_PRESENT	(1ULL << 0)	/* mapped; the fields are valid */
+#define RCB_PAGE_THP		(1ULL << 1)	/* part of a transparent huge page */
+#define RCB_PAGE_HUGETLB	(1ULL << 2)	/* part of a hugetlbfs page */
+/* present, but not the caller's to see (see RCB_RANGE_QUERY) */
+#define RCB_PAGE_DENIED		(1ULL << 3)
+/* present in memory that no node counts (no slot holds it) */
+#define RCB_PAGE_UNCOUNTED	(1ULL << 4)
+
+/**
+ * struct rcb_page_counters - one hardware page of a virtual range
+ * @refcnt:	the set's counters, by cnodeid (or cnodeid group); entries
+ *		from rcb_sw_counters_per_set on are 0
+ * @flags:	RCB_PAGE_*
+ * @paddr:	physical address of the hardware page; 0 unless the caller
+ *		has CAP_SYS_ADMIN (as /proc/pid/pagemap)
+ * @page_size:	bytes of the page that maps it: PAGE_SIZE, the THP size or
+ *		the hugetlb page size
+ * @cnodeid:	cnodeid of the page's home node, -1 when not present
+ * @pad:	0
+ *
+ * The refcnt(5) sn0_refcnt_buf_t, with fixed-width fields.
+ */
+struct rcb_page_counters {
+	__u32 refcnt[RCB_MAX_COUNTERS];
+	__u64 flags;
+	__u64 paddr;
+	__u64 page_size;
+	__s32 cnodeid;
+	__u32 pad;
+};
+
+/* Report extended counters (PIOCGETSN0EXTREFCNTRS), else hardware ones. */
+#define RCB_RANGE_EXTENDED	(1U << 0)
+#define RCB_RANGE_FLAGS		(RCB_RANGE_EXTENDED)
+
+/**
+ * struct rcb_range_query - argument of RCB_RANGE_QUERY
+ * @vaddr:	start of the virtual range
+ * @len:	bytes of the range; vaddr + len must not wrap or leave the
+ *		user address space
+ * @buf:	user pointer to struct rcb_page_counters entries
+ * @buf_entries: entries @buf holds; at least the number of hardware pages
+ *		the range touches, else E2BIG and nothing is written
+ * @pid:	process to query, 0 for the caller; another process needs
+ *		CAP_SYS_PTRACE
+ * @flags:	RCB_RANGE_*
+ * @nr_entries:	out: entries written, one per hardware page of
+ *		[vaddr rounded down to the granularity, vaddr + len)
+ *
+ * The refcnt(5) PIOCGETSN0REFCNTRS / PIOCGETSN0EXTREFCNTRS. Pages not
+ * present are reported so and not faulted in. Without CAP_SYS_ADMIN only
+ * the caller's private anonymous memory is shown; other present pages are
+ * RCB_PAGE_DENIED with zero counters, since shared pages would reveal
+ * other processes' accesses.
+ */
+struct rcb_range_query {
+	__u64 vaddr;
+	__u64 len;
+	__u64 buf;
+	__u64 buf_entries;
+	__s32 pid;
+	__u32 flags;
+	__u64 nr_entries;
+};
+
 /* Fill a struct rcb_info. */
 #define RCB_INFO_GET	_IOR(RCB_IOC_MAGIC, 0x01, struct rcb_info)
 /*
@@ -244,6 +310,8 @@ struct rcb_bench {
 #define RCB_SETS_READ	_IOW(RCB_IOC_MAGIC, 0x04, struct rcb_sets_read)
 /* Run every pending threshold interrupt of the node now. */
 #define RCB_SYNC	_IO(RCB_IOC_MAGIC, 0x05)
+/* Counters of a virtual range of a process (on any node's device). */
+#define RCB_RANGE_QUERY	_IOWR(RCB_IOC_MAGIC, 0x06, struct rcb_range_query)
 
 /* CAP_SYS_ADMIN only (EPERM otherwise): */
 /* Deliver exact references, for tests and trace replay. */
