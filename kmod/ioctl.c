@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/perf_event.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/refcnt.h>
@@ -228,11 +229,45 @@ static long refcnt_range_query_ioctl(void __user *argp)
 	return 0;
 }
 
+/* Synthetic PEBS/IBS samples, through the NMI handler's own code. */
+static long refcnt_feed_samples(void __user *argp)
+{
+	struct rcb_feed_samples f;
+	struct rcb_sample __user *us;
+	u32 i;
+
+	if (copy_from_user(&f, argp, sizeof(f)))
+		return -EFAULT;
+	if (f.flags || f.pad || !f.nr_samples || f.nr_samples > RCB_INJECT_MAX)
+		return -EINVAL;
+	us = u64_to_user_ptr(f.samples);
+	f.delivered = 0;
+	for (i = 0; i < f.nr_samples; i++) {
+		struct perf_sample_data data;
+		struct rcb_sample s;
+
+		if (copy_from_user(&s, &us[i], sizeof(s)))
+			return -EFAULT;
+		if (s.src_cnodeid >= refcnt_topo.nr_cnodes)
+			return -EINVAL;
+		perf_sample_data_init(&data, s.vaddr, s.weight);
+		if (s.paddr) {
+			data.phys_addr = s.paddr;
+			data.sample_flags |= PERF_SAMPLE_PHYS_ADDR;
+		}
+		f.delivered += refcnt_pebs_sample(&data, s.src_cnodeid);
+	}
+	if (copy_to_user(argp, &f, sizeof(f)))
+		return -EFAULT;
+	return 0;
+}
+
 /* The commands that change counters or time the hardware. */
 static bool refcnt_cmd_privileged(unsigned int cmd)
 {
 	return cmd == RCB_INJECT || cmd == RCB_RESET ||
-	       cmd == RCB_THRESHOLDS_SET || cmd == RCB_BENCH;
+	       cmd == RCB_THRESHOLDS_SET || cmd == RCB_BENCH ||
+	       cmd == RCB_FEED_SAMPLES;
 }
 
 long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -265,6 +300,8 @@ long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return refcnt_thresholds_set(rf, argp);
 	case RCB_BENCH:
 		return refcnt_bench_ioctl(rf, argp);
+	case RCB_FEED_SAMPLES:
+		return refcnt_feed_samples(argp);
 	default:
 		return -ENOTTY;
 	}

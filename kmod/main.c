@@ -46,6 +46,9 @@ MODULE_PARM_DESC(event_queue_len,
 struct refcnt_topology refcnt_topo;
 struct refcnt_config refcnt_cfg;
 
+/* Feeds started: stop them before the nodes go. */
+static bool refcnt_feeds_on;
+
 /* Nodes with memory at load time; node hotplug is not followed. */
 static nodemask_t refcnt_memory_nodes;
 static struct refcnt_node *refcnt_nodes[MAX_NUMNODES];
@@ -89,6 +92,10 @@ static void refcnt_teardown(void)
 {
 	int nid;
 
+	if (refcnt_feeds_on) {
+		refcnt_feeds_exit();
+		refcnt_feeds_on = false;
+	}
 	for_each_node_mask(nid, refcnt_memory_nodes) {
 		if (refcnt_devs[nid])
 			refcnt_dev_remove(refcnt_devs[nid]);
@@ -142,6 +149,10 @@ static int __init refcnt_init(void)
 		}
 		refcnt_devs[nid] = dev;
 	}
+	err = refcnt_feeds_init();
+	if (err)
+		goto fail;
+	refcnt_feeds_on = true;
 	return 0;
 
 fail:

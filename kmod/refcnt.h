@@ -328,6 +328,12 @@ bool refcnt_events_ready(struct refcnt_events *ev);
 struct rcb_range_query;
 int refcnt_range_query(struct rcb_range_query *q);
 
+/* feed.c */
+struct perf_sample_data;
+bool refcnt_pebs_sample(struct perf_sample_data *data, unsigned int cnode);
+int refcnt_feeds_init(void);
+void refcnt_feeds_exit(void);
+
 /* bench.c */
 int refcnt_bench(struct refcnt_node *node, u64 nr_refs, u64 *entry_ns,
 		 u64 *atomic_ns);

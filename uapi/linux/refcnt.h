@@ -296,6 +296,40 @@ struct rcb_range_query {
 	__u64 nr_entries;
 };
 
+/**
+ * struct rcb_sample - a synthetic precise memory sample, for RCB_FEED_SAMPLES
+ * @vaddr:	data address the sample reports
+ * @paddr:	physical data address, or 0 when the PMU gave none: it is
+ *		then found from @vaddr in the caller's page tables
+ * @src_cnodeid: cnodeid of the CPU that took the sample
+ * @weight:	sampling period: references the sample stands for
+ */
+struct rcb_sample {
+	__u64 vaddr;
+	__u64 paddr;
+	__u32 src_cnodeid;
+	__u32 weight;
+};
+
+/**
+ * struct rcb_feed_samples - argument of RCB_FEED_SAMPLES
+ * @samples:	user pointer to struct rcb_sample entries
+ * @nr_samples:	entries, 1..RCB_INJECT_MAX
+ * @flags:	must be zero
+ * @delivered:	out: samples that reached a counter
+ * @pad:	must be zero
+ *
+ * Runs each sample through the same code the PEBS/IBS NMI handler uses,
+ * so that path is tested on machines without a PMU.
+ */
+struct rcb_feed_samples {
+	__u64 samples;
+	__u32 nr_samples;
+	__u32 flags;
+	__u32 delivered;
+	__u32 pad;
+};
+
 /* Fill a struct rcb_info. */
 #define RCB_INFO_GET	_IOR(RCB_IOC_MAGIC, 0x01, struct rcb_info)
 /*
@@ -322,5 +356,7 @@ struct rcb_range_query {
 #define RCB_THRESHOLDS_SET _IOW(RCB_IOC_MAGIC, 0x12, struct rcb_thresholds)
 /* Time the reference entry point against bare atomic increments. */
 #define RCB_BENCH	_IOWR(RCB_IOC_MAGIC, 0x13, struct rcb_bench)
+/* Feed synthetic PEBS/IBS samples through the NMI handler's code. */
+#define RCB_FEED_SAMPLES _IOWR(RCB_IOC_MAGIC, 0x14, struct rcb_feed_samples)
 
 #endif /* _UAPI_LINUX_REFCNT_H */
