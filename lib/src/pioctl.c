@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * librefcnt: refcnt_pioctl(), the IRIX PIOCGETSN0REFCNTRS and
+ * PIOCGETSN0EXTREFCNTRS /proc ioctls over RCB_RANGE_QUERY.
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "refcnt/hwcntrs.h"
+
+_Static_assert(SN0_REFCNT_MAX_COUNTERS == RCB_MAX_COUNTERS,
+	       "IRIX and kernel counter set sizes differ");
+
+/* Convert a chunk of entries into the caller's sn0_refcnt_buf_t array. */
+static int refcnt_pioctl_chunk(void *arg, size_t first,
+			       const struct rcb_page_counters *e,
+			       const struct rcb_page_counters *hw, size_t n)
+{
+	sn0_refcnt_buf_t *b = (sn0_refcnt_buf_t *)arg + first;
+	size_t i;
+
+	(void)hw;
+	for (i = 0; i < n; i++, b++, e++) {
+		memset(b, 0, sizeof(*b));
+		memcpy(b->refcnt_set.refcnt, e->refcnt,
+		       sizeof(b->refcnt_set.refcnt));
+		b->refcnt_set.flags = e->flags;
+		b->paddr = e->paddr;
+		b->page_size = e->page_size;
+		b->cnodeid = (cnodeid_t)e->cnodeid;
+	}
+	return 0;
+}
+
+REFCNT_API int refcnt_pioctl(pid_t pid, int cmd, sn0_refcnt_args_t *args)
+{
+	struct rcb_info info;
+	unsigned int flags;
+	int fd, ret, err;
+
+	switch (cmd) {
+	case PIOCGETSN0REFCNTRS:
+		flags = 0;
+		break;
+	case PIOCGETSN0EXTREFCNTRS:
+		flags = RCB_RANGE_EXTENDED;
+		break;
+	default:
+		return refcnt__err(ENOTTY);
+	}
+	if (!args || !args->buf)
+		return refcnt__err(EFAULT);
+	if (args->len <= 0 || pid < 0)
+		return refcnt__err(EINVAL);
+	if (pid == getpid())
+		pid = 0;
+
+	fd = refcnt__open_any();
+	if (fd < 0)
+		return -1;
+	ret = refcnt__info(fd, &info);
+	if (!ret)
+		ret = refcnt__walk(fd, info.rcb_granularity, pid,
+				   (uintptr_t)args->vaddr,
+				   (uint64_t)args->len, flags,
+				   refcnt_pioctl_chunk, args->buf);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret ? -1 : 0;
+}

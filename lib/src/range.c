@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * librefcnt: the range query (RCB_RANGE_QUERY), chunked walks of a range,
+ * and the PAPI-style data-range totals.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int refcnt__entries(uint64_t vaddr, uint64_t len, uint64_t gran, size_t *nr)
+{
+	uint64_t h, span, n;
+
+	if (!len || !gran || vaddr + len < vaddr)
+		return refcnt__err(EINVAL);
+	h = vaddr - vaddr % gran;
+	span = vaddr + len - h;
+	n = span / gran + (span % gran != 0);
+	if (n > SIZE_MAX)
+		return refcnt__err(EOVERFLOW);
+	*nr = (size_t)n;
+	return 0;
+}
+
+int refcnt__query(int fd, pid_t pid, uint64_t vaddr, uint64_t len,
+		  unsigned int flags, struct rcb_page_counters *out,
+		  size_t cap, size_t *nr)
+{
+	struct rcb_range_query q = {
+		.vaddr = vaddr,
+		.len = len,
+		.buf = (uintptr_t)out,
+		.buf_entries = cap,
+		.pid = pid,
+		.flags = flags,
+	};
+
+	if (ioctl(fd, RCB_RANGE_QUERY, &q))
+		return -1;
+	*nr = (size_t)q.nr_entries;
+	return 0;
+}
+
+/* The query, with *nr set to the entries needed on E2BIG. */
+static int refcnt_query_fd(int fd, uint64_t gran, pid_t pid, uint64_t vaddr,
+			   uint64_t len, unsigned int flags,
+			   struct rcb_page_counters *out, size_t cap, size_t *nr)
+{
+	size_t need;
+	int err;
+
+	if (!nr)
+		return refcnt__err(EFAULT);
+	if (!refcnt__query(fd, pid, vaddr, len, flags, out, cap, nr))
+		return 0;
+	err = errno;
+	if (err == E2BIG && !refcnt__entries(vaddr, len, gran, &need))
+		*nr = need;
+	return refcnt__err(err);
+}
+
+REFCNT_API int refcnt_node_range_query(struct refcnt_node *node, pid_t pid,
+				       uint64_t vaddr, uint64_t len,
+				       unsigned int flags,
+				       struct rcb_page_counters *out,
+				       size_t cap, size_t *nr)
+{
+	if (!node)
+		return refcnt__err(EINVAL);
+	return refcnt_query_fd(node->fd, node->info.rcb_granularity, pid,
+			       vaddr, len, flags, out, cap, nr);
+}
+
+REFCNT_API int refcnt_range_query(pid_t pid, uint64_t vaddr, uint64_t len,
+				  unsigned int flags,
+				  struct rcb_page_counters *out, size_t cap,
+				  size_t *nr)
+{
+	struct rcb_info info;
+	int fd, ret, err;
+
+	if (!nr)
+		return refcnt__err(EFAULT);
+	fd = refcnt__open_any();
+	if (fd < 0)
+		return -1;
+	ret = refcnt__query(fd, pid, vaddr, len, flags, out, cap, nr);
+	err = errno;
+	if (ret && err == E2BIG && !refcnt__info(fd, &info))
+		refcnt__entries(vaddr, len, info.rcb_granularity, nr);
+	close(fd);
+	errno = err;
+	return ret;
+}
+
+REFCNT_API int refcnt_range_entries(uint64_t vaddr, uint64_t len, size_t *nr)
+{
+	struct rcb_info info;
+	int fd, ret, err;
+
+	if (!nr)
+		return refcnt__err(EFAULT);
+	fd = refcnt__open_any();
+	if (fd < 0)
+		return -1;
+	ret = refcnt__info(fd, &info);
+	if (!ret)
+		ret = refcnt__entries(vaddr, len, info.rcb_granularity, nr);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret;
+}
+
+int refcnt__walk(int fd, uint64_t gran, pid_t pid, uint64_t vaddr,
+		 uint64_t len, unsigned int flags, refcnt__walk_fn fn,
+		 void *arg)
+{
+	bool both = flags & REFCNT__WALK_BOTH;
+	struct rcb_page_counters *buf, *hw = NULL;
+	uint64_t end, h, cur;
+	size_t total, done = 0;
+	int ret = 0;
+
+	if (refcnt__entries(vaddr, len, gran, &total))
+		return -1;
+	flags &= ~REFCNT__WALK_BOTH;
+	if (both)
+		flags |= RCB_RANGE_EXTENDED;
+	buf = malloc((both ? 2 : 1) * REFCNT__CHUNK * sizeof(*buf));
+	if (!buf)
+		return refcnt__err(ENOMEM);
+	if (both)
+		hw = buf + REFCNT__CHUNK;
+
+	end = vaddr + len;
+	h = vaddr - vaddr % gran;
+	cur = vaddr;
+	while (done < total && !ret) {
+		size_t n = total - done < REFCNT__CHUNK ? total - done :
+			   REFCNT__CHUNK;
+		uint64_t chunk_end = end - h <= n * gran ? end : h + n * gran;
+		size_t got = 0, got_hw = 0;
+
+		ret = refcnt__query(fd, pid, cur, chunk_end - cur, flags, buf,
+				    n, &got);
+		if (!ret && both)
+			ret = refcnt__query(fd, pid, cur, chunk_end - cur,
+					    flags & ~RCB_RANGE_EXTENDED, hw, n,
+					    &got_hw);
+		if (!ret && (got != n || (both && got_hw != n)))
+			ret = refcnt__err(EIO);
+		if (!ret)
+			ret = fn(arg, done, buf, hw, n);
+		done += n;
+		h += n * gran;
+		cur = h;
+	}
+	if (ret) {
+		int err = errno;
+
+		free(buf);
+		errno = err;
+		return -1;
+	}
+	free(buf);
+	return 0;
+}
+
+/* ------------------------------------------------------- data range */
+
+static bool refcnt_counted(const struct rcb_page_counters *e)
+{
+	return (e->flags & RCB_PAGE_PRESENT) &&
+	       !(e->flags & (RCB_PAGE_DENIED | RCB_PAGE_UNCOUNTED));
+}
+
+static int refcnt_data_chunk(void *arg, size_t first,
+			     const struct rcb_page_counters *e,
+			     const struct rcb_page_counters *hw, size_t n)
+{
+	struct refcnt_data_range *dr = arg;
+	size_t i;
+	uint32_t c;
+
+	(void)first;
+	for (i = 0; i < n; i++) {
+		if (!(e[i].flags & RCB_PAGE_PRESENT)) {
+			dr->pages_not_present++;
+			continue;
+		}
+		dr->pages_present++;
+		if (e[i].flags & RCB_PAGE_DENIED) {
+			dr->pages_denied++;
+			continue;
+		}
+		if (e[i].flags & RCB_PAGE_UNCOUNTED) {
+			dr->pages_uncounted++;
+			continue;
+		}
+		dr->pages_counted++;
+		for (c = 0; c < dr->nr_counters; c++)
+			dr->totals[c] += e[i].refcnt[c];
+		/* The hardware half, if the page did not move in between. */
+		if (hw && refcnt_counted(&hw[i]) &&
+		    hw[i].cnodeid == e[i].cnodeid && hw[i].paddr == e[i].paddr)
+			for (c = 0; c < dr->nr_counters; c++)
+				dr->totals[c] += hw[i].refcnt[c];
+	}
+	return 0;
+}
+
+REFCNT_API int refcnt_data_range(pid_t pid, uint64_t start, uint64_t end,
+				 unsigned int flags,
+				 struct refcnt_data_range *out)
+{
+	struct refcnt_data_range dr;
+	struct rcb_info info;
+	unsigned int wflags;
+	size_t pages;
+	uint32_t c;
+	int fd, ret, err;
+
+	if (!out)
+		return refcnt__err(EFAULT);
+	if (flags & ~(REFCNT_DATA_EXTENDED | REFCNT_DATA_TOTAL) ||
+	    ((flags & REFCNT_DATA_EXTENDED) && (flags & REFCNT_DATA_TOTAL)) ||
+	    end <= start)
+		return refcnt__err(EINVAL);
+	wflags = flags & REFCNT_DATA_TOTAL ? REFCNT__WALK_BOTH :
+		 flags & REFCNT_DATA_EXTENDED ? RCB_RANGE_EXTENDED : 0;
+
+	fd = refcnt__open_any();
+	if (fd < 0)
+		return -1;
+	ret = refcnt__info(fd, &info);
+	if (!ret && (!info.rcb_granularity ||
+		     info.rcb_sw_counters_per_set > RCB_MAX_COUNTERS))
+		ret = refcnt__err(EIO);
+	if (!ret)
+		ret = refcnt__entries(start, end - start, info.rcb_granularity,
+				      &pages);
+	if (!ret) {
+		memset(&dr, 0, sizeof(dr));
+		dr.start = start;
+		dr.end = end;
+		dr.granularity = info.rcb_granularity;
+		dr.covered_start = start - start % dr.granularity;
+		dr.covered_end = dr.covered_start + pages * dr.granularity;
+		dr.start_off = start - dr.covered_start;
+		dr.end_off = dr.covered_end - end;
+		dr.pages = pages;
+		dr.nr_counters = info.rcb_sw_counters_per_set;
+		dr.nodes_per_counter = info.rcb_nodes_per_counter;
+		ret = refcnt__walk(fd, info.rcb_granularity, pid, start,
+				   end - start, wflags, refcnt_data_chunk, &dr);
+	}
+	err = errno;
+	close(fd);
+	if (ret) {
+		errno = err;
+		return -1;
+	}
+	for (c = 0; c < dr.nr_counters; c++)
+		dr.total += dr.totals[c];
+	*out = dr;
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
+/*
+ * A fake refcnt.ko for host unit tests of librefcnt: open(2), opendir(3)
+ * and ioctl(2) are wrapped (ld --wrap) so that /dev/refcnt/nodeN are
+ * memfds and the ioctls follow uapi/linux/refcnt.h from a formula.
+ */
+#ifndef REFCNT_FAKE_H
+#define REFCNT_FAKE_H
+
+#include <stdint.h>
+#include <linux/refcnt.h>
+
+#define FAKE_MAX_NODES	8
+#define FAKE_MAX_SLOTS	4
+
+struct fake_node {
+	int nid;			/* -1: unused */
+	unsigned int nr_slots;
+	struct rcb_slot slots[FAKE_MAX_SLOTS];
+	int open_errno;			/* open() fails with it when set */
+};
+
+struct fake_config {
+	uint32_t granularity;
+	uint32_t cnodes;		/* counters per set = min(cnodes, 64) */
+	struct fake_node nodes[FAKE_MAX_NODES];
+};
+
+struct fake_stats {
+	unsigned long range_queries;	/* RCB_RANGE_QUERY calls */
+	uint64_t max_buf_entries;	/* largest buf_entries seen */
+	unsigned long opens, closes_expected;
+	int last_pid;
+};
+
+extern struct fake_config fake_cfg;
+extern struct fake_stats fake_stats;
+
+/* Reset to a default configuration (4 KiB hardware pages, 3 cnodes). */
+void fake_reset(void);
+
+/* What the fake reports for the hardware page at virtual address h. */
+int fake_present(uint64_t h);
+uint32_t fake_count(uint64_t h, unsigned int c, int extended);
+uint64_t fake_paddr(uint64_t h);
+int32_t fake_cnodeid(uint64_t h);
+
+/* Number of fake device fds open now. */
+int fake_open_fds(void);
+
+#endif /* REFCNT_FAKE_H */

@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * Host unit tests of librefcnt against the fake module of fake.c: argument
+ * checks, chunking, conversions, rounding, and that nothing is printed and
+ * no descriptor leaks. Node facts are checked against the host's sysfs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "refcnt/refcnt.h"
+#include "refcnt/hwcntrs.h"
+#include "fake.h"
+
+extern int fake_dev_missing;
+
+static int failures, checks;
+
+#define CHECK(cond, ...) do {						\
+	checks++;							\
+	if (!(cond)) {							\
+		failures++;						\
+		printf("# FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);	\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+	}								\
+} while (0)
+
+#define CHECK_ERR(call, e) do {						\
+	errno = 0;							\
+	long long _r = (long long)(call);				\
+	CHECK(_r == -1 && errno == (e), "%s = %lld errno %d (%s), want -1 %s", \
+	      #call, _r, errno, strerror(errno), #e);			\
+} while (0)
+
+#define CHECK_NULL(call, e) do {					\
+	errno = 0;							\
+	const void *_p = (call);					\
+	CHECK(!_p && errno == (e), "%s = %p errno %d (%s), want NULL %s", \
+	      #call, _p, errno, strerror(errno), #e);			\
+} while (0)
+
+#define NO_LEAK() CHECK(fake_open_fds() == 0, "%d fake fds left open", fake_open_fds())
+
+static void test_nodes(void)
+{
+	int ids[8];
+
+	fake_reset();
+	CHECK(refcnt_nodes(NULL, 0) == 3, "three nodes");
+	memset(ids, 0xff, sizeof(ids));
+	CHECK(refcnt_nodes(ids, 8) == 3 && ids[0] == 0 && ids[1] == 2 &&
+	      ids[2] == 5 && ids[3] == -1, "ids %d %d %d %d", ids[0], ids[1],
+	      ids[2], ids[3]);
+	memset(ids, 0xff, sizeof(ids));
+	CHECK(refcnt_nodes(ids, 1) == 3 && ids[0] == 0 && ids[1] == -1,
+	      "cap 1");
+	CHECK_ERR(refcnt_nodes(NULL, 1), EFAULT);
+	fake_dev_missing = 1;
+	CHECK_ERR(refcnt_nodes(ids, 8), ENOENT);
+	CHECK_ERR(refcnt_range_entries(0x1000, 1, &(size_t){ 0 }), ENOENT);
+	fake_dev_missing = 0;
+	NO_LEAK();
+}
+
+static void test_open(void)
+{
+	struct refcnt_node *n;
+	struct rcb_info info;
+	struct rcb_slot s[4];
+
+	fake_reset();
+	CHECK_NULL(refcnt_node_open(-1, 0), EINVAL);
+	CHECK_NULL(refcnt_node_open(0, 1), EINVAL);
+	CHECK_NULL(refcnt_node_open(1, 0), ENOENT);
+	fake_cfg.nodes[0].open_errno = EACCES;
+	CHECK_NULL(refcnt_node_open(0, 0), EACCES);
+	fake_cfg.nodes[0].open_errno = 0;
+	NO_LEAK();
+
+	n = refcnt_node_open(2, 0);
+	CHECK(n, "open node 2: %s", strerror(errno));
+	if (!n)
+		return;
+	CHECK(refcnt_node_nid(n) == 2, "nid");
+	CHECK(refcnt_node_cnodeid(n) == 1, "cnodeid");
+	CHECK(refcnt_node_fd(n) >= 0, "fd");
+	CHECK(refcnt_node_info(n, &info) == 0 && info.rcb_nodeid == 2 &&
+	      info.rcb_num_slots == 3, "info");
+	CHECK_ERR(refcnt_node_info(n, NULL), EFAULT);
+	CHECK_ERR(refcnt_node_info(NULL, &info), EINVAL);
+	CHECK(refcnt_node_slots(n, NULL, 0) == 3, "slot count");
+	memset(s, 0, sizeof(s));
+	CHECK(refcnt_node_slots(n, s, 2) == 3 && s[1].base == 0x200000 &&
+	      s[2].base == 0, "two slots");
+	CHECK_ERR(refcnt_node_slots(n, NULL, 1), EFAULT);
+	CHECK(refcnt_node_sync(n) == 0, "sync");
+	refcnt_node_close(n);
+	refcnt_node_close(NULL);
+	CHECK_ERR(refcnt_node_fd(NULL), EINVAL);
+	CHECK_ERR(refcnt_node_nid(NULL), EINVAL);
+	CHECK_ERR(refcnt_node_sync(NULL), EINVAL);
+	NO_LEAK();
+}
+
+static void test_locate(void)
+{
+	struct refcnt_node *n;
+	const struct fake_node *fn;
+	uint64_t p, gran;
+	unsigned int i;
+
+	for (gran = 256; gran <= 65536; gran *= 16) {
+		fake_reset();
+		fake_cfg.granularity = (uint32_t)gran;
+		fn = &fake_cfg.nodes[1];
+		n = refcnt_node_open(2, 0);
+		CHECK(n, "open");
+		if (!n)
+			return;
+		/* Brute force over [0, 6 MiB) in steps of gran / 2. */
+		for (p = 0; p < 0x600000; p += gran / 2) {
+			int64_t want = -1, got;
+			uint64_t before = 0;
+
+			for (i = 0; i < fn->nr_slots; i++) {
+				const struct rcb_slot *s = &fn->slots[i];
+
+				if (p >= s->base && p < s->base + s->size)
+					want = (before + p - s->base) / gran;
+				before += s->size;
+			}
+			errno = 0;
+			got = refcnt_node_locate(n, p);
+			CHECK(got == want && (want >= 0 || errno == ENOENT),
+			      "gran %llu paddr 0x%llx: got %lld want %lld",
+			      (unsigned long long)gran, (unsigned long long)p,
+			      (long long)got, (long long)want);
+		}
+		CHECK_ERR(refcnt_node_locate(n, UINT64_MAX), ENOENT);
+		CHECK_ERR(refcnt_node_locate(NULL, 0), EINVAL);
+		refcnt_node_close(n);
+	}
+	NO_LEAK();
+}
+
+static void test_map(void)
+{
+	struct refcnt_node *n;
+	const uint32_t *m, *c;
+	struct rcb_info info;
+	uint32_t hw[6], ext[6], lost[6];
+	size_t len = 0;
+	uint64_t s;
+
+	fake_reset();
+	n = refcnt_node_open(2, 0);
+	CHECK(n, "open");
+	if (!n)
+		return;
+	refcnt_node_info(n, &info);
+	m = refcnt_node_map(n, &len);
+	CHECK(m && len == info.rcb_len, "map %p len %zu", (void *)m, len);
+	CHECK(refcnt_node_map(n, NULL) == m, "same mapping");
+	for (s = 0; s < info.rcb_sw_sets; s += 17) {
+		c = refcnt_node_set_counters(n, s);
+		CHECK(c == m + s * 3 && c[0] == s * 7 && c[2] == s * 7 + 2,
+		      "set %llu", (unsigned long long)s);
+	}
+	CHECK_NULL(refcnt_node_set_counters(n, info.rcb_sw_sets), EINVAL);
+	CHECK_NULL(refcnt_node_set_counters(NULL, 0), EINVAL);
+	CHECK_NULL(refcnt_node_map(NULL, NULL), EINVAL);
+	CHECK(refcnt_node_read_sets(n, 10, 2, hw, ext, lost) == 0 &&
+	      hw[0] == 30 && hw[4] == 34 && ext[3] == 77 && lost[5] == 2,
+	      "read_sets");
+	CHECK(refcnt_node_read_sets(n, 10, 2, NULL, ext, NULL) == 0, "ext only");
+	CHECK_ERR(refcnt_node_read_sets(n, info.rcb_sw_sets, 1, hw, NULL, NULL),
+		  EINVAL);
+	refcnt_node_close(n);
+	NO_LEAK();
+}
+
+static int check_entry(uint64_t h, int ext, const struct rcb_page_counters *e)
+{
+	unsigned int c;
+
+	if (e->cnodeid != fake_cnodeid(h) || e->paddr != fake_paddr(h) ||
+	    !!(e->flags & RCB_PAGE_PRESENT) != fake_present(h))
+		return 0;
+	for (c = 0; c < 64; c++)
+		if (e->refcnt[c] != fake_count(h, c, ext))
+			return 0;
+	return 1;
+}
+
+static void test_range(void)
+{
+	struct rcb_page_counters e[40];
+	struct refcnt_node *n;
+	size_t nr = 0, i;
+	int ok = 1;
+
+	fake_reset();
+	/* [0x10010, 0x10010 + 0x5000): hardware pages 0x10000..0x15000. */
+	CHECK(refcnt_range_entries(0x10010, 0x5000, &nr) == 0 && nr == 6,
+	      "entries %zu", nr);
+	CHECK(refcnt_range_entries(0x10000, 0x5000, &nr) == 0 && nr == 5, "aligned");
+	CHECK(refcnt_range_entries(0x10fff, 1, &nr) == 0 && nr == 1, "one byte");
+	CHECK(refcnt_range_entries(0x10fff, 2, &nr) == 0 && nr == 2, "two bytes");
+	CHECK_ERR(refcnt_range_entries(0x1000, 0, &nr), EINVAL);
+	CHECK_ERR(refcnt_range_entries(UINT64_MAX - 10, 20, &nr), EINVAL);
+	CHECK_ERR(refcnt_range_entries(0x1000, 1, NULL), EFAULT);
+
+	CHECK(refcnt_range_query(0, 0x10010, 0x5000, RCB_RANGE_EXTENDED, e, 40,
+				 &nr) == 0 && nr == 6, "query nr %zu", nr);
+	for (i = 0; i < 6; i++)
+		ok &= check_entry(0x10000 + i * 0x1000, 1, &e[i]);
+	CHECK(ok, "entries match the fake");
+	nr = 0;
+	CHECK_ERR(refcnt_range_query(0, 0x10010, 0x5000, 0, e, 5, &nr), E2BIG);
+	CHECK(nr == 6, "E2BIG gives the entries needed: %zu", nr);
+	CHECK_ERR(refcnt_range_query(0, 0x10010, 0, 0, e, 5, &nr), EINVAL);
+	CHECK_ERR(refcnt_range_query(0, 0x10010, 1, 0x80, e, 5, &nr), EINVAL);
+	CHECK_ERR(refcnt_range_query(0, 0x10010, 1, 0, e, 5, NULL), EFAULT);
+	CHECK_ERR(refcnt_range_query(99999, 0x10010, 1, 0, e, 5, &nr), ESRCH);
+
+	n = refcnt_node_open(5, 0);
+	CHECK(n, "open");
+	if (n) {
+		CHECK(refcnt_node_range_query(n, 0, 0x20000, 0x3000, 0, e, 40,
+					      &nr) == 0 && nr == 3, "node query");
+		ok = 1;
+		for (i = 0; i < 3; i++)
+			ok &= check_entry(0x20000 + i * 0x1000, 0, &e[i]);
+		CHECK(ok, "node query entries");
+		nr = 0;
+		CHECK_ERR(refcnt_node_range_query(n, 0, 0x20001, 0x3000, 0, e, 3,
+						  &nr), E2BIG);
+		CHECK(nr == 4, "needed %zu", nr);
+		refcnt_node_close(n);
+	}
+	CHECK_ERR(refcnt_node_range_query(NULL, 0, 0x20000, 1, 0, e, 1, &nr),
+		  EINVAL);
+	NO_LEAK();
+}
+
+/* refcnt_pioctl over a large range with hardware pages of gran bytes. */
+static void pioctl_range(uint32_t gran, uint64_t vaddr, long len, int cmd)
+{
+	size_t n, i, bad = 0;
+	sn0_refcnt_buf_t *buf, canary;
+	sn0_refcnt_args_t a;
+	uint64_t h0 = vaddr - vaddr % gran;
+
+	fake_reset();
+	fake_cfg.granularity = gran;
+	n = (vaddr + len - h0 + gran - 1) / gran;
+	buf = malloc((n + 1) * sizeof(*buf));
+	if (!buf) {
+		CHECK(0, "malloc");
+		return;
+	}
+	memset(&canary, 0x5a, sizeof(canary));
+	buf[n] = canary;
+	a.vaddr = (caddr_t)(uintptr_t)vaddr;
+	a.len = len;
+	a.buf = buf;
+	CHECK(refcnt_pioctl(getpid(), cmd, &a) == 0, "pioctl: %s", strerror(errno));
+	CHECK(fake_stats.last_pid == 0, "own pid passed as 0");
+	for (i = 0; i < n; i++) {
+		uint64_t h = h0 + i * gran;
+		int ext = cmd == PIOCGETSN0EXTREFCNTRS;
+		unsigned int c;
+		int ok;
+
+		ok = buf[i].cnodeid == fake_cnodeid(h) &&
+		     buf[i].paddr == fake_paddr(h) &&
+		     buf[i].page_size == (fake_present(h) ? 4096u : 0u) &&
+		     !!(buf[i].refcnt_set.flags & RCB_PAGE_PRESENT) == fake_present(h);
+		for (c = 0; c < SN0_REFCNT_MAX_COUNTERS; c++)
+			ok &= buf[i].refcnt_set.refcnt[c] == fake_count(h, c, ext);
+		if (!ok && bad++ < 3)
+			CHECK(0, "gran %u entry %zu (0x%llx) differs", gran, i,
+			      (unsigned long long)h);
+	}
+	CHECK(bad == 0, "%zu of %zu entries differ", bad, n);
+	CHECK(!memcmp(&buf[n], &canary, sizeof(canary)),
+	      "wrote past the last entry");
+	CHECK(fake_stats.max_buf_entries <= 512, "chunk of %llu entries",
+	      (unsigned long long)fake_stats.max_buf_entries);
+	CHECK(fake_stats.range_queries == (n + 511) / 512,
+	      "%lu queries for %zu entries", fake_stats.range_queries, n);
+	free(buf);
+	NO_LEAK();
+}
+
+static void test_pioctl(void)
+{
+	sn0_refcnt_buf_t b[4];
+	sn0_refcnt_args_t a = { (caddr_t)0x10000, 4096, b };
+
+	fake_reset();
+	CHECK_ERR(refcnt_pioctl(0, 0, &a), ENOTTY);
+	CHECK_ERR(refcnt_pioctl(0, PIOCGETSN0REFCNTRS, NULL), EFAULT);
+	a.buf = NULL;
+	CHECK_ERR(refcnt_pioctl(0, PIOCGETSN0REFCNTRS, &a), EFAULT);
+	a.buf = b;
+	a.len = 0;
+	CHECK_ERR(refcnt_pioctl(0, PIOCGETSN0REFCNTRS, &a), EINVAL);
+	a.len = -4096;
+	CHECK_ERR(refcnt_pioctl(0, PIOCGETSN0EXTREFCNTRS, &a), EINVAL);
+	a.len = 4096;
+	CHECK_ERR(refcnt_pioctl(-2, PIOCGETSN0EXTREFCNTRS, &a), EINVAL);
+	CHECK_ERR(refcnt_pioctl(99999, PIOCGETSN0EXTREFCNTRS, &a), ESRCH);
+	a.vaddr = (caddr_t)(uintptr_t)(UINT64_MAX - 100);
+	CHECK_ERR(refcnt_pioctl(0, PIOCGETSN0EXTREFCNTRS, &a), EINVAL);
+	NO_LEAK();
+
+	/* 1 GiB, unaligned both ends. */
+	pioctl_range(4096, 0x40000123, (1L << 30) + 77, PIOCGETSN0EXTREFCNTRS);
+	pioctl_range(4096, 0x7f0000000000, 4096, PIOCGETSN0REFCNTRS);
+	pioctl_range(256, 0x1000010, 3 * 512 * 256, PIOCGETSN0REFCNTRS);
+	pioctl_range(16384, 0x2001000, 600 * 16384L, PIOCGETSN0EXTREFCNTRS);
+}
+
+/* Data range against the formulas. */
+static void data_range_case(uint32_t gran, uint64_t start, uint64_t end,
+			    unsigned int flags)
+{
+	struct refcnt_data_range dr, want;
+	uint64_t h;
+	unsigned int c;
+
+	fake_reset();
+	fake_cfg.granularity = gran;
+	memset(&want, 0, sizeof(want));
+	want.covered_start = start / gran * gran;
+	want.covered_end = (end + gran - 1) / gran * gran;
+	for (h = want.covered_start; h < want.covered_end; h += gran) {
+		want.pages++;
+		if (!fake_present(h)) {
+			want.pages_not_present++;
+			continue;
+		}
+		want.pages_present++;
+		if (!fake_paddr(h)) {
+			want.pages_denied++;
+			continue;
+		}
+		if (!fake_count(h, 0, 1)) {
+			want.pages_uncounted++;
+			continue;
+		}
+		want.pages_counted++;
+		for (c = 0; c < 3; c++) {
+			if (flags != 0)
+				want.totals[c] += fake_count(h, c, 1);
+			if (flags != REFCNT_DATA_EXTENDED)
+				want.totals[c] += fake_count(h, c, 0);
+		}
+	}
+	memset(&dr, 0xff, sizeof(dr));
+	CHECK(refcnt_data_range(0, start, end, flags, &dr) == 0,
+	      "data range: %s", strerror(errno));
+	CHECK(dr.start == start && dr.end == end, "request");
+	CHECK(dr.covered_start == want.covered_start &&
+	      dr.covered_end == want.covered_end, "covered [0x%llx, 0x%llx)",
+	      (unsigned long long)dr.covered_start,
+	      (unsigned long long)dr.covered_end);
+	CHECK(dr.start_off == start - want.covered_start &&
+	      dr.end_off == want.covered_end - end, "offsets %llu %llu",
+	      (unsigned long long)dr.start_off, (unsigned long long)dr.end_off);
+	CHECK(start - dr.start_off == dr.covered_start &&
+	      end + dr.end_off == dr.covered_end, "PAPI identities");
+	CHECK(dr.granularity == gran && dr.nr_counters == 3 &&
+	      dr.nodes_per_counter == 1, "shape");
+	CHECK(dr.pages == want.pages && dr.pages_present == want.pages_present &&
+	      dr.pages_not_present == want.pages_not_present &&
+	      dr.pages_denied == want.pages_denied &&
+	      dr.pages_uncounted == want.pages_uncounted &&
+	      dr.pages_counted == want.pages_counted,
+	      "pages %llu/%llu present %llu/%llu counted %llu/%llu",
+	      (unsigned long long)dr.pages, (unsigned long long)want.pages,
+	      (unsigned long long)dr.pages_present,
+	      (unsigned long long)want.pages_present,
+	      (unsigned long long)dr.pages_counted,
+	      (unsigned long long)want.pages_counted);
+	for (c = 0; c < 64; c++)
+		CHECK(dr.totals[c] == want.totals[c], "totals[%u] %llu want %llu",
+		      c, (unsigned long long)dr.totals[c],
+		      (unsigned long long)want.totals[c]);
+	CHECK(dr.total == want.totals[0] + want.totals[1] + want.totals[2],
+	      "total");
+	for (c = 0; c < 8; c++)
+		CHECK(dr.reserved[c] == 0, "reserved");
+	NO_LEAK();
+}
+
+static void test_data_range(void)
+{
+	struct refcnt_data_range dr;
+
+	data_range_case(4096, 0x10010, 0x10010 + 100 * 4096 + 5, 0);
+	data_range_case(4096, 0x10000, 0x10000 + 2000 * 4096, REFCNT_DATA_EXTENDED);
+	data_range_case(4096, 0x10fff, 0x11001, REFCNT_DATA_TOTAL);
+	data_range_case(256, 0x100080, 0x100080 + 1500 * 256 - 3, REFCNT_DATA_TOTAL);
+	data_range_case(65536, 0x100080, 0x100081, 0);
+
+	fake_reset();
+	CHECK_ERR(refcnt_data_range(0, 0x2000, 0x2000, 0, &dr), EINVAL);
+	CHECK_ERR(refcnt_data_range(0, 0x3000, 0x2000, 0, &dr), EINVAL);
+	CHECK_ERR(refcnt_data_range(0, 0x1000, 0x2000, 0x4, &dr), EINVAL);
+	CHECK_ERR(refcnt_data_range(0, 0x1000, 0x2000, REFCNT_DATA_EXTENDED | REFCNT_DATA_TOTAL, &dr),
+		  EINVAL);
+	CHECK_ERR(refcnt_data_range(0, 0x1000, 0x2000, 0, NULL), EFAULT);
+	CHECK_ERR(refcnt_data_range(99999, 0x1000, 0x2000, 0, &dr), ESRCH);
+	NO_LEAK();
+}
+
+/* ---------------------------------------------------------- node facts */
+
+static int read_sys(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = 0;
+	return 0;
+}
+
+/* Parse "0-3,5" into ids; count. */
+static int parse(const char *s, int *ids, int cap)
+{
+	int n = 0;
+
+	while (*s) {
+		char *e;
+		long a = strtol(s, &e, 10), b = a;
+
+		if (*e == '-')
+			b = strtol(e + 1, &e, 10);
+		for (; a <= b; a++)
+			if (n < cap)
+				ids[n++] = (int)a;
+		s = *e == ',' ? e + 1 : e;
+		if (*s && *s != ',' && (*s < '0' || *s > '9'))
+			break;
+	}
+	return n;
+}
+
+static void test_numa(void)
+{
+	static int online[4096], cpus[8192], got[8192];
+	char buf[65536], path[128];
+	int n, i, j, nc, k, nid_max;
+
+	if (read_sys("/sys/devices/system/node/online", buf, sizeof(buf))) {
+		printf("# no /sys/devices/system/node: node facts not checked\n");
+		return;
+	}
+	n = parse(buf, online, 4096);
+	nid_max = online[n - 1];
+	CHECK(refcnt_num_cnodes() == n, "cnodes");
+	for (i = 0; i < n; i++) {
+		CHECK(refcnt_cnode_to_nid(i) == online[i], "cnode %d", i);
+		CHECK(refcnt_nid_to_cnode(online[i]) == i, "nid %d", online[i]);
+
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
+			 online[i]);
+		read_sys(path, buf, sizeof(buf));
+		nc = parse(buf, cpus, 8192);
+		k = refcnt_nid_cpus(online[i], got, 8192);
+		CHECK(k == nc, "node %d: %d cpus, want %d", online[i], k, nc);
+		for (j = 0; j < nc && j < k; j++)
+			CHECK(got[j] == cpus[j], "cpu %d", j);
+		if (nc > 1)
+			CHECK(refcnt_nid_cpus(online[i], got, 1) == nc, "cap 1");
+
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/distance",
+			 online[i]);
+		read_sys(path, buf, sizeof(buf));
+		{
+			char *s = buf;
+
+			for (j = 0; j < n; j++) {
+				long d = strtol(s, &s, 10);
+
+				CHECK(refcnt_nid_distance(online[i], online[j]) == d,
+				      "distance %d %d", online[i], online[j]);
+			}
+		}
+	}
+	CHECK_ERR(refcnt_cnode_to_nid(-1), EINVAL);
+	CHECK_ERR(refcnt_cnode_to_nid(n), EINVAL);
+	CHECK_ERR(refcnt_nid_to_cnode(-1), EINVAL);
+	CHECK_ERR(refcnt_nid_to_cnode(nid_max + 1), ENOENT);
+	CHECK_ERR(refcnt_nid_cpus(nid_max + 1, got, 1), ENOENT);
+	CHECK_ERR(refcnt_nid_cpus(-5, got, 1), EINVAL);
+	CHECK_ERR(refcnt_nid_cpus(online[0], NULL, 1), EFAULT);
+	CHECK_ERR(refcnt_nid_distance(online[0], nid_max + 7), ENOENT);
+	CHECK_ERR(refcnt_nid_distance(100000, online[0]), ENOENT);
+}
+
+int main(void)
+{
+	char errpath[] = "/tmp/refcnt-unit-stderr.XXXXXX";
+	struct stat st;
+	int errfd, saved;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	/* Everything the library (or libnuma) prints would land here. */
+	errfd = mkstemp(errpath);
+	saved = dup(2);
+	if (errfd < 0 || saved < 0 || dup2(errfd, 2) < 0) {
+		perror("stderr redirection");
+		return 2;
+	}
+	unlink(errpath);
+
+	test_nodes();
+	test_open();
+	test_locate();
+	test_map();
+	test_range();
+	test_pioctl();
+	test_data_range();
+	test_numa();
+
+	fstat(errfd, &st);
+	dup2(saved, 2);
+	CHECK(st.st_size == 0, "%lld bytes printed on stderr", (long long)st.st_size);
+	printf("%s librefcnt unit tests: %d checks, %d failed\n",
+	       failures ? "not ok" : "ok", checks, failures);
+	return failures ? 1 : 0;
+}
