@@ -9,7 +9,9 @@
 #                         any warning fails) into build/v/refcnt.ko
 #   make module KDIR=d    the same against a kernel build directory d
 #   make selftests        static test binaries into build/selftests/
+#   make tools            command-line tools into build/tools/
 #   make checkpatch       checkpatch.pl --strict over kmod/ and uapi/
+#   make bench            reference-path benchmark in a 4-node guest
 #
 # The kselftest harness and checkpatch.pl come from Debian's linux-source-6.1
 # package; they are extracted into build/, never copied into the tree.
@@ -26,9 +28,19 @@ CHECKPATCH := $(BUILD)/linux-source/scripts/checkpatch.pl
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
 MODULE_OUT := $(BUILD)/$(KVER)
 
-.PHONY: all module selftests checkpatch check demo clean
+.PHONY: all module selftests tools checkpatch check demo bench clean
 
-all: selftests
+all: selftests tools
+
+# Command-line tools, static so they run in the test guests as they are.
+TOOLS := refcnt-info
+TOOLS_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(TOP)/uapi
+tools: $(addprefix $(BUILD)/tools/,$(TOOLS))
+
+$(BUILD)/tools/%: tools/src/%.c uapi/linux/refcnt.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $<
 
 # Extract only the few files we use from the kernel source tarball.
 $(BUILD)/linux-source/.stamp: $(LINUX_SOURCE)
@@ -78,6 +90,9 @@ check:
 
 demo:
 	@tools/refcnt-demo
+
+bench:
+	@tools/refcnt-bench
 
 clean:
 	rm -rf $(BUILD)
