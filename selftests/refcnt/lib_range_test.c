@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * librefcnt selftests: the range query in native form.
+ *
+ * One entry per hardware page from vaddr rounded down to the granularity;
+ * written pages are present with their physical address (root), the base
+ * page size and the home cnodeid move_pages(2) reports; untouched pages
+ * are reported not present and stay so (mincore). refcnt_range_entries()
+ * predicts the count; a short buffer is E2BIG, untouched, with the count
+ * needed; bad ranges, flags and pids fail with their errno. Another
+ * process's memory can be queried by root; a caller without privileges,
+ * through a handle opened before dropping them, sees its own memory
+ * without physical addresses and is refused others'.
+ *
+ * SKIPs while the module has no RCB_RANGE_QUERY (ENOTTY).
+ */
+#include <sys/prctl.h>
+
+#include "lib_helpers.h"
+
+#define NPAGES	64
+
+FIXTURE(range) {
+	size_t pg;
+	uint64_t gran;
+	char *mem;
+	struct rcb_page_counters *buf;
+	size_t cap;
+};
+
+FIXTURE_SETUP(range)
+{
+	struct refcnt_node *node;
+	struct rcb_info info;
+	int nid;
+
+	LH_SKIP_WITHOUT_RANGE_QUERY();
+	self->pg = rc_page_size();
+	ASSERT_LT(0, refcnt_nodes(&nid, 1));
+	node = refcnt_node_open(nid, 0);
+	ASSERT_NE(NULL, node);
+	ASSERT_EQ(0, refcnt_node_info(node, &info));
+	refcnt_node_close(node);
+	self->gran = info.rcb_granularity;
+	/* Written: the first half. */
+	self->mem = lh_alloc(NPAGES * self->pg, false);
+	ASSERT_NE(NULL, self->mem);
+	memset(self->mem, 1, NPAGES / 2 * self->pg);
+	self->cap = NPAGES * self->pg / self->gran + 2;
+	self->buf = calloc(self->cap + 1, sizeof(*self->buf));
+	ASSERT_NE(NULL, self->buf);
+}
+
+FIXTURE_TEARDOWN(range)
+{
+	if (self->mem)
+		munmap(self->mem, NPAGES * self->pg);
+	free(self->buf);
+}
+
+TEST_F(range, present_and_not_present)
+{
+	size_t nr = 0, i, per_page = self->pg / self->gran ?: 1;
+	unsigned char vec[NPAGES];
+
+	ASSERT_EQ(0, refcnt_range_query(0, (uintptr_t)self->mem,
+					NPAGES * self->pg, RCB_RANGE_EXTENDED,
+					self->buf, self->cap, &nr))
+		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(NPAGES * self->pg / self->gran, nr);
+	for (i = 0; i < nr; i++) {
+		const struct rcb_page_counters *e = &self->buf[i];
+		size_t page = i * self->gran / self->pg;
+		char *va = self->mem + i * self->gran;
+
+		if (page < NPAGES / 2) {
+			int node = lh_page_node(va);
+
+			ASSERT_TRUE(!!(e->flags & RCB_PAGE_PRESENT)) TH_LOG("entry %zu", i);
+			EXPECT_EQ(0ULL, e->flags & (RCB_PAGE_DENIED | RCB_PAGE_UNCOUNTED |
+						    RCB_PAGE_THP | RCB_PAGE_HUGETLB));
+			EXPECT_EQ(self->pg, e->page_size);
+			EXPECT_NE(0ULL, e->paddr) TH_LOG("root sees physical addresses");
+			EXPECT_EQ(0ULL, e->paddr % self->gran);
+			ASSERT_LE(0, node);
+			EXPECT_EQ(refcnt_nid_to_cnode(node), e->cnodeid)
+				TH_LOG("entry %zu: move_pages says node%d", i, node);
+			/* Hardware pages of one base page share it. */
+			if (per_page > 1 && i % per_page)
+				EXPECT_EQ(self->buf[i - 1].paddr + self->gran, e->paddr);
+		} else {
+			EXPECT_EQ(0ULL, e->flags) TH_LOG("entry %zu", i);
+			EXPECT_EQ(-1, e->cnodeid);
+			EXPECT_EQ(0ULL, e->paddr);
+			EXPECT_EQ(0ULL, e->page_size);
+		}
+	}
+	/* The query faulted nothing in. */
+	ASSERT_EQ(0, mincore(self->mem, NPAGES * self->pg, vec));
+	for (i = NPAGES / 2; i < NPAGES; i++)
+		EXPECT_EQ(0, vec[i] & 1) TH_LOG("page %zu became resident", i);
+}
+
+TEST_F(range, entries_and_rounding)
+{
+	uint64_t va = (uintptr_t)self->mem;
+	size_t nr = 0, want = 0;
+
+	/* One byte before a hardware page boundary and one after. */
+	ASSERT_EQ(0, refcnt_range_entries(va + self->gran - 1, 2, &want));
+	EXPECT_EQ(2U, want);
+	ASSERT_EQ(0, refcnt_range_query(0, va + self->gran - 1, 2, 0, self->buf,
+					self->cap, &nr));
+	EXPECT_EQ(want, nr);
+
+	ASSERT_EQ(0, refcnt_range_entries(va + 100, 3 * self->gran, &want));
+	EXPECT_EQ(4U, want);
+	ASSERT_EQ(0, refcnt_range_query(0, va + 100, 3 * self->gran, 0,
+					self->buf, self->cap, &nr));
+	EXPECT_EQ(want, nr);
+
+	ASSERT_EQ(0, refcnt_range_entries(va, 1, &want));
+	EXPECT_EQ(1U, want);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_entries(va, 0, &want));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_entries(UINT64_MAX - 5, 10, &want));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(range, short_buffer_is_e2big_and_untouched)
+{
+	uint64_t va = (uintptr_t)self->mem;
+	size_t need = 0, nr = 0, i;
+
+	ASSERT_EQ(0, refcnt_range_entries(va + 1, 8 * self->pg, &need));
+	memset(self->buf, 0xa5, self->cap * sizeof(*self->buf));
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(0, va + 1, 8 * self->pg, 0, self->buf,
+					 need - 1, &nr));
+	EXPECT_EQ(E2BIG, errno);
+	EXPECT_EQ(need, nr);
+	for (i = 0; i < self->cap; i++)
+		ASSERT_EQ(0xa5a5a5a5U, self->buf[i].refcnt[0]) TH_LOG("entry %zu", i);
+}
+
+TEST_F(range, bad_arguments)
+{
+	uint64_t va = (uintptr_t)self->mem;
+	size_t nr;
+	pid_t gone;
+
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(0, va, 0, 0, self->buf, self->cap, &nr));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(0, UINT64_MAX - 4095, 8192, 0, self->buf,
+					 self->cap, &nr));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(0, 1ULL << 63, 4096, 0, self->buf,
+					 self->cap, &nr));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(0, va, 4096, ~RCB_RANGE_FLAGS, self->buf,
+					 self->cap, &nr));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(-2, va, 4096, 0, self->buf, self->cap, &nr));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(0, va, 4096, 0, self->buf, self->cap, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(0, va, 4096, 0, (void *)8, self->cap, &nr));
+	EXPECT_EQ(EFAULT, errno);
+
+	gone = fork();
+	ASSERT_LE(0, gone);
+	if (!gone)
+		_exit(0);
+	ASSERT_EQ(gone, waitpid(gone, NULL, 0));
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(gone, va, 4096, 0, self->buf, self->cap, &nr));
+	EXPECT_EQ(ESRCH, errno);
+}
+
+/* Our own pid is the caller, like 0. */
+TEST_F(range, own_pid)
+{
+	size_t nr0 = 0, nr1 = 0, n = 4 * self->pg / self->gran;
+	struct rcb_page_counters *b = self->buf + n;
+
+	ASSERT_LE(2 * n, self->cap);
+	ASSERT_EQ(0, refcnt_range_query(0, (uintptr_t)self->mem, 4 * self->pg, 0,
+					self->buf, n, &nr0));
+	ASSERT_EQ(0, refcnt_range_query(getpid(), (uintptr_t)self->mem,
+					4 * self->pg, 0, b, n, &nr1));
+	EXPECT_EQ(nr0, nr1);
+	EXPECT_EQ(0, memcmp(self->buf, b, n * sizeof(*b)));
+}
+
+/* Root queries a child's memory. */
+TEST_F(range, another_process)
+{
+	int to_parent[2], to_child[2];
+	uint64_t va;
+	size_t nr = 0, i, n = 8 * self->pg / self->gran;
+	pid_t child;
+	char c = 0;
+
+	if (geteuid())
+		SKIP(return, "needs root (CAP_SYS_PTRACE)");
+	ASSERT_EQ(0, pipe(to_parent));
+	ASSERT_EQ(0, pipe(to_child));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		char *m = lh_alloc(8 * self->pg, false);
+
+		memset(m, 7, 4 * self->pg);	/* the first four pages */
+		va = (uintptr_t)m;
+		if (write(to_parent[1], &va, sizeof(va)) != sizeof(va))
+			_exit(1);
+		if (read(to_child[0], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ((ssize_t)sizeof(va), read(to_parent[0], &va, sizeof(va)));
+	EXPECT_EQ(0, refcnt_range_query(child, va, 8 * self->pg, 0, self->buf,
+					self->cap, &nr)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(n, nr);
+	for (i = 0; i < nr; i++)
+		EXPECT_EQ(i < n / 2, !!(self->buf[i].flags & RCB_PAGE_PRESENT))
+			TH_LOG("entry %zu", i);
+	ASSERT_EQ(1, write(to_child[1], &c, 1));
+	ASSERT_EQ(child, waitpid(child, NULL, 0));
+}
+
+/* The same query through a handle. */
+TEST_F(range, handle_query_is_the_same)
+{
+	struct refcnt_node *node;
+	size_t nr0 = 0, nr1 = 0, n = 4 * self->pg / self->gran;
+	struct rcb_page_counters *b = self->buf + n;
+	int nid;
+
+	ASSERT_LT(0, refcnt_nodes(&nid, 1));
+	node = refcnt_node_open(nid, 0);
+	ASSERT_NE(NULL, node);
+	ASSERT_EQ(0, refcnt_range_query(0, (uintptr_t)self->mem, 4 * self->pg,
+					RCB_RANGE_EXTENDED, self->buf, n, &nr0));
+	ASSERT_EQ(0, refcnt_node_range_query(node, 0, (uintptr_t)self->mem,
+					     4 * self->pg, RCB_RANGE_EXTENDED,
+					     b, n, &nr1));
+	EXPECT_EQ(nr0, nr1);
+	EXPECT_EQ(0, memcmp(self->buf, b, n * sizeof(*b)));
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_node_range_query(node, 0, (uintptr_t)self->mem + 1,
+					      n * self->gran, 0, b, n, &nr1));
+	EXPECT_EQ(E2BIG, errno);
+	EXPECT_EQ(n + 1, nr1);
+	refcnt_node_close(node);
+}
+
+/*
+ * A handle opened by root, used after dropping to nobody: own private
+ * memory without physical addresses, other processes refused, and no new
+ * device can be opened.
+ */
+TEST_F(range, unprivileged_caller)
+{
+	struct refcnt_node *node;
+	pid_t child;
+	int nid, status;
+
+	if (geteuid())
+		SKIP(return, "needs root to drop privileges");
+	ASSERT_LT(0, refcnt_nodes(&nid, 1));
+	node = refcnt_node_open(nid, 0);
+	ASSERT_NE(NULL, node);
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		size_t nr = 0, i, n = NPAGES / 2 * self->pg / self->gran;
+		int bad = 0;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		prctl(PR_SET_DUMPABLE, 1);
+		if (refcnt_node_range_query(node, 0, (uintptr_t)self->mem,
+					    NPAGES / 2 * self->pg, 0, self->buf,
+					    self->cap, &nr))
+			_exit(11);
+		if (nr != n)
+			_exit(12);
+		for (i = 0; i < nr; i++) {
+			const struct rcb_page_counters *e = &self->buf[i];
+
+			/* Copy-on-write after fork: present, not shared, ours. */
+			if (!(e->flags & RCB_PAGE_PRESENT) || e->paddr)
+				bad = 1;
+			if (!(e->flags & RCB_PAGE_DENIED) && e->cnodeid < 0)
+				bad = 1;
+		}
+		if (bad)
+			_exit(13);
+		errno = 0;
+		if (!refcnt_node_range_query(node, getppid(), (uintptr_t)self->mem,
+					     self->pg, 0, self->buf, self->cap, &nr) ||
+		    errno != EPERM)
+			_exit(14);
+		errno = 0;
+		if (!refcnt_range_query(0, (uintptr_t)self->mem, self->pg, 0,
+					self->buf, self->cap, &nr) || errno != EACCES)
+			_exit(15);
+		_exit(0);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("child step %d failed (10 setuid, 11 query, 12 count, "
+		       "13 entries, 14 other pid not EPERM, 15 open not EACCES)",
+		       WEXITSTATUS(status));
+	refcnt_node_close(node);
+}
+
+TEST_HARNESS_MAIN
