@@ -28,7 +28,7 @@ CHECKPATCH := $(BUILD)/linux-source/scripts/checkpatch.pl
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
 MODULE_OUT := $(BUILD)/$(KVER)
 
-.PHONY: all module selftests tools checkpatch check demo bench clean
+.PHONY: all module selftests tools checkpatch check demo bench install dkms-check clean
 
 all: selftests tools
 
@@ -93,6 +93,30 @@ demo:
 
 bench:
 	@tools/refcnt-bench
+
+# make install [DESTDIR=] [PREFIX=/usr/local] [KVER=$(uname -r)]: the module
+# (modules_install for KVER), librefcnt with its headers, pkg-config file and
+# man pages, the tools and their man pages, and the udev rule that gives the
+# "refcnt" group read access to /dev/refcnt/nodeN.
+PREFIX ?= /usr/local
+UDEVDIR ?= /lib/udev/rules.d
+install: tools
+	@test -d $(KDIR) || { echo "no kernel build directory $(KDIR): set KVER or KDIR" >&2; exit 1; }
+	$(MAKE) -C kmod KDIR=$(KDIR)
+	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=updates modules_install
+	$(MAKE) -C lib O=$(BUILD)/lib PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) install
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(UDEVDIR)
+	install -m 0755 $(addprefix $(BUILD)/tools/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin/
+	$(if $(wildcard tools/man/*.1),install -m 0644 $(wildcard tools/man/*.1) \
+		$(DESTDIR)$(PREFIX)/share/man/man1/)
+	install -m 0644 packaging/60-refcnt.rules $(DESTDIR)$(UDEVDIR)/
+	@echo "  INSTALLED under $(DESTDIR)$(PREFIX); add the group: groupadd -r refcnt"
+
+# Build kmod/ through DKMS against every guest kernel's headers.
+dkms-check:
+	@tools/refcnt-dkms-check
 
 clean:
 	rm -rf $(BUILD)
