@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt selftests: the event stream of a node device.
+ *
+ * read() returns whole 72-byte struct rcb_event records; a buffer smaller
+ * than one record is EINVAL; O_NONBLOCK with nothing queued is EAGAIN;
+ * poll() says POLLIN when records (or a loss) wait; a blocked reader wakes
+ * up for a new record. Records carry consecutive seq numbers and
+ * CLOCK_MONOTONIC times. The queue is per node and bounded: with
+ * event_queue_len=16 (module reloaded, needs REFCNT_KO) extra events are
+ * dropped and counted, and the reader first gets one RCB_EVENT_LOST record
+ * with their number, then the queued records in order.
+ */
+#include <signal.h>
+
+#include "refcnt_counters.h"
+
+#define U64(x)	((unsigned long long)(x))
+
+/* Fold set k of the node's middle range: exactly one FOLD record. */
+static int fold_one(const struct rc_dev *d, uint64_t k)
+{
+	return rc_inject1(d->fd, rcd_set_paddr(d, rcd_mid_set(d, k)), 0,
+			  d->info.rcb_abs_threshold, RCB_INJECT_SYNC);
+}
+
+FIXTURE(events) {
+	struct rc_dev d;
+	struct rc_nodes mem;
+	int bfd;		/* blocking fd of the same node */
+};
+
+FIXTURE_SETUP(events)
+{
+	self->d.fd = -1;
+	self->bfd = -1;
+	if (rc_ko_path()) {
+		ASSERT_EQ(0, rc_ensure_default());
+	}
+	ASSERT_TRUE(rc_module_loaded()) TH_LOG("refcnt.ko is not loaded");
+	ASSERT_EQ(0, rc_mem_nodes(&self->mem));
+	ASSERT_EQ(0, rcd_open(&self->d, self->mem.id[0]));
+	ASSERT_EQ(0, rcd_restore_thresholds(&self->d));
+	ASSERT_EQ(0, rc_reset(self->d.fd));
+	ASSERT_LE(0, rc_drain(self->d.fd));
+	self->bfd = rc_open_node(self->d.nid, O_RDONLY);
+	ASSERT_LE(0, self->bfd);
+}
+
+FIXTURE_TEARDOWN(events)
+{
+	if (self->bfd >= 0)
+		close(self->bfd);
+	if (self->d.fd >= 0) {
+		EXPECT_EQ(0, rc_reset(self->d.fd));
+		rc_drain(self->d.fd);
+	}
+	rcd_close(&self->d);
+}
+
+/* Whole records only; less than one record is EINVAL. */
+TEST_F(events, whole_records)
+{
+	const struct rc_dev *d = &self->d;
+	unsigned char buf[1000];
+	struct rcb_event *ev = (struct rcb_event *)buf;
+	int k;
+
+	for (k = 0; k < 3; k++)
+		ASSERT_EQ(0, fold_one(d, k));
+	errno = 0;
+	EXPECT_EQ(-1, read(d->fd, buf, 0));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, read(d->fd, buf, 1));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, read(d->fd, buf, RC_EVENT_SIZE - 1));
+	EXPECT_EQ(EINVAL, errno);
+	/* Failed reads took nothing; 143 bytes hold one record. */
+	EXPECT_EQ(RC_EVENT_SIZE, read(d->fd, buf, 2 * RC_EVENT_SIZE - 1));
+	EXPECT_EQ((uint32_t)RCB_EVENT_FOLD, ev[0].type);
+	EXPECT_EQ(rcd_mid_set(d, 0), ev[0].set);
+	EXPECT_EQ(2 * RC_EVENT_SIZE, read(d->fd, buf, sizeof(buf)));
+	EXPECT_EQ(rcd_mid_set(d, 1), ev[0].set);
+	EXPECT_EQ(rcd_mid_set(d, 2), ev[1].set);
+	errno = 0;
+	EXPECT_EQ(-1, read(d->fd, buf, sizeof(buf)));
+	EXPECT_EQ(EAGAIN, errno);
+	/* A small buffer is EINVAL even when nothing is queued. */
+	errno = 0;
+	EXPECT_EQ(-1, read(d->fd, buf, 8));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(events, nonblock_eagain)
+{
+	struct rcb_event ev;
+
+	errno = 0;
+	EXPECT_EQ(-1, read(self->d.fd, &ev, sizeof(ev)));
+	EXPECT_EQ(EAGAIN, errno);
+}
+
+TEST_F(events, poll_ready)
+{
+	const struct rc_dev *d = &self->d;
+	struct pollfd p = { .fd = d->fd, .events = POLLIN | POLLRDNORM };
+
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	ASSERT_EQ(0, fold_one(d, 10));
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_EQ(POLLIN | POLLRDNORM, p.revents);
+	p.fd = self->bfd;
+	EXPECT_EQ(1, poll(&p, 1, 0)) TH_LOG("another fd of the node");
+	EXPECT_EQ(1, rc_drain(d->fd));
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	p.fd = d->fd;
+	EXPECT_EQ(0, poll(&p, 1, 0));
+}
+
+struct later {
+	const struct rc_dev *d;
+	unsigned int delay_ms;
+	uint64_t k;
+	int err;
+};
+
+static void *fold_later(void *arg)
+{
+	struct later *l = arg;
+
+	usleep(l->delay_ms * 1000);
+	l->err = fold_one(l->d, l->k);
+	return NULL;
+}
+
+/* A poll() waiting for records wakes up when one is queued. */
+TEST_F(events, poll_wakes_up)
+{
+	struct later l = { .d = &self->d, .delay_ms = 300, .k = 11 };
+	struct pollfd p = { .fd = self->bfd, .events = POLLIN | POLLRDNORM };
+	uint64_t t0 = rc_now_ns(), dt;
+	pthread_t t;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, fold_later, &l));
+	EXPECT_EQ(1, poll(&p, 1, 20000));
+	dt = rc_now_ns() - t0;
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, l.err);
+	EXPECT_EQ(POLLIN | POLLRDNORM, p.revents);
+	EXPECT_GT(15000000000ULL, dt) TH_LOG("woke up only at the timeout");
+	EXPECT_EQ(1, rc_drain(self->d.fd));
+}
+
+/* A blocking read() waits for a record and returns it. */
+TEST_F(events, blocking_read_wakes_up)
+{
+	struct later l = { .d = &self->d, .delay_ms = 300, .k = 12 };
+	struct rcb_event ev[4];
+	pthread_t t;
+	ssize_t n;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, fold_later, &l));
+	n = read(self->bfd, ev, sizeof(ev));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, l.err);
+	ASSERT_EQ(RC_EVENT_SIZE, n);
+	EXPECT_EQ((uint32_t)RCB_EVENT_FOLD, ev[0].type);
+	EXPECT_EQ(rcd_mid_set(&self->d, 12), ev[0].set);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* A signal interrupts a blocked read() (no SA_RESTART): EINTR. */
+TEST_F(events, blocking_read_interrupted)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct rcb_event ev;
+
+	sigemptyset(&sa.sa_mask);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	if (!fork()) {
+		usleep(300000);
+		kill(getppid(), SIGUSR1);
+		_exit(0);
+	}
+	errno = 0;
+	EXPECT_EQ(-1, read(self->bfd, &ev, sizeof(ev)));
+	EXPECT_EQ(EINTR, errno);
+	wait(NULL);
+}
+
+/* Bad buffers: EFAULT. */
+TEST_F(events, read_efault)
+{
+	const struct rc_dev *d = &self->d;
+	size_t pg = rc_page_size();
+	void *volatile bad = (void *)(uintptr_t)8;
+	void *ro;
+
+	ASSERT_EQ(0, fold_one(d, 13));
+	errno = 0;
+	EXPECT_EQ(-1, read(d->fd, bad, RC_EVENT_SIZE));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, fold_one(d, 14));
+	ro = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(ro != MAP_FAILED);
+	errno = 0;
+	EXPECT_EQ(-1, read(d->fd, ro, RC_EVENT_SIZE));
+	EXPECT_EQ(EFAULT, errno);
+	munmap(ro, pg);
+	/* The device keeps working. */
+	ASSERT_EQ(0, fold_one(d, 15));
+	EXPECT_LE(1, rc_drain(d->fd));
+}
+
+/* Consecutive seq numbers, CLOCK_MONOTONIC times, in the order raised. */
+TEST_F(events, seq_and_time)
+{
+	const struct rc_dev *d = &self->d;
+	struct rcb_event ev[16];
+	uint64_t t0, t1;
+	int k, n;
+
+	t0 = rc_now_ns();
+	for (k = 0; k < 10; k++)
+		ASSERT_EQ(0, fold_one(d, 20 + k));
+	t1 = rc_now_ns();
+	for (n = 0; n < 10; n++)
+		ASSERT_EQ(RC_EVENT_SIZE, read(d->fd, &ev[n], RC_EVENT_SIZE));
+	for (k = 0; k < 10; k++) {
+		EXPECT_EQ(rcd_mid_set(d, 20 + k), ev[k].set);
+		EXPECT_LE(t0, ev[k].time_ns);
+		EXPECT_GE(t1, ev[k].time_ns);
+		if (k) {
+			EXPECT_EQ(ev[k - 1].seq + 1, ev[k].seq);
+			EXPECT_LE(ev[k - 1].time_ns, ev[k].time_ns);
+		}
+	}
+}
+
+/* One queue per node: shared by the node's open files, not by nodes. */
+TEST_F(events, queue_per_node)
+{
+	const struct rc_dev *d = &self->d;
+	struct rc_dev o = { .fd = -1 };
+	struct rcb_event ev;
+
+	ASSERT_EQ(0, fold_one(d, 30));
+	ASSERT_EQ(RC_EVENT_SIZE, read(self->bfd, &ev, sizeof(ev)));
+	errno = 0;
+	EXPECT_EQ(-1, read(d->fd, &ev, sizeof(ev))) TH_LOG("read twice");
+	EXPECT_EQ(EAGAIN, errno);
+	if (self->mem.n < 2)
+		SKIP(return, "one node with memory");
+	ASSERT_EQ(0, rcd_open(&o, self->mem.id[1]));
+	ASSERT_LE(0, rc_drain(o.fd));
+	ASSERT_EQ(0, fold_one(d, 31));
+	errno = 0;
+	EXPECT_EQ(-1, read(o.fd, &ev, sizeof(ev))) TH_LOG("node%d saw node%d's event",
+							 o.nid, d->nid);
+	EXPECT_EQ(EAGAIN, errno);
+	/* Injected through the other node's file, queued on the owner. */
+	ASSERT_EQ(0, rc_inject1(o.fd, rcd_set_paddr(d, rcd_mid_set(d, 32)), 0,
+				d->info.rcb_abs_threshold, RCB_INJECT_SYNC));
+	EXPECT_EQ(0, rc_drain(o.fd));
+	EXPECT_EQ(2, rc_drain(d->fd));
+	rcd_close(&o);
+}
+
+/* ==================================================== queue overflow */
+
+#define SMALL_QUEUE	16
+
+FIXTURE(overflow) {
+	struct rc_dev d;
+	bool skip;
+};
+
+FIXTURE_SETUP(overflow)
+{
+	struct rc_nodes mem;
+
+	self->d.fd = -1;
+	if (!rc_ko_path()) {
+		self->skip = true;
+		return;
+	}
+	ASSERT_EQ(0, rc_reload("event_queue_len=16"));
+	ASSERT_EQ(0, rc_mem_nodes(&mem));
+	ASSERT_EQ(0, rcd_open(&self->d, mem.id[0]));
+}
+
+FIXTURE_TEARDOWN(overflow)
+{
+	rcd_close(&self->d);
+	if (!self->skip) {
+		EXPECT_EQ(0, rc_ensure_default());
+	}
+}
+
+/*
+ * 100 folds, nothing read, a queue of 16: 84 dropped and counted; the
+ * reader gets RCB_EVENT_LOST (count 84) first, then the 16 queued records,
+ * seq 0-15, in order. The seq numbers count the dropped events: the next
+ * event is number 100.
+ */
+TEST_F(overflow, lost_record_first)
+{
+	const struct rc_dev *d = &self->d;
+	struct rcb_event ev[128];
+	struct rc_stats s;
+	uint64_t k;
+	int n, i;
+
+	if (self->skip)
+		SKIP(return, "REFCNT_KO needed to load with event_queue_len=16");
+	for (k = 0; k < 100; k++)
+		ASSERT_EQ(0, fold_one(d, k));
+	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
+	EXPECT_EQ(100ULL - SMALL_QUEUE, s.events_dropped);
+	EXPECT_EQ(100ULL, s.folds);
+
+	n = rc_events(d->fd, ev, 128);
+	ASSERT_EQ(1 + SMALL_QUEUE, n);
+	EXPECT_EQ((uint32_t)RCB_EVENT_LOST, ev[0].type)
+		TH_LOG("first record is %s", rc_event_name(ev[0].type));
+	EXPECT_EQ(100U - SMALL_QUEUE, ev[0].count);
+	EXPECT_EQ(0ULL, ev[0].set);
+	EXPECT_EQ(0ULL, ev[0].paddr);
+	EXPECT_EQ(0U, ev[0].flags);
+	TH_LOG("LOST record seq %llu", U64(ev[0].seq));
+	for (i = 0; i < SMALL_QUEUE; i++) {
+		EXPECT_EQ((uint32_t)RCB_EVENT_FOLD, ev[1 + i].type);
+		EXPECT_EQ((uint64_t)i, ev[1 + i].seq);
+		EXPECT_EQ(rcd_mid_set(d, i), ev[1 + i].set);
+	}
+	ASSERT_EQ(0, rc_events(d->fd, ev, 128));
+
+	ASSERT_EQ(0, fold_one(d, 200));
+	ASSERT_EQ(1, rc_events(d->fd, ev, 128));
+	EXPECT_EQ((uint32_t)RCB_EVENT_FOLD, ev[0].type);
+	EXPECT_EQ(100ULL, ev[0].seq) TH_LOG("seq counts dropped events");
+	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
+	EXPECT_EQ(100ULL - SMALL_QUEUE, s.events_dropped);
+}
+
+/*
+ * The LOST record says how many were dropped since the reader last saw
+ * one: read it alone, drop 5 more, and the next LOST says 5.
+ */
+TEST_F(overflow, lost_counts_since_last_report)
+{
+	const struct rc_dev *d = &self->d;
+	struct pollfd p = { .fd = d->fd, .events = POLLIN };
+	struct rcb_event ev[64];
+	struct rc_stats s;
+	uint64_t k;
+	int n;
+
+	if (self->skip)
+		SKIP(return, "REFCNT_KO needed to load with event_queue_len=16");
+	for (k = 0; k < SMALL_QUEUE + 10; k++)
+		ASSERT_EQ(0, fold_one(d, k));
+	ASSERT_EQ(RC_EVENT_SIZE, read(d->fd, ev, RC_EVENT_SIZE));
+	EXPECT_EQ((uint32_t)RCB_EVENT_LOST, ev[0].type);
+	EXPECT_EQ(10U, ev[0].count);
+	for (k = 0; k < 5; k++)
+		ASSERT_EQ(0, fold_one(d, 100 + k));
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	n = rc_events(d->fd, ev, 64);
+	ASSERT_EQ(1 + SMALL_QUEUE, n);
+	EXPECT_EQ((uint32_t)RCB_EVENT_LOST, ev[0].type);
+	EXPECT_EQ(5U, ev[0].count);
+	EXPECT_EQ(0ULL, ev[1].seq);
+	EXPECT_EQ((uint64_t)SMALL_QUEUE - 1, ev[SMALL_QUEUE].seq);
+	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
+	EXPECT_EQ(15ULL, s.events_dropped);
+}
+
+TEST_HARNESS_MAIN
