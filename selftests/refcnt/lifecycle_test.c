@@ -395,7 +395,7 @@ TEST_F_TIMEOUT(lifecycle, unload_races_with_users, 600)
 			if (!(n & 1))
 				close(fd);
 			/* Leave the parent windows in which it can unload. */
-			usleep(200);
+			usleep(2000);
 		}
 	}
 	self->h.child = pid;
@@ -404,6 +404,7 @@ TEST_F_TIMEOUT(lifecycle, unload_races_with_users, 600)
 
 		if (ret == -EWOULDBLOCK) {
 			busy++;
+			usleep(500);
 			continue;
 		}
 		ASSERT_EQ(0, ret) TH_LOG("attempt %d", i);

@@ -528,6 +528,15 @@ TEST_F(map, buffer_on_own_node)
 				TH_LOG("node%d: buffer page %zu at 0x%llx is not in the node",
 				       node, k, (unsigned long long)pa);
 		}
+		if (bad) {
+			char path[96], mi[4096], *f;
+
+			snprintf(path, sizeof(path),
+				 RC_SYSNODE "/node%d/meminfo", node);
+			if (rc_read_file(path, mi, sizeof(mi)) > 0 &&
+			    (f = strstr(mi, "MemFree:")))
+				TH_LOG("node%d %.*s", node, (int)strcspn(f, "\n"), f);
+		}
 		EXPECT_EQ(0U, bad) TH_LOG("node%d", node);
 		munmap(p, len);
 	}
