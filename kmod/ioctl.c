@@ -222,11 +222,12 @@ static long refcnt_range_query_ioctl(void __user *argp)
 	if (copy_from_user(&q, argp, sizeof(q)))
 		return -EFAULT;
 	err = refcnt_range_query(&q);
-	if (err)
+	if (err && err != -E2BIG)
 		return err;
+	/* E2BIG too: nr_entries then says how many entries the range needs. */
 	if (copy_to_user(argp, &q, sizeof(q)))
 		return -EFAULT;
-	return 0;
+	return err;
 }
 
 /* Synthetic PEBS/IBS samples, through the NMI handler's own code. */

@@ -231,8 +231,10 @@ int refcnt_range_query(struct rcb_range_query *q)
 		return -EINVAL;
 	h = round_down(q->vaddr, refcnt_cfg.granularity);
 	needed = DIV_ROUND_UP(end - h, refcnt_cfg.granularity);
-	if (needed > q->buf_entries)
+	if (needed > q->buf_entries) {
+		q->nr_entries = needed;	/* tell the caller what it takes */
 		return -E2BIG;
+	}
 
 	task = refcnt_query_task(q->pid);
 	if (IS_ERR(task))

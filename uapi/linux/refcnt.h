@@ -278,7 +278,8 @@ struct rcb_page_counters {
  *		CAP_SYS_PTRACE
  * @flags:	RCB_RANGE_*
  * @nr_entries:	out: entries written, one per hardware page of
- *		[vaddr rounded down to the granularity, vaddr + len)
+ *		[vaddr rounded down to the granularity, vaddr + len); on
+ *		E2BIG, the entries the range needs
  *
  * The refcnt(5) PIOCGETSN0REFCNTRS / PIOCGETSN0EXTREFCNTRS. Pages not
  * present are reported so and not faulted in. Without CAP_SYS_ADMIN only
