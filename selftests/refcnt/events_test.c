@@ -272,6 +272,64 @@ TEST_F(events, queue_per_node)
 	rcd_close(&o);
 }
 
+#ifdef RCB_FEED_SAMPLES
+/*
+ * Records say who referenced the page only when the feed knew it: a fold
+ * raised by a sample (RCB_FEED_SAMPLES: pid and address known) carries
+ * RCB_EVENT_F_CONTEXT with the caller's pid and the sample's address; a
+ * later fold of the same set raised by injection (no context) must not
+ * carry that stale context, with or without a reset in between.
+ */
+TEST_F(events, context_only_when_known)
+{
+	const struct rc_dev *d = &self->d;
+	uint64_t set = rcd_mid_set(d, 40);
+	uint32_t abs = d->info.rcb_abs_threshold;
+	struct rcb_sample smp = {
+		.vaddr = 0x7f1234567000ULL + 0x88,
+		.paddr = rcd_set_paddr(d, set) + 0x88,
+		.src_cnodeid = 0,
+		.weight = abs,
+	};
+	struct rcb_feed_samples f = {
+		.samples = (uintptr_t)&smp,
+		.nr_samples = 1,
+	};
+	struct rcb_event ev[4];
+	int n, round;
+
+	if (ioctl(d->fd, RCB_FEED_SAMPLES, &f) && errno == ENOTTY)
+		SKIP(return, "no RCB_FEED_SAMPLES");
+	ASSERT_EQ(1U, f.delivered);
+	ASSERT_EQ(0, rc_sync(d->fd));
+	n = rc_events(d->fd, ev, 4);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ((uint32_t)RCB_EVENT_FOLD, ev[0].type);
+	EXPECT_EQ(set, ev[0].set);
+	EXPECT_EQ((uint32_t)RCB_EVENT_F_CONTEXT, ev[0].flags);
+	EXPECT_EQ(getpid(), ev[0].pid);
+	EXPECT_EQ(smp.vaddr, ev[0].vaddr);
+
+	for (round = 0; round < 2; round++) {
+		if (round) {
+			ASSERT_EQ(0, rc_reset(d->fd));
+			ASSERT_LE(0, rc_drain(d->fd));
+		}
+		ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, set), 0, abs,
+					RCB_INJECT_SYNC));
+		n = rc_events(d->fd, ev, 4);
+		ASSERT_EQ(1, n);
+		EXPECT_EQ(set, ev[0].set);
+		EXPECT_EQ(0U, ev[0].flags)
+			TH_LOG("%s: injected fold carries context pid %d vaddr 0x%llx",
+			       round ? "after RCB_RESET" : "same fold period",
+			       ev[0].pid, U64(ev[0].vaddr));
+		EXPECT_EQ(0, ev[0].pid);
+		EXPECT_EQ(0ULL, ev[0].vaddr);
+	}
+}
+#endif
+
 /* ==================================================== queue overflow */
 
 #define SMALL_QUEUE	16

@@ -334,10 +334,17 @@ static inline bool rc_module_default(void)
 	unsigned long qlen;
 	struct rc_params p;
 
-	return rc_module_loaded() && !rc_read_params(&p) &&
-	       rc_params_equal(&p, &rc_default_params) &&
-	       !rc_read_ulong_param("event_queue_len", &qlen) &&
-	       qlen == RC_DEF_QUEUE_LEN;
+	if (!rc_module_loaded() || rc_read_params(&p) ||
+	    !rc_params_equal(&p, &rc_default_params) ||
+	    rc_read_ulong_param("event_queue_len", &qlen) ||
+	    qlen != RC_DEF_QUEUE_LEN)
+		return false;
+	/* The feeds (when the module has them) are off by default. */
+	if (!rc_read_ulong_param("fault_period", &qlen) && qlen)
+		return false;
+	if (!rc_read_ulong_param("pebs_period", &qlen) && qlen)
+		return false;
+	return true;
 }
 
 /* Unload (retrying while references go away) and load with params. */
