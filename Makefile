@@ -33,14 +33,27 @@ MODULE_OUT := $(BUILD)/$(KVER)
 all: selftests tools
 
 # Command-line tools, static so they run in the test guests as they are.
-TOOLS := refcnt-info
-TOOLS_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(TOP)/uapi
+TOOLS := refcnt-info refcnt-run refcnt-top refcnt-dump demo-workload
+TOOLS_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(TOP)/uapi \
+	-I$(TOP)/lib/include -I$(TOP)/tools/src
+# Linked with librefcnt.a, libnuma and (heatmaps) libpng + zlib, all static.
+TOOLS_LIBREFCNT := $(BUILD)/selftests/lib/librefcnt.a
+TOOLS_LIBS := $(TOOLS_LIBREFCNT) -lnuma -lpng -lz -lm
+TOOLS_COMMON := tools/src/rtools.c tools/src/rtools.h uapi/linux/refcnt.h
 tools: $(addprefix $(BUILD)/tools/,$(TOOLS))
 
-$(BUILD)/tools/%: tools/src/%.c uapi/linux/refcnt.h
+$(BUILD)/tools/%: tools/src/%.c $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $<
+	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $< tools/src/rtools.c $(TOOLS_LIBS)
+
+$(BUILD)/tools/demo-workload: examples/demo-workload.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
+
+$(TOOLS_LIBREFCNT): $(wildcard lib/Makefile lib/librefcnt.map lib/src/*.[ch] lib/include/refcnt/*.h) uapi/linux/refcnt.h
+	@$(MAKE) --no-print-directory -C lib O=$(BUILD)/selftests/lib UAPI_DIR=$(TOP)/uapi static
 
 # Extract only the few files we use from the kernel source tarball.
 $(BUILD)/linux-source/.stamp: $(LINUX_SOURCE)

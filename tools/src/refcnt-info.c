@@ -1,189 +1,464 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt-info: the topology(1) of refcnt. For every node with counters:
- * its cnodeid, counter sets, slots and thresholds, as RCB_INFO_GET and
- * RCB_SLOT_QUERY report them, plus the module's feeds and table memory.
+ * refcnt-info: the topology(1) of refcnt. Every online node with its
+ * cnodeid, CPUs and memory; for every node with counters its rcb_info
+ * (RCB_INFO_GET), slots, table memory and statistics; the module's
+ * parameters, the feeds and their state, and the node distances.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-#include <linux/refcnt.h>
 
-static int json;
+#include "rtools.h"
+
+static const char *const stat_names[] = {
+	"references", "pegged", "saturated", "folds", "migrations",
+	"events_dropped", "refs_dropped", "discarded",
+};
+#define NR_STATS (sizeof(stat_names) / sizeof(stat_names[0]))
+
+static const char *const feed_stats[] = {
+	"samples", "delivered", "unresolved", "dropped",
+};
+
+static const char *const params[] = {
+	"granularity", "premium", "abs_threshold", "diff_threshold",
+	"event_queue_len", "fault_period", "pebs_period",
+};
+#define NR_PARAMS (sizeof(params) / sizeof(params[0]))
+
+struct node {
+	int nid, cnodeid;
+	int nr_cpus;
+	int *cpus;
+	long long mem_total, mem_free;	/* bytes, -1 unknown */
+	int has_dev;
+	struct rcb_info info;
+	int nr_slots;
+	struct rcb_slot *slots;
+	long long table_bytes;
+	long long stats[NR_STATS];
+};
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: refcnt-info [--json] [--help]\n"
-		"Show every node's reference counter buffer: cnodeid, sets,\n"
-		"counters per set, counter width, thresholds, slots, and the\n"
-		"module's feeds and table memory.\n"
-		"Exit status: 0 ok, 1 module not loaded or no permission, 2 usage.\n");
+		"Usage: refcnt-info [--json] [--node N]\n"
+		"\n"
+		"Show what refcnt counts: every online node with its cnodeid, CPUs and\n"
+		"memory; for every node with counters its rcb_info (sets, counters per\n"
+		"set, counter width, thresholds, granularity), slots, table memory and\n"
+		"statistics; the module parameters, the feeds and their state, and the\n"
+		"node distances.\n"
+		"\n"
+		"  -j, --json     one JSON object; each node's \"rcb_info\" has the\n"
+		"                 struct rcb_info field names and values\n"
+		"  -n, --node N   only node N\n"
+		"  -h, --help     this text\n"
+		"\n"
+		"Exit status: 0 ok, 1 error, 2 usage, 3 refcnt module not loaded,\n"
+		"4 permission denied (the devices are root's and the refcnt group's).\n");
 }
 
-static long read_sysfs(const char *path)
+/* "0-3,8" from a sorted list. */
+static void cpulist(const int *cpus, int n, char *buf, size_t size)
 {
-	char buf[64];
-	long v = -1;
-	FILE *f = fopen(path, "r");
+	size_t len = 0;
+	int i, j;
 
-	if (f && fgets(buf, sizeof(buf), f))
-		v = strtol(buf, NULL, 0);
-	if (f)
-		fclose(f);
-	return v;
+	buf[0] = '\0';
+	for (i = 0; i < n && len < size; i = j + 1) {
+		for (j = i; j + 1 < n && cpus[j + 1] == cpus[j] + 1; j++)
+			;
+		if (j == i)
+			len += snprintf(buf + len, size - len, "%s%d",
+					len ? "," : "", cpus[i]);
+		else
+			len += snprintf(buf + len, size - len, "%s%d-%d",
+					len ? "," : "", cpus[i], cpus[j]);
+	}
+	if (!n)
+		snprintf(buf, size, "-");
 }
 
-static int node_ids(int *ids, int max)
+static void node_meminfo(struct node *nd)
 {
-	DIR *d = opendir("/dev/refcnt");
-	struct dirent *de;
-	int n = 0, i, j;
+	char path[96], line[256];
+	FILE *f;
 
-	if (!d)
-		return -1;
-	while ((de = readdir(d)) && n < max)
-		if (!strncmp(de->d_name, "node", 4))
-			ids[n++] = atoi(de->d_name + 4);
-	closedir(d);
-	for (i = 1; i < n; i++)	/* few nodes: insertion sort */
-		for (j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
-			int t = ids[j];
+	nd->mem_total = nd->mem_free = -1;
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
+		 nd->nid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		long long kb;
+		char key[64];
 
-			ids[j] = ids[j - 1];
-			ids[j - 1] = t;
-		}
-	return n;
+		/* "Node 0 MemTotal:       524288 kB" */
+		if (sscanf(line, "Node %*d %63[^:]: %lld", key, &kb) != 2)
+			continue;
+		if (!strcmp(key, "MemTotal"))
+			nd->mem_total = kb * 1024;
+		else if (!strcmp(key, "MemFree"))
+			nd->mem_free = kb * 1024;
+	}
+	fclose(f);
 }
 
-static int show_node(int nid, int first)
+static int node_load(struct node *nd, const int *dev_nids, int nr_dev)
 {
-	struct rcb_slot_query q = { 0 };
-	struct rcb_slot *slots;
-	struct rcb_info info;
-	char path[64];
+	struct refcnt_node *rn;
+	char path[128], what[64];
 	unsigned int i;
-	long bytes;
-	int fd;
+	int n, k;
 
-	snprintf(path, sizeof(path), "/dev/refcnt/node%d", nid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0) {
-		fprintf(stderr, "refcnt-info: %s: %s%s\n", path, strerror(errno),
-			errno == EACCES ? " (the devices are root's, or the refcnt group's)" : "");
-		return -1;
+	n = refcnt_nid_cpus(nd->nid, NULL, 0);
+	if (n > 0) {
+		nd->cpus = calloc(n, sizeof(int));
+		if (nd->cpus)
+			nd->nr_cpus = refcnt_nid_cpus(nd->nid, nd->cpus, n);
+		if (nd->nr_cpus > n)
+			nd->nr_cpus = n;
 	}
-	if (ioctl(fd, RCB_INFO_GET, &info) || ioctl(fd, RCB_SLOT_QUERY, &q)) {
-		fprintf(stderr, "refcnt-info: %s: %s\n", path, strerror(errno));
-		close(fd);
-		return -1;
+	node_meminfo(nd);
+	for (k = 0; k < nr_dev; k++)
+		if (dev_nids[k] == nd->nid)
+			break;
+	if (k == nr_dev)
+		return 0;
+	snprintf(what, sizeof(what), REFCNT_DEV_DIR "/node%d", nd->nid);
+	rn = refcnt_node_open(nd->nid, 0);
+	if (!rn)
+		return rt_dev_error(errno, what);
+	if (refcnt_node_info(rn, &nd->info)) {
+		int err = errno;
+
+		refcnt_node_close(rn);
+		return rt_dev_error(err, what);
 	}
-	slots = calloc(q.num_slots, sizeof(*slots));
-	q.slots = (unsigned long)slots;
-	if (!slots || ioctl(fd, RCB_SLOT_QUERY, &q)) {
-		fprintf(stderr, "refcnt-info: %s: %s\n", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	close(fd);
+	nd->has_dev = 1;
+	n = refcnt_node_slots(rn, NULL, 0);
+	nd->slots = calloc(n > 0 ? n : 1, sizeof(*nd->slots));
+	if (n > 0 && nd->slots)
+		nd->nr_slots = refcnt_node_slots(rn, nd->slots, n);
+	if (nd->nr_slots > n)
+		nd->nr_slots = n;
+	refcnt_node_close(rn);
 	snprintf(path, sizeof(path),
-		 "/sys/class/misc/refcnt-node%d/stats/table_bytes", nid);
-	bytes = read_sysfs(path);
-
-	if (json) {
-		printf("%s    {\"node\": %d, \"cnodeid\": %u, \"len\": %llu, \"sets\": %llu, "
-		       "\"counters_per_set\": %u, \"nodes_per_counter\": %u, "
-		       "\"counter_size\": %u, \"base_pages\": %llu, \"base_page_size\": %u, "
-		       "\"base_paddr\": %llu, \"granularity\": %u, \"hw_counter_bits\": %u, "
-		       "\"hw_counter_max\": %u, \"abs_threshold\": %u, "
-		       "\"diff_threshold\": %u, \"table_bytes\": %ld, \"slots\": [",
-		       first ? "" : ",\n", nid, info.rcb_cnodeid,
-		       (unsigned long long)info.rcb_len,
-		       (unsigned long long)info.rcb_sw_sets,
-		       info.rcb_sw_counters_per_set, info.rcb_nodes_per_counter,
-		       info.rcb_sw_counter_size,
-		       (unsigned long long)info.rcb_base_pages,
-		       info.rcb_base_page_size,
-		       (unsigned long long)info.rcb_base_paddr,
-		       info.rcb_granularity, info.rcb_hw_counter_bits,
-		       info.rcb_hw_counter_max, info.rcb_abs_threshold,
-		       info.rcb_diff_threshold, bytes);
-		for (i = 0; i < q.num_slots; i++)
-			printf("%s{\"base\": %llu, \"size\": %llu}", i ? ", " : "",
-			       (unsigned long long)slots[i].base,
-			       (unsigned long long)slots[i].size);
-		printf("]}");
-	} else {
-		printf("node %d  cnodeid %u  %llu MiB in %u slot%s\n", nid,
-		       info.rcb_cnodeid,
-		       (unsigned long long)info.rcb_base_pages *
-		       info.rcb_base_page_size >> 20,
-		       info.rcb_num_slots, info.rcb_num_slots == 1 ? "" : "s");
-		printf("  sets %llu of %u bytes, %u counters per set (%u node%s each), buffer %llu bytes\n",
-		       (unsigned long long)info.rcb_sw_sets, info.rcb_granularity,
-		       info.rcb_sw_counters_per_set, info.rcb_nodes_per_counter,
-		       info.rcb_nodes_per_counter == 1 ? "" : "s",
-		       (unsigned long long)info.rcb_len);
-		printf("  hardware counters %u bits (max %u), absolute threshold %u, differential %u%s\n",
-		       info.rcb_hw_counter_bits, info.rcb_hw_counter_max,
-		       info.rcb_abs_threshold, info.rcb_diff_threshold,
-		       info.rcb_diff_threshold ? "" : " (off)");
-		printf("  table memory in use %ld bytes\n", bytes);
-		for (i = 0; i < q.num_slots; i++)
-			printf("  slot %u  0x%012llx-0x%012llx  %llu MiB\n", i,
-			       (unsigned long long)slots[i].base,
-			       (unsigned long long)(slots[i].base + slots[i].size),
-			       (unsigned long long)slots[i].size >> 20);
+		 "/sys/class/misc/refcnt-node%d/stats/table_bytes", nd->nid);
+	nd->table_bytes = rt_read_ll(path, -1);
+	for (i = 0; i < NR_STATS; i++) {
+		snprintf(path, sizeof(path),
+			 "/sys/class/misc/refcnt-node%d/stats/%s", nd->nid,
+			 stat_names[i]);
+		nd->stats[i] = rt_read_ll(path, -1);
 	}
-	free(slots);
 	return 0;
+}
+
+static long long feed_stat(const char *feed, const char *stat)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/kernel/refcnt/%s_%s", feed, stat);
+	return rt_read_ll(path, -1);
+}
+
+static long long param(const char *name)
+{
+	char path[96], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/module/refcnt/parameters/%s", name);
+	if (rt_read_line(path, buf, sizeof(buf)))
+		return -1;
+	if (buf[0] == 'Y')	/* bool parameters */
+		return 1;
+	if (buf[0] == 'N')
+		return 0;
+	return strtoll(buf, NULL, 0);
+}
+
+static void json_info(const struct rcb_info *in)
+{
+	printf("{\"rcb_len\": %llu, \"rcb_sw_sets\": %llu, "
+	       "\"rcb_base_pages\": %llu, \"rcb_base_paddr\": %llu, "
+	       "\"rcb_sw_counters_per_set\": %u, \"rcb_sw_counter_size\": %u, "
+	       "\"rcb_base_page_size\": %u, \"rcb_cnodeid\": %u, "
+	       "\"rcb_granularity\": %u, \"rcb_hw_counter_max\": %u, "
+	       "\"rcb_diff_threshold\": %u, \"rcb_abs_threshold\": %u, "
+	       "\"rcb_num_slots\": %u, \"rcb_nodeid\": %u, "
+	       "\"rcb_num_cnodes\": %u, \"rcb_hw_counter_bits\": %u, "
+	       "\"rcb_nodes_per_counter\": %u, \"rcb_flags\": %u}",
+	       (unsigned long long)in->rcb_len,
+	       (unsigned long long)in->rcb_sw_sets,
+	       (unsigned long long)in->rcb_base_pages,
+	       (unsigned long long)in->rcb_base_paddr,
+	       in->rcb_sw_counters_per_set, in->rcb_sw_counter_size,
+	       in->rcb_base_page_size, in->rcb_cnodeid, in->rcb_granularity,
+	       in->rcb_hw_counter_max, in->rcb_diff_threshold,
+	       in->rcb_abs_threshold, in->rcb_num_slots, in->rcb_nodeid,
+	       in->rcb_num_cnodes, in->rcb_hw_counter_bits,
+	       in->rcb_nodes_per_counter, in->rcb_flags);
+}
+
+static void show_json(struct node *nodes, int n, int all_nodes)
+{
+	long long fault = param("fault_period"), pebs = param("pebs_period");
+	long long total_table = 0;
+	const char *feeds[2] = { "fault", "pebs" };
+	char buf[1024];
+	unsigned int i, k;
+	int j, c;
+
+	printf("{\n  \"module\": {\"loaded\": true, \"parameters\": {");
+	for (i = 0; i < NR_PARAMS; i++)
+		printf("%s\"%s\": %lld", i ? ", " : "", params[i], param(params[i]));
+	printf("}},\n  \"feeds\": {");
+	for (i = 0; i < 2; i++) {
+		long long period = i ? pebs : fault;
+
+		printf("%s\"%s\": {\"period\": %lld, \"state\": \"%s\"", i ? ", " : "",
+		       feeds[i], period, period > 0 ? "on" : "off");
+		for (k = 0; k < 4; k++)
+			printf(", \"%s\": %lld", feed_stats[k],
+			       feed_stat(feeds[i], feed_stats[k]));
+		printf("}");
+	}
+	printf("},\n  \"numa_balancing\": %lld,\n",
+	       rt_read_ll("/proc/sys/kernel/numa_balancing", -1));
+	printf("  \"nr_cnodes\": %d,\n  \"nodes\": [\n", refcnt_num_cnodes());
+	for (j = 0; j < n; j++) {
+		struct node *nd = &nodes[j];
+
+		cpulist(nd->cpus, nd->nr_cpus, buf, sizeof(buf));
+		printf("    {\"node\": %d, \"cnodeid\": %d, \"cpus\": [", nd->nid,
+		       nd->cnodeid);
+		for (c = 0; c < nd->nr_cpus; c++)
+			printf("%s%d", c ? ", " : "", nd->cpus[c]);
+		printf("], \"cpulist\": ");
+		rt_json_str(stdout, nd->nr_cpus ? buf : "");
+		printf(", \"mem_total\": %lld, \"mem_free\": %lld, \"device\": ",
+		       nd->mem_total, nd->mem_free);
+		if (!nd->has_dev) {
+			printf("null}%s\n", j + 1 < n ? "," : "");
+			continue;
+		}
+		printf("\"" REFCNT_DEV_DIR "/node%d\",\n     \"rcb_info\": ", nd->nid);
+		json_info(&nd->info);
+		printf(",\n     \"slots\": [");
+		for (c = 0; c < nd->nr_slots; c++)
+			printf("%s{\"base\": %llu, \"size\": %llu}", c ? ", " : "",
+			       (unsigned long long)nd->slots[c].base,
+			       (unsigned long long)nd->slots[c].size);
+		printf("],\n     \"table_bytes\": %lld, \"stats\": {",
+		       nd->table_bytes);
+		if (nd->table_bytes > 0)
+			total_table += nd->table_bytes;
+		for (i = 0; i < NR_STATS; i++)
+			printf("%s\"%s\": %lld", i ? ", " : "", stat_names[i],
+			       nd->stats[i]);
+		printf("}}%s\n", j + 1 < n ? "," : "");
+	}
+	printf("  ],\n  \"table_bytes\": %lld,\n  \"distances\": ", total_table);
+	if (!all_nodes) {
+		printf("null\n}\n");
+		return;
+	}
+	printf("[");
+	for (j = 0; j < n; j++) {
+		printf("%s[", j ? ", " : "");
+		for (c = 0; c < n; c++)
+			printf("%s%d", c ? ", " : "",
+			       refcnt_nid_distance(nodes[j].nid, nodes[c].nid));
+		printf("]");
+	}
+	printf("]\n}\n");
+}
+
+static void show_text(struct node *nodes, int n, int all_nodes)
+{
+	long long fault = param("fault_period"), pebs = param("pebs_period");
+	long long nb = rt_read_ll("/proc/sys/kernel/numa_balancing", -1);
+	const struct rcb_info *any = NULL;
+	long long total_table = 0;
+	char buf[1024], h1[16], h2[16];
+	int j, c;
+	unsigned int i;
+
+	for (j = 0; j < n; j++)
+		if (nodes[j].has_dev) {
+			any = &nodes[j].info;
+			break;
+		}
+	printf("refcnt: %d online node%s (cnodeids 0-%d)", refcnt_num_cnodes(),
+	       refcnt_num_cnodes() == 1 ? "" : "s", refcnt_num_cnodes() - 1);
+	if (any)
+		printf(", %u counter%s per set (%u node%s each), %u-bit hardware counters (max 0x%x), hardware page %u bytes",
+		       any->rcb_sw_counters_per_set,
+		       any->rcb_sw_counters_per_set == 1 ? "" : "s",
+		       any->rcb_nodes_per_counter,
+		       any->rcb_nodes_per_counter == 1 ? "" : "s",
+		       any->rcb_hw_counter_bits, any->rcb_hw_counter_max,
+		       any->rcb_granularity);
+	printf("\nfeeds: page faults %s", fault > 0 ? "on" : "off");
+	if (fault > 0)
+		printf(" (every %lld%s fault; %lld samples, %lld delivered, %lld unresolved, %lld dropped)",
+		       fault, fault == 1 ? "st" : "th",
+		       feed_stat("fault", "samples"), feed_stat("fault", "delivered"),
+		       feed_stat("fault", "unresolved"), feed_stat("fault", "dropped"));
+	printf(", PEBS/IBS %s", pebs > 0 ? "on" : "off");
+	if (pebs > 0)
+		printf(" (period %lld; %lld samples, %lld delivered)", pebs,
+		       feed_stat("pebs", "samples"), feed_stat("pebs", "delivered"));
+	printf("; NUMA balancing %s\n",
+	       nb < 0 ? "unknown" : nb == 0 ? "off (hinting faults off)" :
+	       "on (hinting faults feed the fault feed)");
+	printf("\n%-5s %-5s %-10s %8s %8s  %-18s %9s %5s %8s\n", "node", "cnode",
+	       "cpus", "memory", "free", "device", "sets", "slots", "table");
+	for (j = 0; j < n; j++) {
+		struct node *nd = &nodes[j];
+
+		cpulist(nd->cpus, nd->nr_cpus, buf, sizeof(buf));
+		printf("%-5d %-5d %-10s %8s %8s  ", nd->nid, nd->cnodeid, buf,
+		       nd->mem_total >= 0 ? rt_human(nd->mem_total, h1, sizeof(h1)) : "?",
+		       nd->mem_free >= 0 ? rt_human(nd->mem_free, h2, sizeof(h2)) : "?");
+		if (!nd->has_dev) {
+			printf("%-18s %9s %5s %8s\n", "- (no memory)", "-", "-", "-");
+			continue;
+		}
+		snprintf(buf, sizeof(buf), REFCNT_DEV_DIR "/node%d", nd->nid);
+		printf("%-18s %9llu %5u %8s\n", buf,
+		       (unsigned long long)nd->info.rcb_sw_sets,
+		       nd->info.rcb_num_slots,
+		       nd->table_bytes >= 0 ?
+		       rt_human(nd->table_bytes, h1, sizeof(h1)) : "?");
+		if (nd->table_bytes > 0)
+			total_table += nd->table_bytes;
+	}
+	for (j = 0; j < n; j++) {
+		struct node *nd = &nodes[j];
+		const struct rcb_info *in = &nd->info;
+
+		if (!nd->has_dev)
+			continue;
+		printf("\nnode %d (cnodeid %u)\n", nd->nid, in->rcb_cnodeid);
+		printf("  sets %llu, one per %u-byte hardware page; %u counters x %u bytes per set; buffer %llu bytes (%s, mmap)\n",
+		       (unsigned long long)in->rcb_sw_sets, in->rcb_granularity,
+		       in->rcb_sw_counters_per_set, in->rcb_sw_counter_size,
+		       (unsigned long long)in->rcb_len,
+		       rt_human(in->rcb_len, h1, sizeof(h1)));
+		printf("  base pages %llu of %u bytes from paddr 0x%llx\n",
+		       (unsigned long long)in->rcb_base_pages,
+		       in->rcb_base_page_size,
+		       (unsigned long long)in->rcb_base_paddr);
+		printf("  hardware counters %u bits (max 0x%x); absolute threshold %u; differential threshold %u%s\n",
+		       in->rcb_hw_counter_bits, in->rcb_hw_counter_max,
+		       in->rcb_abs_threshold, in->rcb_diff_threshold,
+		       in->rcb_diff_threshold ? "" : " (off)");
+		printf("  table memory in use %lld bytes\n", nd->table_bytes);
+		for (c = 0; c < nd->nr_slots; c++)
+			printf("  slot %d  0x%012llx-0x%012llx  %s\n", c,
+			       (unsigned long long)nd->slots[c].base,
+			       (unsigned long long)(nd->slots[c].base +
+						    nd->slots[c].size),
+			       rt_human(nd->slots[c].size, h1, sizeof(h1)));
+		printf("  stats:");
+		for (i = 0; i < NR_STATS; i++)
+			printf(" %s %lld", stat_names[i], nd->stats[i]);
+		printf("\n");
+	}
+	printf("\ntable memory in use, all nodes: %lld bytes (%s)\n", total_table,
+	       rt_human(total_table, h1, sizeof(h1)));
+	if (!all_nodes || n < 2)
+		return;
+	printf("\nnode distances:\nnode ");
+	for (c = 0; c < n; c++)
+		printf(" %3d", nodes[c].nid);
+	printf("\n");
+	for (j = 0; j < n; j++) {
+		printf("%4d:", nodes[j].nid);
+		for (c = 0; c < n; c++)
+			printf(" %3d", refcnt_nid_distance(nodes[j].nid,
+							   nodes[c].nid));
+		printf("\n");
+	}
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "node", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int ids[1024], n, i, c, err = 0;
-	long fault, pebs;
+	int json = 0, only = -1, nr_dev, nr, j, c, rc = 0;
+	struct node *nodes;
+	int *dev_nids;
+	char *end;
 
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+	rt_prog = "refcnt-info";
+	while ((c = getopt_long(argc, argv, "jn:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
+			break;
+		case 'n':
+			only = strtol(optarg, &end, 10);
+			if (*end || only < 0) {
+				rt_err("--node %s: not a node number", optarg);
+				return RT_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			usage(stdout);
 			return 0;
 		default:
 			usage(stderr);
-			return 2;
+			return RT_EXIT_USAGE;
 		}
 	}
-	n = node_ids(ids, 1024);
-	if (n <= 0) {
-		fprintf(stderr, "refcnt-info: no /dev/refcnt/node*: is the refcnt module loaded? (modprobe refcnt)\n");
-		return 1;
+	if (optind < argc) {
+		rt_err("unexpected argument '%s'", argv[optind]);
+		usage(stderr);
+		return RT_EXIT_USAGE;
 	}
-	fault = read_sysfs("/sys/module/refcnt/parameters/fault_period");
-	pebs = read_sysfs("/sys/module/refcnt/parameters/pebs_period");
+	nr_dev = rt_node_ids(&dev_nids);
+	if (nr_dev < 0)
+		return -nr_dev;
+	nr = refcnt_num_cnodes();
+	if (nr <= 0) {
+		rt_err("cannot read the online nodes (/sys/devices/system/node/online)");
+		return RT_EXIT_FAIL;
+	}
+	nodes = calloc(nr, sizeof(*nodes));
+	if (!nodes) {
+		rt_err("out of memory");
+		return RT_EXIT_FAIL;
+	}
+	for (j = c = 0; j < nr; j++) {
+		int nid = refcnt_cnode_to_nid(j);
+
+		if (nid < 0 || (only >= 0 && nid != only))
+			continue;
+		nodes[c].nid = nid;
+		nodes[c].cnodeid = j;
+		rc = node_load(&nodes[c], dev_nids, nr_dev);
+		if (rc)
+			return rc;
+		c++;
+	}
+	if (!c) {
+		rt_err("--node %d: no such online node", only);
+		return RT_EXIT_USAGE;
+	}
 	if (json)
-		printf("{\"fault_period\": %ld, \"pebs_period\": %ld, \"nodes\": [\n",
-		       fault, pebs);
+		show_json(nodes, c, only < 0);
 	else
-		printf("feeds: page faults %s (period %ld), PEBS/IBS %s (period %ld)\n",
-		       fault > 0 ? "on" : "off", fault, pebs > 0 ? "on" : "off", pebs);
-	for (i = 0; i < n; i++)
-		err |= show_node(ids[i], i == 0);
-	if (json)
-		printf("\n]}\n");
-	return err ? 1 : 0;
+		show_text(nodes, c, only < 0);
+	return fflush(stdout) ? RT_EXIT_FAIL : 0;
 }

@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt-dump: the counter tables, all or a physical range, as CSV or
+ * JSON (one line per counter set), and heatmaps: physical address ranges x
+ * accessing node, colour = references, as SVG or PNG.
+ *
+ * Counts are read with RCB_SETS_READ: references a set's counters show =
+ * extended + hardware counter (the mmap'ed table has the extended ones
+ * only, which lag by up to the hardware maximum); references lost to
+ * pegging are given apart.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "rtools.h"
+
+/* Sets per RCB_SETS_READ. */
+#define CHUNK	16384
+
+static struct {
+	int format;		/* 'c' CSV, 'j' JSON, 0 none */
+	int all;
+	int split;
+	int node;		/* -1: all */
+	int has_range;
+	uint64_t start, end;
+	const char *output;
+	const char *heatmap;
+	int width, height, rows;
+	int skip_empty;
+} opt = { .node = -1, .width = 1000, .height = 700, .rows = 48 };
+
+struct node {
+	int nid;
+	struct refcnt_node *h;
+	struct rcb_info info;
+	struct rcb_slot *slots;
+	int nr_slots;
+	uint64_t first, last;		/* selected sets [first, last) */
+	uint64_t *set_total;		/* heatmap: references per set */
+	uint64_t *set_refs;		/* heatmap: per set and counter */
+};
+
+static struct rt_counters ctr;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: refcnt-dump [--csv | --json] [OPTIONS]\n"
+		"       refcnt-dump --heatmap FILE.svg|FILE.png [OPTIONS]\n"
+		"\n"
+		"Dump the reference counter tables, one line per counter set (set, paddr,\n"
+		"node, cnodeid, references, references by accessing node, lost), and/or\n"
+		"draw a heatmap of physical address ranges x accessing node.\n"
+		"References = extended + hardware counter; sets without any are left\n"
+		"out unless --all.\n"
+		"\n"
+		"  -c, --csv              CSV (the default without --heatmap)\n"
+		"  -j, --json             JSON\n"
+		"  -r, --range START-END  only this physical range (also START+LEN;\n"
+		"                         numbers in hex with 0x or with K, M, G)\n"
+		"  -n, --node N           only node N's table\n"
+		"  -a, --all              also sets without references\n"
+		"  -s, --split            also the extended, hardware and lost counts of\n"
+		"                         every counter\n"
+		"  -o, --output FILE      write the dump to FILE (default stdout)\n"
+		"  -H, --heatmap FILE     draw a heatmap into FILE (.svg or .png)\n"
+		"      --rows N           address ranges in the heatmap (default 48)\n"
+		"      --width W          heatmap width in pixels (default 1000)\n"
+		"      --height H         heatmap height in pixels (default 700)\n"
+		"  -e, --skip-empty       leave address ranges without references out of\n"
+		"                         the heatmap (and make them finer)\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"Exit status: 0 ok, 1 error, 2 usage, 3 refcnt module not loaded,\n"
+		"4 permission denied.\n");
+}
+
+static uint64_t set_paddr(const struct node *n, uint64_t set)
+{
+	uint64_t gran = n->info.rcb_granularity;
+	int i;
+
+	for (i = 0; i < n->nr_slots; i++) {
+		uint64_t sets = n->slots[i].size / gran;
+
+		if (set < sets)
+			return n->slots[i].base + set * gran;
+		set -= sets;
+	}
+	return 0;
+}
+
+/* Sets of [start, end) in node n: [*first, *last) (may be empty). */
+static void range_sets(const struct node *n, uint64_t start, uint64_t end,
+		       uint64_t *first, uint64_t *last)
+{
+	uint64_t gran = n->info.rcb_granularity, base = 0;
+	int i, found = 0;
+
+	*first = *last = 0;
+	for (i = 0; i < n->nr_slots; i++) {
+		const struct rcb_slot *s = &n->slots[i];
+		uint64_t sets = s->size / gran, a, b;
+
+		if (start < s->base + s->size && end > s->base) {
+			a = start > s->base ? (start - s->base) / gran : 0;
+			b = end < s->base + s->size ?
+			    (end - s->base + gran - 1) / gran : sets;
+			if (!found)
+				*first = base + a;
+			*last = base + b;
+			found = 1;
+		}
+		base += sets;
+	}
+}
+
+static void csv_header(FILE *f)
+{
+	int c;
+
+	fprintf(f, "set,paddr,node,cnodeid,refs");
+	for (c = 0; c < ctr.nr; c++)
+		fprintf(f, ",n%s", ctr.label[c]);
+	fprintf(f, ",lost");
+	if (opt.split) {
+		for (c = 0; c < ctr.nr; c++)
+			fprintf(f, ",ext_n%s", ctr.label[c]);
+		for (c = 0; c < ctr.nr; c++)
+			fprintf(f, ",hw_n%s", ctr.label[c]);
+		for (c = 0; c < ctr.nr; c++)
+			fprintf(f, ",lost_n%s", ctr.label[c]);
+	}
+	fprintf(f, "\n");
+}
+
+static void json_array(FILE *f, const char *key, const uint32_t *v, int n,
+		       const uint32_t *plus)
+{
+	int c;
+
+	fprintf(f, ", \"%s\": [", key);
+	for (c = 0; c < n; c++)
+		fprintf(f, "%s%llu", c ? ", " : "",
+			(unsigned long long)v[c] + (plus ? plus[c] : 0));
+	fprintf(f, "]");
+}
+
+/* Read node n's selected sets: dump them and fill the heatmap arrays. */
+static int dump_node(FILE *f, struct node *n, int *first_json)
+{
+	const int cps = n->info.rcb_sw_counters_per_set;
+	uint32_t *hw, *ext, *lost;
+	uint64_t set;
+	int first_set_json = 1;
+	char what[96];
+
+	hw = calloc((size_t)CHUNK * cps, sizeof(uint32_t));
+	ext = calloc((size_t)CHUNK * cps, sizeof(uint32_t));
+	lost = calloc((size_t)CHUNK * cps, sizeof(uint32_t));
+	if (!hw || !ext || !lost) {
+		rt_err("out of memory");
+		return RT_EXIT_FAIL;
+	}
+	if (f && opt.format == 'j')
+		fprintf(f, "%s    {\"node\": %d, \"cnodeid\": %u, \"granularity\": %u, \"sets\": [",
+			*first_json ? "" : ",\n", n->nid, n->info.rcb_cnodeid,
+			n->info.rcb_granularity);
+	*first_json = 0;
+	for (set = n->first; set < n->last; set += CHUNK) {
+		uint64_t cnt = n->last - set < CHUNK ? n->last - set : CHUNK, i;
+
+		if (refcnt_node_read_sets(n->h, set, cnt, hw, ext, lost)) {
+			snprintf(what, sizeof(what), "RCB_SETS_READ on " REFCNT_DEV_DIR "/node%d",
+				 n->nid);
+			free(hw);
+			free(ext);
+			free(lost);
+			return rt_dev_error(errno, what);
+		}
+		for (i = 0; i < cnt; i++) {
+			const uint32_t *h = hw + i * cps, *e = ext + i * cps;
+			const uint32_t *l = lost + i * cps;
+			uint64_t refs = 0, lsum = 0;
+			int c;
+
+			for (c = 0; c < cps; c++) {
+				refs += (uint64_t)h[c] + e[c];
+				lsum += l[c];
+			}
+			if (n->set_total) {
+				n->set_total[set + i - n->first] = refs;
+				for (c = 0; c < cps; c++)
+					n->set_refs[(set + i - n->first) * cps + c] =
+						(uint64_t)h[c] + e[c];
+			}
+			if (!f || (!opt.all && !refs && !lsum))
+				continue;
+			if (opt.format == 'c') {
+				fprintf(f, "%llu,0x%llx,%d,%u,%llu",
+					(unsigned long long)(set + i),
+					(unsigned long long)set_paddr(n, set + i),
+					n->nid, n->info.rcb_cnodeid,
+					(unsigned long long)refs);
+				for (c = 0; c < cps; c++)
+					fprintf(f, ",%llu", (unsigned long long)h[c] + e[c]);
+				fprintf(f, ",%llu", (unsigned long long)lsum);
+				if (opt.split) {
+					for (c = 0; c < cps; c++)
+						fprintf(f, ",%u", e[c]);
+					for (c = 0; c < cps; c++)
+						fprintf(f, ",%u", h[c]);
+					for (c = 0; c < cps; c++)
+						fprintf(f, ",%u", l[c]);
+				}
+				fprintf(f, "\n");
+			} else {
+				fprintf(f, "%s\n      {\"set\": %llu, \"paddr\": %llu, \"refs\": %llu",
+					first_set_json ? "" : ",",
+					(unsigned long long)(set + i),
+					(unsigned long long)set_paddr(n, set + i),
+					(unsigned long long)refs);
+				first_set_json = 0;
+				json_array(f, "by_node", h, cps, e);
+				fprintf(f, ", \"lost\": %llu", (unsigned long long)lsum);
+				if (opt.split) {
+					json_array(f, "ext", e, cps, NULL);
+					json_array(f, "hw", h, cps, NULL);
+					json_array(f, "lost_by_node", l, cps, NULL);
+				}
+				fprintf(f, "}");
+			}
+		}
+	}
+	if (f && opt.format == 'j')
+		fprintf(f, "%s]}", first_set_json ? "" : "\n    ");
+	free(hw);
+	free(ext);
+	free(lost);
+	return 0;
+}
+
+/* ------------------------------------------------------------ heatmap */
+
+struct bin {
+	struct node *n;
+	uint64_t first, last;	/* sets, relative to n->first */
+	uint64_t refs;
+};
+
+/* Bins of bin_sets sets in every node; only non-empty ones if skip. */
+static int make_bins(struct node *nodes, int nr, uint64_t bin_sets, int skip,
+		     struct bin *out, int cap)
+{
+	int j, k = 0;
+
+	for (j = 0; j < nr; j++) {
+		struct node *n = &nodes[j];
+		uint64_t sets = n->last - n->first, a;
+
+		for (a = 0; a < sets; a += bin_sets) {
+			uint64_t b = a + bin_sets < sets ? a + bin_sets : sets, s;
+			uint64_t refs = 0;
+
+			for (s = a; s < b; s++)
+				refs += n->set_total[s];
+			if (skip && !refs)
+				continue;
+			if (out && k < cap) {
+				out[k].n = n;
+				out[k].first = a;
+				out[k].last = b;
+				out[k].refs = refs;
+			}
+			k++;
+		}
+	}
+	return k;
+}
+
+static int draw_heatmap(struct node *nodes, int nr)
+{
+	uint64_t total_sets = 0, bin_sets = 1, gran = nodes[0].info.rcb_granularity;
+	struct rt_heatmap hm = { 0 };
+	char **rl, **cl, **gn, title[256], note[256], h1[16];
+	int nb, r, c, j, *grp, err;
+	unsigned char *mark;
+	struct bin *bins;
+	double *v;
+
+	for (j = 0; j < nr; j++)
+		total_sets += nodes[j].last - nodes[j].first;
+	if (!total_sets) {
+		rt_err("--heatmap: no counter sets in the selected range");
+		return RT_EXIT_FAIL;
+	}
+	/* The finest power-of-two bins that fit in --rows rows. */
+	while (make_bins(nodes, nr, bin_sets, opt.skip_empty, NULL, 0) > opt.rows)
+		bin_sets *= 2;
+	nb = make_bins(nodes, nr, bin_sets, opt.skip_empty, NULL, 0);
+	if (!nb) {
+		rt_err("--heatmap: no references in the selected range (drop --skip-empty to draw it anyway)");
+		return RT_EXIT_FAIL;
+	}
+	bins = calloc(nb, sizeof(*bins));
+	v = calloc((size_t)nb * ctr.nr, sizeof(*v));
+	mark = calloc((size_t)nb * ctr.nr, 1);
+	rl = calloc(nb, sizeof(*rl));
+	grp = calloc(nb, sizeof(*grp));
+	cl = calloc(ctr.nr, sizeof(*cl));
+	gn = calloc(ctr.nr_cnodes, sizeof(*gn));
+	if (!bins || !v || !mark || !rl || !grp || !cl || !gn) {
+		rt_err("out of memory");
+		return RT_EXIT_FAIL;
+	}
+	make_bins(nodes, nr, bin_sets, opt.skip_empty, bins, nb);
+	for (c = 0; c < ctr.nr_cnodes; c++) {
+		gn[c] = malloc(24);
+		if (gn[c])
+			snprintf(gn[c], 24, "node %d", ctr.cnode_nid[c]);
+	}
+	for (c = 0; c < ctr.nr; c++)
+		cl[c] = ctr.label[c];
+	for (r = 0; r < nb; r++) {
+		struct node *n = bins[r].n;
+		int cps = n->info.rcb_sw_counters_per_set;
+		uint64_t s;
+
+		rl[r] = malloc(32);
+		if (rl[r])
+			snprintf(rl[r], 32, "0x%llx",
+				 (unsigned long long)set_paddr(n, n->first + bins[r].first));
+		grp[r] = (int)n->info.rcb_cnodeid;
+		for (s = bins[r].first; s < bins[r].last; s++)
+			for (c = 0; c < cps && c < ctr.nr; c++)
+				v[(size_t)r * ctr.nr + c] += (double)n->set_refs[s * cps + c];
+		c = (int)n->info.rcb_cnodeid / ctr.nodes_per_counter;
+		if (c < ctr.nr)
+			mark[(size_t)r * ctr.nr + c] = 1;
+	}
+	snprintf(title, sizeof(title),
+		 "refcnt: references by physical address (%s per row) and accessing node",
+		 rt_human(bin_sets * gran, h1, sizeof(h1)));
+	snprintf(note, sizeof(note),
+		 "colour: extended + hardware counts (log scale); outlined: the home node's own references%s",
+		 opt.skip_empty ? "; ranges without references left out" : "");
+	hm.rows = nb;
+	hm.cols = ctr.nr;
+	hm.v = v;
+	hm.row_label = rl;
+	hm.col_label = cl;
+	hm.row_group = grp;
+	hm.group_name = gn;
+	hm.nr_groups = ctr.nr_cnodes;
+	hm.mark = mark;
+	hm.title = title;
+	hm.xlabel = "accessing node";
+	hm.ylabel = "physical address";
+	hm.unit = "references";
+	hm.note = note;
+	err = rt_heatmap_write(&hm, opt.heatmap, opt.width, opt.height);
+	for (r = 0; r < nb; r++)
+		free(rl[r]);
+	for (c = 0; c < ctr.nr_cnodes; c++)
+		free(gn[c]);
+	free(rl);
+	free(gn);
+	free(cl);
+	free(grp);
+	free(mark);
+	free(v);
+	free(bins);
+	if (err)
+		return RT_EXIT_FAIL;
+	fprintf(stderr, "refcnt-dump: heatmap written to %s (%dx%d, %d rows of %s)\n",
+		opt.heatmap, opt.width, opt.height, nb,
+		rt_human(bin_sets * gran, h1, sizeof(h1)));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_ROWS = 256, O_WIDTH, O_HEIGHT };
+	static const struct option opts[] = {
+		{ "csv", no_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "range", required_argument, NULL, 'r' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "split", no_argument, NULL, 's' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "heatmap", required_argument, NULL, 'H' },
+		{ "rows", required_argument, NULL, O_ROWS },
+		{ "width", required_argument, NULL, O_WIDTH },
+		{ "height", required_argument, NULL, O_HEIGHT },
+		{ "skip-empty", no_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int *nids, nr_dev, nr = 0, j, c, rc = 0, first_json = 1;
+	struct node *nodes;
+	FILE *out = NULL;
+	char *end;
+	long v;
+
+	rt_prog = "refcnt-dump";
+	while ((c = getopt_long(argc, argv, "cjr:n:aso:H:eh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+		case 'j':
+			opt.format = c;
+			break;
+		case 'r':
+			if (rt_parse_range(optarg, &opt.start, &opt.end)) {
+				rt_err("--range %s: not START-END or START+LEN with START < END",
+				       optarg);
+				return RT_EXIT_USAGE;
+			}
+			opt.has_range = 1;
+			break;
+		case 'n':
+			v = strtol(optarg, &end, 10);
+			if (*end || v < 0) {
+				rt_err("--node %s: not a node number", optarg);
+				return RT_EXIT_USAGE;
+			}
+			opt.node = v;
+			break;
+		case 'a':
+			opt.all = 1;
+			break;
+		case 's':
+			opt.split = 1;
+			break;
+		case 'o':
+			opt.output = optarg;
+			break;
+		case 'H':
+			opt.heatmap = optarg;
+			break;
+		case 'e':
+			opt.skip_empty = 1;
+			break;
+		case O_ROWS:
+		case O_WIDTH:
+		case O_HEIGHT:
+			v = strtol(optarg, &end, 10);
+			if (*end || v < (c == O_ROWS ? 1 : 64) ||
+			    v > (c == O_ROWS ? 4096 : 16384)) {
+				rt_err("%s %s: %s", c == O_ROWS ? "--rows" :
+				       c == O_WIDTH ? "--width" : "--height", optarg,
+				       c == O_ROWS ? "1..4096" : "64..16384 pixels");
+				return RT_EXIT_USAGE;
+			}
+			if (c == O_ROWS)
+				opt.rows = v;
+			else if (c == O_WIDTH)
+				opt.width = v;
+			else
+				opt.height = v;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return RT_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		rt_err("unexpected argument '%s'", argv[optind]);
+		usage(stderr);
+		return RT_EXIT_USAGE;
+	}
+	if (opt.heatmap) {
+		const char *e = strrchr(opt.heatmap, '.');
+
+		if (!e || (strcasecmp(e, ".svg") && strcasecmp(e, ".png"))) {
+			rt_err("--heatmap %s: the name must end in .svg or .png",
+			       opt.heatmap);
+			return RT_EXIT_USAGE;
+		}
+	} else if (!opt.format) {
+		opt.format = 'c';
+	}
+
+	nr_dev = rt_node_ids(&nids);
+	if (nr_dev < 0)
+		return -nr_dev;
+	nodes = calloc(nr_dev, sizeof(*nodes));
+	if (!nodes) {
+		rt_err("out of memory");
+		return RT_EXIT_FAIL;
+	}
+	for (j = 0; j < nr_dev; j++) {
+		struct node *n = &nodes[nr];
+		char what[64];
+
+		if (opt.node >= 0 && nids[j] != opt.node)
+			continue;
+		snprintf(what, sizeof(what), REFCNT_DEV_DIR "/node%d", nids[j]);
+		n->nid = nids[j];
+		n->h = refcnt_node_open(nids[j], 0);
+		if (!n->h || refcnt_node_info(n->h, &n->info))
+			return rt_dev_error(errno, what);
+		n->nr_slots = refcnt_node_slots(n->h, NULL, 0);
+		n->slots = calloc(n->nr_slots > 0 ? n->nr_slots : 1, sizeof(*n->slots));
+		if (!n->slots) {
+			rt_err("out of memory");
+			return RT_EXIT_FAIL;
+		}
+		refcnt_node_slots(n->h, n->slots, n->nr_slots);
+		if (opt.has_range)
+			range_sets(n, opt.start, opt.end, &n->first, &n->last);
+		else
+			n->last = n->info.rcb_sw_sets;
+		if (opt.heatmap && n->last > n->first) {
+			uint64_t sets = n->last - n->first;
+
+			n->set_total = calloc(sets, sizeof(uint64_t));
+			n->set_refs = calloc(sets * n->info.rcb_sw_counters_per_set,
+					     sizeof(uint64_t));
+			if (!n->set_total || !n->set_refs) {
+				rt_err("out of memory for the heatmap of node %d (use --range)",
+				       n->nid);
+				return RT_EXIT_FAIL;
+			}
+		}
+		nr++;
+	}
+	if (!nr) {
+		rt_err("--node %d: no such node with counters (see refcnt-info)", opt.node);
+		return RT_EXIT_USAGE;
+	}
+	if (rt_counters_init(&ctr, &nodes[0].info)) {
+		rt_err("cannot learn the nodes: %s", strerror(errno));
+		return RT_EXIT_FAIL;
+	}
+
+	if (opt.format) {
+		out = stdout;
+		if (opt.output) {
+			out = fopen(opt.output, "w");
+			if (!out) {
+				rt_err("--output %s: %s", opt.output, strerror(errno));
+				return RT_EXIT_FAIL;
+			}
+		}
+		if (opt.format == 'c') {
+			csv_header(out);
+		} else {
+			fprintf(out, "{\"counters\": [");
+			for (c = 0; c < ctr.nr; c++)
+				fprintf(out, "%s\"%s\"", c ? ", " : "", ctr.label[c]);
+			fprintf(out, "], \"nodes_per_counter\": %d, \"refs\": \"extended + hardware\",\n  \"nodes\": [\n",
+				ctr.nodes_per_counter);
+		}
+	}
+	for (j = 0; j < nr && !rc; j++)
+		rc = dump_node(out, &nodes[j], &first_json);
+	if (out && opt.format == 'j')
+		fprintf(out, "\n  ]\n}\n");
+	if (out && (fflush(out) || (out != stdout && fclose(out)))) {
+		rt_err("%s: %s", opt.output ? opt.output : "stdout", strerror(errno));
+		return RT_EXIT_FAIL;
+	}
+	if (rc)
+		return rc;
+	if (opt.heatmap)
+		rc = draw_heatmap(nodes, nr);
+	for (j = 0; j < nr; j++)
+		refcnt_node_close(nodes[j].h);
+	return rc;
+}

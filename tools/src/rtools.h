@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared by the refcnt command-line tools (tools/src/refcnt-*.c): exit
+ * codes, error messages that name the cause, node and counter naming,
+ * JSON strings, number parsing, and the heatmap writer (SVG, PNG).
+ */
+#ifndef REFCNT_RTOOLS_H
+#define REFCNT_RTOOLS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <refcnt/refcnt.h>
+
+/* Exit codes of refcnt-info, refcnt-top and refcnt-dump. */
+#define RT_EXIT_OK		0
+#define RT_EXIT_FAIL		1	/* anything else that went wrong */
+#define RT_EXIT_USAGE		2	/* bad option or argument */
+#define RT_EXIT_NOMODULE	3	/* refcnt module not loaded */
+#define RT_EXIT_PERM		4	/* permission denied */
+
+extern const char *rt_prog;
+
+void rt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Explain an errno met opening or using a refcnt device and return the
+ * exit code for it: RT_EXIT_NOMODULE, RT_EXIT_PERM or RT_EXIT_FAIL.
+ * what names what failed ("/dev/refcnt/node0", "RCB_SETS_READ", ...).
+ */
+int rt_dev_error(int err, const char *what);
+
+/*
+ * Linux node ids with a device into *nids (malloc'ed). Prints the cause
+ * and returns a negative RT_EXIT_* code when there are none.
+ */
+int rt_node_ids(int **nids);
+
+/* A sysfs (or procfs) file's first number; def when it cannot be read. */
+long long rt_read_ll(const char *path, long long def);
+/* A file's first line, newline dropped; 0, or -1 when it cannot be read. */
+int rt_read_line(const char *path, char *buf, size_t size);
+
+/*
+ * Counters and the nodes they count. A counter counts one cnodeid, or a
+ * group of RCB_NODES_PER_GROUP cnodeids above RCB_MAX_COUNTERS nodes.
+ */
+struct rt_counters {
+	int nr;			/* counters per set */
+	int nodes_per_counter;
+	int nr_cnodes;
+	int *cnode_nid;		/* nid of each cnodeid */
+	char (*label)[24];	/* "3", or "0-7" for a group */
+};
+
+/* From one node's rcb_info and libnuma. 0, or -1 with errno. */
+int rt_counters_init(struct rt_counters *c, const struct rcb_info *info);
+void rt_counters_free(struct rt_counters *c);
+/* The counter that counts references from node nid, or -1. */
+int rt_counter_of_nid(const struct rt_counters *c, int nid);
+
+/* JSON string literal of s (quoted, escaped). */
+void rt_json_str(FILE *f, const char *s);
+
+/*
+ * A number with an optional K, M, G, T suffix (binary), decimal or 0x
+ * hex. 0, or -1 when it is not one.
+ */
+int rt_parse_u64(const char *s, uint64_t *v);
+/* "START-END" or "START+LEN" into [*start, *end). 0 or -1. */
+int rt_parse_range(const char *s, uint64_t *start, uint64_t *end);
+
+/* Bytes as "512M", "1.5G", "64K", "12B" into buf. */
+const char *rt_human(uint64_t bytes, char *buf, size_t size);
+
+/* ------------------------------------------------------------ heatmap */
+
+/**
+ * struct rt_heatmap - a grid of counts and how to label it
+ * @rows, @cols:	grid size; cell (r, c) is v[r * cols + c]
+ * @v:			counts, >= 0
+ * @row_label:		rows labels (NULL entries: none)
+ * @col_label:		column labels
+ * @row_group:		a group per row, drawn as a coloured band with its
+ *			name and separators (e.g. the home node), or NULL;
+ *			-1: none
+ * @group_name:		names of the groups (indexed by row_group)
+ * @nr_groups:		entries of group_name
+ * @mark:		cells to outline (e.g. the row's home node), rows *
+ *			cols booleans, or NULL
+ * @title, @xlabel, @ylabel: texts
+ * @unit:		what the colour counts ("references")
+ * @note:		one line under the legend, or NULL
+ */
+struct rt_heatmap {
+	int rows, cols;
+	const double *v;
+	char *const *row_label;
+	char *const *col_label;
+	const int *row_group;
+	char *const *group_name;
+	int nr_groups;
+	const unsigned char *mark;
+	const char *title, *xlabel, *ylabel, *unit, *note;
+};
+
+/*
+ * Write the heatmap to path as an SVG or PNG image (by the name's
+ * extension, .svg or .png) of exactly width x height pixels. 0, or -1
+ * with the cause printed.
+ */
+int rt_heatmap_write(const struct rt_heatmap *hm, const char *path,
+		     int width, int height);
+
+#endif /* REFCNT_RTOOLS_H */
