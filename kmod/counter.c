@@ -98,7 +98,7 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 		u32 *l = refcnt_counter_get(&node->lost, first + counter);
 
 		if (l)
-			atomic_add(lost, (atomic_t *)l);
+			refcnt_sat_add(l, lost);
 		else
 			this_cpu_add(node->stats->refs_dropped, lost);
 		this_cpu_add(node->stats->pegged, lost);

@@ -150,7 +150,7 @@ static void refcnt_extend(struct refcnt_node *node, u32 *ext, u64 idx, u32 v)
 		u32 over = sum - U32_MAX;
 
 		if (lost)
-			atomic_add(over, (atomic_t *)lost);
+			refcnt_sat_add(lost, over);
 		else
 			this_cpu_add(node->stats->refs_dropped, over);
 		this_cpu_add(node->stats->saturated, over);

@@ -280,6 +280,19 @@ static inline u32 *refcnt_sparse_word(struct refcnt_sparse *sp, u64 idx)
 	return (u32 *)page_address(page) + idx % (PAGE_SIZE / 4);
 }
 
+/**
+ * refcnt_sat_add() - add to a 32-bit count that saturates, never wraps
+ * @word:	the count, updated atomically (any context)
+ * @v:		what to add
+ */
+static inline void refcnt_sat_add(u32 *word, u32 v)
+{
+	u32 old = READ_ONCE(*word);
+
+	while (!try_cmpxchg(word, &old, old > U32_MAX - v ? U32_MAX : old + v))
+		;
+}
+
 /* table.c */
 int refcnt_table_init(struct refcnt_table *table, int nid, size_t len);
 void refcnt_table_destroy(struct refcnt_table *table);
