@@ -793,6 +793,18 @@ static const char *region_of(const struct snapshot *s, int i)
 	return i >= 0 && i < s->nr ? s->r[i].name : "?";
 }
 
+/* name cut to width characters, keeping its end ("~ols/demo-workload"). */
+static const char *short_name(const char *name, int width, char *buf,
+			      size_t size)
+{
+	size_t n = strlen(name);
+
+	if ((int)n <= width || width < 4)
+		return name;
+	snprintf(buf, size, "~%s", name + n - (width - 1));
+	return buf;
+}
+
 static int shown(const struct region *r)
 {
 	return opt.all || r->total || r->labelled;
@@ -856,9 +868,10 @@ static void text_proc(FILE *f, const struct proc *p)
 	fprintf(f, " %6s  %-12s %s\n", "local", "home", "advice");
 	for (i = 0; i < n; i++) {
 		const struct region *r = order[i];
-		char home[128];
+		char home[128], nbuf[64];
 
-		fprintf(f, "   %-24.24s 0x%-12llx %7s %7llu %9llu", r->name,
+		fprintf(f, "   %-24.24s 0x%-12llx %7s %7llu %9llu",
+			short_name(r->name, 24, nbuf, sizeof(nbuf)),
 			(unsigned long long)r->start,
 			rt_human(r->end - r->start, h, sizeof(h)),
 			(unsigned long long)r->present,
@@ -907,6 +920,7 @@ static void text_proc(FILE *f, const struct proc *p)
 			"vaddr", "region", "home", "refs", "by node");
 		for (i = 0; i < s->nr_hot; i++) {
 			const struct hot *ht = &s->hot[i];
+			char nbuf[64];
 			size_t len = 0;
 
 			buf[0] = '\0';
@@ -917,7 +931,8 @@ static void text_proc(FILE *f, const struct proc *p)
 							ctr.label[c], ht->refs[c]);
 			fprintf(f, "   0x%-16llx %-24.24s %5d %9llu  %s",
 				(unsigned long long)ht->vaddr,
-				region_of(s, ht->region),
+				short_name(region_of(s, ht->region), 24, nbuf,
+					   sizeof(nbuf)),
 				ht->home >= 0 && ht->home < ctr.nr_cnodes ?
 				ctr.cnode_nid[ht->home] : -1,
 				(unsigned long long)ht->total, buf);
@@ -950,6 +965,17 @@ static void text_proc(FILE *f, const struct proc *p)
 	if (!c)
 		fprintf(f, "   none: every region with %ld or more references is used mostly where it is placed (or shared and spread).\n",
 			opt.min_refs);
+	/* Mostly remote, yet nothing to do: say why. */
+	for (i = 0, c = 0; i < n; i++) {
+		const struct region *r = order[i];
+
+		if (strcmp(r->adv.action, "none") || r->total < (uint64_t)opt.min_refs ||
+		    2 * r->local >= r->total)
+			continue;
+		if (!c++)
+			fprintf(f, "\n   notes (mostly remote references, no move advised):\n");
+		fprintf(f, "   - %s: %s.\n", r->name, r->adv.reason);
+	}
 	free(order);
 }
 

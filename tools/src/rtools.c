@@ -618,7 +618,7 @@ static int rt_heatmap_draw(struct rt_canvas *cv, const struct rt_heatmap *hm)
 	gh = H - gy - (3 * s + lh + lh + (hm->note ? lh : 0) + pad);
 	gx = pad + (gl ? cv_text_w(cv, gl) + 4 * s : 0) +
 	     (rl ? cv_text_w(cv, rl) + 4 * s : 0) + band + 2 * s;
-	lgx = W - pad - (bar_w + 4 * s + cv_text_w(cv, 8));
+	lgx = W - pad - (bar_w + 6 * s + cv_text_w(cv, 8));
 	gw = lgx - 10 * s - gx;
 	if (gw < hm->cols || gh < hm->rows || gh < 4 * lh) {
 		rt_err("a %dx%d image has no room for %d rows x %d columns of cells and their labels: make it larger (--width/--height) or use fewer rows (--rows)",
@@ -764,7 +764,7 @@ static int rt_heatmap_draw(struct rt_canvas *cv, const struct rt_heatmap *hm)
 				rt_count_str(tv, buf, sizeof(buf));
 				cv_fill(cv, lgx + bar_w, ty, lgx + bar_w + 3 * s,
 					ty + 1, C_GRID);
-				cv_text(cv, lgx + bar_w + 4 * s, ty - 7 * s / 2,
+				cv_text(cv, lgx + bar_w + 6 * s, ty - 7 * s / 2,
 					buf, -1, 8, C_TEXT);
 				last = ty;
 			}
