@@ -5,7 +5,7 @@
  * Both loops visit the same sequence of hardware pages of the node's
  * largest slot, one reference each, on the calling CPU; the bare loop does an
  * atomic increment in a table as large as the node's hardware counters.
- * The ratio of the two is the figure (Documentation/bench.rst).
+ * The ratio of the two is the figure (Documentation/testing.rst).
  */
 #include <linux/atomic.h>
 #include <linux/ktime.h>

@@ -11,7 +11,7 @@
  *
  * Callable from any context, NMI included: no locks, no sleeping, and no
  * allocation in NMI (a reference whose counter page does not exist yet is
- * then dropped and counted, and the page is made for the next one).
+ * then dropped and counted, and the irq_work makes the page for the next).
  */
 #include <linux/hardirq.h>
 #include <linux/minmax.h>
@@ -20,20 +20,26 @@
 
 #include "refcnt.h"
 
-static noinline u32 *refcnt_counter_alloc(struct refcnt_sparse *sp, u64 idx)
+static noinline u32 *refcnt_counter_alloc(struct refcnt_node *node,
+					  struct refcnt_sparse *sp, u64 idx)
 {
-	if (in_nmi())
-		return NULL;
-	return refcnt_sparse_get(sp, idx, GFP_ATOMIC);
+	if (!in_nmi())
+		return refcnt_sparse_get(sp, idx, GFP_ATOMIC);
+	/* No allocation in NMI: have the irq_work make it for the next one. */
+	if (sp == &node->hw) {
+		atomic64_set(&node->want_hw, idx + 1);
+		irq_work_queue(&node->irq_work);
+	}
+	return NULL;
 }
 
 /* The hot path finds the page; making one is out of line. */
 static __always_inline u32 *
-refcnt_counter_get(struct refcnt_sparse *sp, u64 idx)
+refcnt_counter_get(struct refcnt_node *node, struct refcnt_sparse *sp, u64 idx)
 {
 	u32 *word = refcnt_sparse_word(sp, idx);
 
-	return likely(word) ? word : refcnt_counter_alloc(sp, idx);
+	return likely(word) ? word : refcnt_counter_alloc(node, sp, idx);
 }
 
 /* Remember who referenced @set, for the event its interrupt may queue. */
@@ -86,7 +92,7 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 
 	/* A reset frees counter pages after a grace period; sched is cheapest. */
 	rcu_read_lock_sched();
-	hw = refcnt_counter_get(&node->hw, first + counter);
+	hw = refcnt_counter_get(node, &node->hw, first + counter);
 	if (unlikely(!hw)) {
 		this_cpu_add(node->stats->refs_dropped, count);
 		goto out;
@@ -95,7 +101,8 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 	this_cpu_add(node->stats->references, count);
 
 	if (unlikely(lost)) {
-		u32 *l = refcnt_counter_get(&node->lost, first + counter);
+		u32 *l = refcnt_counter_get(node, &node->lost,
+					   first + counter);
 
 		if (l)
 			refcnt_sat_add(l, lost);

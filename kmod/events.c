@@ -32,9 +32,19 @@ int refcnt_events_init(struct refcnt_events *ev, int nid, u32 size)
 	spin_lock_init(&ev->lock);
 	init_waitqueue_head(&ev->wait);
 	ev->size = size;
-	ev->ring = kvzalloc_node(array_size(size, sizeof(*ev->ring)), GFP_KERNEL,
-				 nid);
-	return ev->ring ? 0 : -ENOMEM;
+	ev->nid = nid;
+	return 0;
+}
+
+/**
+ * refcnt_events_bytes() - memory the queue uses now
+ * @ev:		the queue
+ *
+ * Return: bytes of its ring, 0 until the first event.
+ */
+size_t refcnt_events_bytes(const struct refcnt_events *ev)
+{
+	return READ_ONCE(ev->ring) ? ev->size * sizeof(*ev->ring) : 0;
 }
 
 void refcnt_events_destroy(struct refcnt_events *ev)
@@ -52,18 +62,28 @@ void refcnt_events_destroy(struct refcnt_events *ev)
  */
 bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec)
 {
+	struct rcb_event *ring = NULL;
 	bool queued = false;
 
+	/* Process context (the interrupt service): the ring may be made here. */
+	if (!READ_ONCE(ev->ring))
+		ring = kvzalloc_node(array_size(ev->size, sizeof(*ring)),
+				     GFP_KERNEL, ev->nid);
 	rec->time_ns = ktime_get_ns();
 	spin_lock(&ev->lock);
+	if (!ev->ring && ring) {
+		ev->ring = ring;
+		ring = NULL;
+	}
 	rec->seq = ev->seq++;
-	if (ev->head - ev->tail < ev->size) {
+	if (ev->ring && ev->head - ev->tail < ev->size) {
 		ev->ring[ev->head++ & (ev->size - 1)] = *rec;
 		queued = true;
 	} else {
 		ev->dropped++;
 	}
 	spin_unlock(&ev->lock);
+	kvfree(ring);	/* another caller made it first */
 	if (queued)
 		wake_up_interruptible(&ev->wait);
 	return queued;

@@ -284,12 +284,16 @@ static int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period)
 			err = refcnt_feed_start(feed, period);
 	}
 	mutex_unlock(&refcnt_feed_lock);
-	/* No PMU (e.g. a guest): say so once per attempt, keep going. */
-	if (err && feed == &refcnt_pebs_feed)
-		pr_warn("pebs feed: no precise memory-sampling PMU (PEBS/IBS) here (%d)\n",
-			err);
-	if (err == -ENOENT || err == -ENODEV || err == -EINVAL)
-		err = -EOPNOTSUPP;
+	if (!err)
+		return 0;
+	/* perf says "no such PMU" several ways; a guest has none. */
+	if (feed == &refcnt_pebs_feed &&
+	    (err == -ENOENT || err == -ENODEV || err == -EINVAL ||
+	     err == -EOPNOTSUPP)) {
+		pr_warn("pebs feed: no precise memory-sampling PMU (PEBS/IBS) on this machine\n");
+		return -EOPNOTSUPP;
+	}
+	pr_warn("%s feed: cannot start (%d)\n", feed->name, err);
 	return err;
 }
 
@@ -301,12 +305,12 @@ static int refcnt_period_set(const char *val, const struct kernel_param *kp)
 	int err;
 
 	err = kstrtouint(val, 0, &period);
-	if (!err)
-		err = refcnt_feed_set(feed, period);
 	if (err)
 		return err;
-	*(unsigned int *)kp->arg = period;
-	return 0;
+	err = refcnt_feed_set(feed, period);
+	/* A failed start leaves the feed off: say so in the parameter too. */
+	*(unsigned int *)kp->arg = err ? 0 : period;
+	return err;
 }
 
 static const struct kernel_param_ops refcnt_period_ops = {

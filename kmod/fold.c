@@ -38,7 +38,11 @@ void refcnt_irq_work(struct irq_work *work)
 {
 	struct refcnt_node *node = container_of(work, struct refcnt_node,
 						irq_work);
+	u64 want = atomic64_xchg(&node->want_hw, 0);
 
+	/* Hard interrupt context: atomic allocation is allowed here. */
+	if (want)
+		refcnt_sparse_get(&node->hw, want - 1, GFP_ATOMIC);
 	queue_work(system_unbound_wq, &node->fold_work);
 }
 

@@ -230,37 +230,51 @@ static long refcnt_range_query_ioctl(void __user *argp)
 	return err;
 }
 
-/* Synthetic PEBS/IBS samples, through the NMI handler's own code. */
+/*
+ * Synthetic PEBS/IBS samples, through the NMI handler's own code. Checked
+ * whole first, like RCB_INJECT: a bad entry delivers nothing.
+ */
 static long refcnt_feed_samples(void __user *argp)
 {
 	struct rcb_feed_samples f;
-	struct rcb_sample __user *us;
+	struct rcb_sample *s;
+	long err = 0;
 	u32 i;
 
 	if (copy_from_user(&f, argp, sizeof(f)))
 		return -EFAULT;
 	if (f.flags || f.pad || !f.nr_samples || f.nr_samples > RCB_INJECT_MAX)
 		return -EINVAL;
-	us = u64_to_user_ptr(f.samples);
+	s = kvmalloc_array(f.nr_samples, sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	if (copy_from_user(s, u64_to_user_ptr(f.samples),
+			   array_size(f.nr_samples, sizeof(*s)))) {
+		err = -EFAULT;
+		goto out;
+	}
+	for (i = 0; i < f.nr_samples; i++) {
+		if (s[i].src_cnodeid >= refcnt_topo.nr_cnodes) {
+			err = -EINVAL;
+			goto out;
+		}
+	}
 	f.delivered = 0;
 	for (i = 0; i < f.nr_samples; i++) {
 		struct perf_sample_data data;
-		struct rcb_sample s;
 
-		if (copy_from_user(&s, &us[i], sizeof(s)))
-			return -EFAULT;
-		if (s.src_cnodeid >= refcnt_topo.nr_cnodes)
-			return -EINVAL;
-		perf_sample_data_init(&data, s.vaddr, s.weight);
-		if (s.paddr) {
-			data.phys_addr = s.paddr;
+		perf_sample_data_init(&data, s[i].vaddr, s[i].weight);
+		if (s[i].paddr) {
+			data.phys_addr = s[i].paddr;
 			data.sample_flags |= PERF_SAMPLE_PHYS_ADDR;
 		}
-		f.delivered += refcnt_pebs_sample(&data, s.src_cnodeid);
+		f.delivered += refcnt_pebs_sample(&data, s[i].src_cnodeid);
 	}
 	if (copy_to_user(argp, &f, sizeof(f)))
-		return -EFAULT;
-	return 0;
+		err = -EFAULT;
+out:
+	kvfree(s);
+	return err;
 }
 
 /* The commands that change counters or time the hardware. */

@@ -12,6 +12,7 @@
 #include <linux/module.h>
 #include <linux/nodemask.h>
 #include <linux/sizes.h>
+#include <uapi/linux/refcnt.h>
 
 #include "refcnt.h"
 
@@ -58,6 +59,13 @@ static struct refcnt_dev *refcnt_devs[MAX_NUMNODES];
 static int __init refcnt_config_init(void)
 {
 	u32 max = refcnt_topo.hw_max;
+
+	if (refcnt_topo.counters_per_set > RCB_MAX_COUNTERS) {
+		pr_err("%u online nodes: more than %u, a set would need more than %u counters\n",
+		       refcnt_topo.nr_cnodes,
+		       RCB_MAX_COUNTERS * RCB_NODES_PER_GROUP, RCB_MAX_COUNTERS);
+		return -EINVAL;
+	}
 
 	if (!is_power_of_2(granularity) ||
 	    granularity < REFCNT_MIN_GRANULARITY ||

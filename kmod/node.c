@@ -104,9 +104,8 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 					 refcnt_cfg.event_queue_len);
 	if (err)
 		return err;
-	/* Page pointers of three sparse arrays, the zero page, the queue. */
+	/* Page pointers of three sparse arrays, the zero page. */
 	*fixed += 3 * node->hw.nr_pages * sizeof(struct page *) + PAGE_SIZE +
-		  refcnt_cfg.event_queue_len * sizeof(struct rcb_event) +
 		  sizeof(*node) + node->nr_slots * sizeof(*node->slots);
 	return 0;
 }
@@ -120,6 +119,7 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 struct refcnt_node *refcnt_node_create(int nid)
 {
 	struct refcnt_node *node;
+	unsigned int i;
 	size_t len;
 	int err;
 
@@ -129,6 +129,8 @@ struct refcnt_node *refcnt_node_create(int nid)
 	node->nid = nid;
 	node->cnodeid = refcnt_topo.nid_to_cnode[nid];
 	node->home_counter = node->cnodeid >> refcnt_topo.counter_shift;
+	for (i = 0; i < REFCNT_CTX_SLOTS; i++)
+		node->ctx[i].set = U64_MAX;	/* no set: no context */
 	node->abs_threshold = refcnt_cfg.abs_threshold;
 	node->diff_threshold = refcnt_cfg.diff_threshold;
 	mutex_init(&node->fold_lock);
@@ -186,7 +188,7 @@ void refcnt_node_destroy(struct refcnt_node *node)
  */
 size_t refcnt_node_table_bytes(const struct refcnt_node *node)
 {
-	return node->fixed_bytes +
+	return node->fixed_bytes + refcnt_events_bytes(&node->events) +
 	       (atomic_long_read(&node->hw.nr_allocated) +
 		atomic_long_read(&node->lost.nr_allocated) +
 		atomic_long_read(&node->table.counters.nr_allocated)) *

@@ -144,8 +144,10 @@ struct refcnt_ctx {
 /**
  * struct refcnt_events - a node's bounded queue of event records
  * @lock:	protects everything below
- * @ring:	records, @size of them
+ * @ring:	records, @size of them; allocated with the first record, so
+ *		a node nobody watches costs nothing here
  * @size:	capacity, a power of two
+ * @nid:	node the ring's memory comes from
  * @head:	records queued so far
  * @tail:	records read so far
  * @seq:	events raised so far, dropped ones included
@@ -156,6 +158,7 @@ struct refcnt_events {
 	spinlock_t lock;	/* protects the fields below */
 	struct rcb_event *ring;
 	u32 size;
+	int nid;
 	u64 head;
 	u64 tail;
 	u64 seq;
@@ -192,6 +195,8 @@ struct refcnt_events {
  * @fold_work:		the deferred interrupt service
  * @events:		event queue for readers of the device
  * @stats:		statistics
+ * @want_hw:		1 + index of a hardware counter an NMI found no page
+ *			for; the irq_work makes the page, 0 when none
  * @fixed_bytes:	bytes of the tables that do not depend on use
  * @inode:		anonymous inode whose mapping all open files share
  */
@@ -225,6 +230,7 @@ struct refcnt_node {
 	struct work_struct fold_work;
 	struct refcnt_events events;
 	struct refcnt_stats __percpu *stats;
+	atomic64_t want_hw;
 	size_t fixed_bytes;
 	struct inode *inode;
 };
@@ -336,6 +342,7 @@ bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec);
 ssize_t refcnt_events_read(struct refcnt_events *ev, char __user *buf,
 			   size_t count, bool nonblock);
 bool refcnt_events_ready(struct refcnt_events *ev);
+size_t refcnt_events_bytes(const struct refcnt_events *ev);
 
 /* query.c */
 struct rcb_range_query;

@@ -29,7 +29,12 @@ int refcnt_table_init(struct refcnt_table *table, int nid, size_t len)
 	err = refcnt_sparse_init(&table->counters, nid, len / sizeof(u32));
 	if (err)
 		return err;
-	table->zero_page = alloc_pages_node(nid, GFP_KERNEL | __GFP_ZERO, 0);
+	/* The node's own memory first, as for every counter page. */
+	table->zero_page = alloc_pages_node(nid, GFP_KERNEL | __GFP_ZERO |
+					    __GFP_THISNODE | __GFP_NOWARN, 0);
+	if (!table->zero_page)
+		table->zero_page = alloc_pages_node(nid, GFP_KERNEL | __GFP_ZERO,
+						    0);
 	if (!table->zero_page) {
 		refcnt_sparse_destroy(&table->counters);
 		return -ENOMEM;
