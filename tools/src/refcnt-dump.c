@@ -285,7 +285,8 @@ static int make_bins(struct node *nodes, int nr, uint64_t bin_sets, int skip,
 
 static int draw_heatmap(struct node *nodes, int nr)
 {
-	uint64_t total_sets = 0, bin_sets = 1, gran = nodes[0].info.rcb_granularity;
+	uint64_t total_sets = 0, bin_sets = 1, max_sets = 0;
+	uint64_t gran = nodes[0].info.rcb_granularity;
 	struct rt_heatmap hm = { 0 };
 	char **rl, **cl, **gn, title[256], note[256], h1[16];
 	int nb, r, c, j, *grp, err;
@@ -299,10 +300,20 @@ static int draw_heatmap(struct node *nodes, int nr)
 		rt_err("--heatmap: no counter sets in the selected range");
 		return RT_EXIT_FAIL;
 	}
-	/* The finest power-of-two bins that fit in --rows rows. */
-	while (make_bins(nodes, nr, bin_sets, opt.skip_empty, NULL, 0) > opt.rows)
+	/*
+	 * The finest power-of-two bins that fit in --rows rows; a row never
+	 * spans two nodes, so there is at least one per node.
+	 */
+	for (j = 0; j < nr; j++)
+		if (nodes[j].last - nodes[j].first > max_sets)
+			max_sets = nodes[j].last - nodes[j].first;
+	while (bin_sets < max_sets &&
+	       make_bins(nodes, nr, bin_sets, opt.skip_empty, NULL, 0) > opt.rows)
 		bin_sets *= 2;
 	nb = make_bins(nodes, nr, bin_sets, opt.skip_empty, NULL, 0);
+	if (nb > opt.rows)
+		fprintf(stderr, "refcnt-dump: %d rows, not %d: one row per node at least\n",
+			nb, opt.rows);
 	if (!nb) {
 		rt_err("--heatmap: no references in the selected range (drop --skip-empty to draw it anyway)");
 		return RT_EXIT_FAIL;

@@ -273,7 +273,7 @@ static void show_json(struct node *nodes, int n, int all_nodes)
 		printf("%s[", j ? ", " : "");
 		for (c = 0; c < n; c++)
 			printf("%s%d", c ? ", " : "",
-			       refcnt_nid_distance(nodes[j].nid, nodes[c].nid));
+			       rt_distance(nodes[j].nid, nodes[c].nid));
 		printf("]");
 	}
 	printf("]\n}\n");
@@ -382,7 +382,7 @@ static void show_text(struct node *nodes, int n, int all_nodes)
 	for (j = 0; j < n; j++) {
 		printf("%4d:", nodes[j].nid);
 		for (c = 0; c < n; c++)
-			printf(" %3d", refcnt_nid_distance(nodes[j].nid,
+			printf(" %3d", rt_distance(nodes[j].nid,
 							   nodes[c].nid));
 		printf("\n");
 	}

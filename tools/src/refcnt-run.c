@@ -228,7 +228,7 @@ static int nearest_mem_nid(int nid)
 
 		if (!node_has_mem[i])
 			continue;
-		d = refcnt_nid_distance(nid, ctr.cnode_nid[i]);
+		d = rt_distance(nid, ctr.cnode_nid[i]);
 		if (d < 0)
 			d = INT_MAX - 1;
 		if (d < bestd) {

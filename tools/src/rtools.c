@@ -190,6 +190,91 @@ int rt_counter_of_nid(const struct rt_counters *c, int nid)
 	return -1;
 }
 
+/* Online node ids, ascending (the columns of the distance files). */
+static int *rt_online;
+static int rt_nr_online = -1;
+static int **rt_dist_rows;	/* by index in rt_online, loaded on demand */
+
+static void rt_load_online(void)
+{
+	char buf[4096], *p = buf;
+	int cap = 0;
+
+	rt_nr_online = 0;
+	if (rt_read_line("/sys/devices/system/node/online", buf, sizeof(buf)))
+		return;
+	while (*p) {
+		long a = strtol(p, &p, 10), b = a, i;
+
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		for (i = a; i <= b; i++) {
+			if (rt_nr_online == cap) {
+				int *t;
+
+				cap = cap ? 2 * cap : 64;
+				t = realloc(rt_online, cap * sizeof(int));
+				if (!t)
+					return;
+				rt_online = t;
+			}
+			rt_online[rt_nr_online++] = (int)i;
+		}
+		if (*p != ',')
+			break;
+		p++;
+	}
+	rt_dist_rows = calloc(rt_nr_online ? rt_nr_online : 1, sizeof(*rt_dist_rows));
+	if (!rt_dist_rows)
+		rt_nr_online = 0;
+}
+
+static int rt_online_index(int nid)
+{
+	int i;
+
+	for (i = 0; i < rt_nr_online; i++)
+		if (rt_online[i] == nid)
+			return i;
+	return -1;
+}
+
+int rt_distance(int from, int to)
+{
+	int fi, ti;
+
+	if (rt_nr_online < 0)
+		rt_load_online();
+	fi = rt_online_index(from);
+	ti = rt_online_index(to);
+	if (fi < 0 || ti < 0)
+		return -1;
+	if (!rt_dist_rows[fi]) {
+		char path[96], *buf, *p;
+		int *row = calloc(rt_nr_online, sizeof(int)), i;
+		size_t size = 16 * (size_t)rt_nr_online + 64;
+
+		buf = malloc(size);
+		if (!row || !buf) {
+			free(row);
+			free(buf);
+			return refcnt_nid_distance(from, to);
+		}
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/distance",
+			 from);
+		if (rt_read_line(path, buf, size)) {
+			free(row);
+			free(buf);
+			return refcnt_nid_distance(from, to);
+		}
+		for (p = buf, i = 0; i < rt_nr_online; i++)
+			row[i] = (int)strtol(p, &p, 10);
+		free(buf);
+		rt_dist_rows[fi] = row;
+	}
+	return rt_dist_rows[fi][ti];
+}
+
 void rt_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);

@@ -59,6 +59,12 @@ void rt_counters_free(struct rt_counters *c);
 /* The counter that counts references from node nid, or -1. */
 int rt_counter_of_nid(const struct rt_counters *c, int nid);
 
+/*
+ * ACPI SLIT distance between two online nodes (10: local), -1 unknown.
+ * Reads each node's row of /sys/devices/system/node once.
+ */
+int rt_distance(int from, int to);
+
 /* JSON string literal of s (quoted, escaped). */
 void rt_json_str(FILE *f, const char *s);
 
