@@ -11,6 +11,7 @@
 #include <linux/ktime.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
 
@@ -19,6 +20,15 @@
 /* An odd stride spreads the references over the slot's pages. */
 #define REFCNT_BENCH_STRIDE	4099
 #define REFCNT_BENCH_CHUNK	65536
+
+/* Between chunks: let others run, and let a killed caller go. */
+static bool refcnt_bench_pause(u64 i)
+{
+	if (i % REFCNT_BENCH_CHUNK)
+		return false;
+	cond_resched();
+	return fatal_signal_pending(current);
+}
 
 static u64 refcnt_bench_entry(const struct refcnt_slot *slot, u64 sets,
 			      unsigned int src, u64 nr)
@@ -31,8 +41,8 @@ static u64 refcnt_bench_entry(const struct refcnt_slot *slot, u64 sets,
 		idx += REFCNT_BENCH_STRIDE;
 		if (idx >= sets)
 			idx %= sets;
-		if (!(i % REFCNT_BENCH_CHUNK))
-			cond_resched();
+		if (refcnt_bench_pause(i))
+			break;
 	}
 	return ktime_get_ns() - t0;
 }
@@ -49,8 +59,8 @@ static u64 refcnt_bench_atomic(atomic_t *table, u64 sets, unsigned int src,
 		idx += REFCNT_BENCH_STRIDE;
 		if (idx >= sets)
 			idx %= sets;
-		if (!(i % REFCNT_BENCH_CHUNK))
-			cond_resched();
+		if (refcnt_bench_pause(i))
+			break;
 	}
 	return ktime_get_ns() - t0;
 }
@@ -64,7 +74,7 @@ static u64 refcnt_bench_atomic(atomic_t *table, u64 sets, unsigned int src,
  *
  * The references stay in the counters, like any others.
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -ENOMEM, or -EINTR when the caller was killed.
  */
 int refcnt_bench(struct refcnt_node *node, u64 nr_refs, u64 *entry_ns,
 		 u64 *atomic_ns)
@@ -96,5 +106,5 @@ int refcnt_bench(struct refcnt_node *node, u64 nr_refs, u64 *entry_ns,
 	*entry_ns = refcnt_bench_entry(slot, sets, src, nr_refs);
 	*atomic_ns = refcnt_bench_atomic(table, sets, src, nr_refs);
 	kvfree(table);
-	return 0;
+	return fatal_signal_pending(current) ? -EINTR : 0;
 }

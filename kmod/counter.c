@@ -135,6 +135,9 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 
 	if (raised && ctx)
 		refcnt_ctx_note(node, set, ctx);
+	else if (raised && READ_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set) == set)
+		/* This event's reference came without one: forget the old. */
+		WRITE_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set, U64_MAX);
 out:
 	rcu_read_unlock_sched();
 }

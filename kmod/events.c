@@ -80,6 +80,8 @@ bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec)
 		ev->ring[ev->head++ & (ev->size - 1)] = *rec;
 		queued = true;
 	} else {
+		if (!ev->dropped)
+			ev->first_dropped = rec->seq;
 		ev->dropped++;
 	}
 	spin_unlock(&ev->lock);
@@ -106,9 +108,10 @@ static unsigned int refcnt_events_take(struct refcnt_events *ev,
 		memset(&out[0], 0, sizeof(out[0]));
 		out[0].type = RCB_EVENT_LOST;
 		out[0].count = min_t(u64, ev->dropped, U32_MAX);
-		out[0].seq = ev->seq;
+		out[0].seq = ev->first_dropped;
 		out[0].time_ns = ktime_get_ns();
 		ev->dropped -= out[0].count;
+		ev->first_dropped += out[0].count;
 		n++;
 	}
 	while (n < max && ev->tail != ev->head)

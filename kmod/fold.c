@@ -192,6 +192,9 @@ static void refcnt_fold_set(struct refcnt_node *node, u64 set)
 	}
 	clear_bit(set, node->pegged);
 	clear_bit(set, node->migrated);
+	/* Raised by a reference that raced a fold or a reset: nothing left. */
+	if (!most)
+		return;
 	this_cpu_inc(node->stats->folds);
 
 	refcnt_event_init(node, set, RCB_EVENT_FOLD, &ev);
@@ -260,6 +263,7 @@ void refcnt_node_sync(struct refcnt_node *node)
 int refcnt_node_reset(struct refcnt_node *node)
 {
 	struct page **scratch;
+	unsigned int i;
 	u64 sum;
 
 	scratch = kvmalloc_array(node->hw.nr_pages, sizeof(*scratch),
@@ -275,6 +279,8 @@ int refcnt_node_reset(struct refcnt_node *node)
 	bitmap_zero(node->migrate_pending, node->nr_sets);
 	bitmap_zero(node->pegged, node->nr_sets);
 	bitmap_zero(node->migrated, node->nr_sets);
+	for (i = 0; i < REFCNT_CTX_SLOTS; i++)
+		WRITE_ONCE(node->ctx[i].set, U64_MAX);
 	sum = refcnt_sparse_clear(&node->hw, scratch);
 	sum += refcnt_sparse_clear(&node->lost, scratch);
 	sum += refcnt_table_clear(&node->table, scratch);

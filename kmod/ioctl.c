@@ -165,6 +165,8 @@ static long refcnt_inject(struct refcnt_file *rf, void __user *argp)
 		u64 set = s->first_set + ((refs[i].paddr - s->base) >>
 					  refcnt_cfg.granularity_shift);
 
+		if (!refs[i].count)
+			continue;
 		/* Exact: make the counter pages here, where we may sleep. */
 		if (!refcnt_node_prepare(s->node, set, refs[i].src_cnodeid)) {
 			err = -ENOMEM;

@@ -152,6 +152,7 @@ struct refcnt_ctx {
  * @tail:	records read so far
  * @seq:	events raised so far, dropped ones included
  * @dropped:	events dropped since the reader last saw a LOST record
+ * @first_dropped: seq of the first of them; a LOST record carries it
  * @wait:	readers waiting for a record
  */
 struct refcnt_events {
@@ -163,6 +164,7 @@ struct refcnt_events {
 	u64 tail;
 	u64 seq;
 	u64 dropped;
+	u64 first_dropped;
 	wait_queue_head_t wait;
 };
 
