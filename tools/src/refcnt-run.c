@@ -146,6 +146,7 @@ struct proc {
 struct task {
 	pid_t tid, tgid;
 	int seen_stop;		/* had its first stop (auto-attached) */
+	int exiting;		/* stopped at PTRACE_EVENT_EXIT */
 	struct task *next;
 };
 
@@ -1314,10 +1315,35 @@ static pid_t tgid_of(pid_t tid)
 	return tgid;
 }
 
+/* PF_EXITING in /proc/TGID/task/TID/stat's flags: in do_exit(). */
+#define PF_EXITING_FLAG	0x00000004
+
+static int task_exiting(pid_t tgid, pid_t tid)
+{
+	char path[96], buf[1024], *p;
+	unsigned int flags = 0;
+	struct task *t = find_task(tid);
+	FILE *f;
+
+	if (t && t->exiting)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)tgid, (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;	/* gone */
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) != 1)
+		return 0;
+	return !!(flags & PF_EXITING_FLAG);
+}
+
 /*
- * Does tid's exit end its process? Not when another thread lives on
- * without a SIGKILL pending (exit_group and fatal signals give every other
- * thread one): that is one thread leaving, pthread_exit().
+ * Does tid's exit end its process? Not when another thread lives on: one
+ * that is neither dead, nor exiting (stopped at its own exit, or in
+ * do_exit()), nor has a SIGKILL pending (exit_group and fatal signals give
+ * every other thread one). That is one thread leaving, pthread_exit().
  */
 static int exit_ends_process(pid_t tid, pid_t tgid)
 {
@@ -1348,7 +1374,8 @@ static int exit_ends_process(pid_t tid, pid_t tgid)
 			sscanf(line, "SigPnd: %llx", &pnd);
 		}
 		fclose(f);
-		if (state == 'Z' || state == 'X' || (pnd & (1ULL << (SIGKILL - 1))))
+		if (state == 'Z' || state == 'X' || (pnd & (1ULL << (SIGKILL - 1))) ||
+		    task_exiting(tgid, other))
 			continue;
 		ends = 0;
 	}
@@ -1363,6 +1390,8 @@ static void on_exit_stop(pid_t tid)
 	struct proc *p = find_proc(tgid);
 	struct snapshot *s;
 
+	if (t)
+		t->exiting = 1;
 	if (!p || !exit_ends_process(tid, tgid))
 		return;
 	proc_cmdline(tid, p->cmd, sizeof(p->cmd));

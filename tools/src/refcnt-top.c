@@ -348,7 +348,7 @@ static void show(double dt, int first, int rows, int cols)
 	if (!opt.batch)
 		fputs("\033[H", stdout);
 	fmt_count(first || dt <= 0 ? -1 : all_rate / dt, b1, sizeof(b1));
-	line(cols, "%srefcnt-top %s  every %.1fs  %d node%s  references %llu  rate %s/s  sort: %s%s%s",
+	line(opt.batch ? 0 : cols + 4, "%srefcnt-top %s  every %.1fs  %d node%s  references %llu  rate %s/s  sort: %s%s%s",
 	     opt.batch ? "" : "\033[7m", tbuf, opt.delay, nr_nodes,
 	     nr_nodes == 1 ? "" : "s", (unsigned long long)all, b1,
 	     sort_names[opt.sort], opt.extended ? "  (extended counters only)" : "",
