@@ -41,6 +41,11 @@ module_param(event_queue_len, uint, 0444);
 MODULE_PARM_DESC(event_queue_len,
 		 "Event records queued per node before new ones are dropped: a power of two from 16 to 1048576 (default 4096)");
 
+static bool prealloc;
+module_param(prealloc, bool, 0444);
+MODULE_PARM_DESC(prealloc,
+		 "Allocate every hardware and extended counter page at load, so no reference ever waits for memory, e.g. PEBS in NMI (default N: on first use)");
+
 #define REFCNT_MIN_GRANULARITY	256
 #define REFCNT_MAX_GRANULARITY	SZ_2M
 
@@ -90,6 +95,7 @@ static int __init refcnt_config_init(void)
 
 	refcnt_cfg.granularity = granularity;
 	refcnt_cfg.event_queue_len = event_queue_len;
+	refcnt_cfg.prealloc = prealloc;
 	refcnt_cfg.granularity_shift = ilog2(granularity);
 	refcnt_cfg.abs_threshold = abs_threshold ?: (max + 1) - (max + 1) / 8;
 	refcnt_cfg.diff_threshold = diff_threshold;

@@ -102,6 +102,10 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 	if (!err)
 		err = refcnt_events_init(&node->events, nid,
 					 refcnt_cfg.event_queue_len);
+	/* Hardware and extended counters; lost ones only come with pegs. */
+	if (!err && refcnt_cfg.prealloc)
+		err = refcnt_sparse_populate(&node->hw) ?:
+		      refcnt_table_populate(&node->table);
 	if (err)
 		return err;
 	/* Page pointers of three sparse arrays, the zero page. */

@@ -244,6 +244,7 @@ struct refcnt_node {
  * @abs_threshold:	initial absolute threshold of every node
  * @diff_threshold:	initial differential threshold, 0 when off
  * @event_queue_len:	records in each node's event queue
+ * @prealloc:		allocate every counter page at load, none later
  */
 struct refcnt_config {
 	u32 granularity;
@@ -251,6 +252,7 @@ struct refcnt_config {
 	u32 abs_threshold;
 	u32 diff_threshold;
 	u32 event_queue_len;
+	bool prealloc;
 };
 
 extern struct refcnt_topology refcnt_topo;
@@ -270,6 +272,7 @@ int refcnt_sparse_init(struct refcnt_sparse *sp, int nid, u64 nr_words);
 void refcnt_sparse_destroy(struct refcnt_sparse *sp);
 u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp);
 u64 refcnt_sparse_clear(struct refcnt_sparse *sp, struct page **scratch);
+int refcnt_sparse_populate(struct refcnt_sparse *sp);
 u32 refcnt_sparse_read(struct refcnt_sparse *sp, u64 idx);
 
 /**
@@ -306,6 +309,7 @@ int refcnt_table_init(struct refcnt_table *table, int nid, size_t len);
 void refcnt_table_destroy(struct refcnt_table *table);
 u32 *refcnt_table_counter(struct refcnt_table *table, u64 idx);
 u64 refcnt_table_clear(struct refcnt_table *table, struct page **scratch);
+int refcnt_table_populate(struct refcnt_table *table);
 vm_fault_t refcnt_table_fault(struct refcnt_table *table, struct vm_fault *vmf);
 
 /* node.c */

@@ -68,6 +68,29 @@ u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp)
 }
 
 /**
+ * refcnt_sparse_populate() - allocate every page of the array now
+ * @sp:		the array
+ *
+ * For prealloc=1: no allocation later on the reference path, so NMI
+ * feeds never drop a reference for want of a page. Fails rather than
+ * calling the OOM killer.
+ *
+ * Return: 0 or -ENOMEM (pages already made stay, freed with the array).
+ */
+int refcnt_sparse_populate(struct refcnt_sparse *sp)
+{
+	unsigned long i;
+
+	for (i = 0; i < sp->nr_pages; i++) {
+		if (!refcnt_sparse_get(sp, (u64)i * REFCNT_WORDS_PER_PAGE,
+				       GFP_KERNEL | __GFP_RETRY_MAYFAIL))
+			return -ENOMEM;
+		cond_resched();
+	}
+	return 0;
+}
+
+/**
  * refcnt_sparse_read() - read an entry, 0 when its page does not exist
  * @sp:		the array
  * @idx:	entry index

@@ -82,6 +82,24 @@ u32 *refcnt_table_counter(struct refcnt_table *table, u64 idx)
 }
 
 /**
+ * refcnt_table_populate() - make every page of the table (prealloc=1)
+ * @table:	the table
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int refcnt_table_populate(struct refcnt_table *table)
+{
+	int err;
+
+	down_write(&table->map_lock);
+	err = refcnt_sparse_populate(&table->counters);
+	if (table->mapping)
+		unmap_mapping_range(table->mapping, 0, 0, 1);
+	up_write(&table->map_lock);
+	return err;
+}
+
+/**
  * refcnt_table_clear() - zero every extended counter and free the pages
  * @table:	the table
  * @scratch:	room for a page pointer per page of the table
