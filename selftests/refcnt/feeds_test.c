@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The feeds (issue 4): sampled page faults counted exactly against
+ * getrusage, page sizes of THP and hugetlb in the range query, synthetic
+ * PEBS/IBS samples through the NMI handler's code, the PEBS feed refused
+ * without a PMU, and NUMA-balancing hinting faults that keep references
+ * flowing without migrating pages (MPOL_BIND | MPOL_F_NUMA_BALANCING).
+ */
+#include <sched.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "refcnt_helpers.h"
+
+#ifndef MPOL_BIND
+#define MPOL_BIND		2
+#endif
+#define RC_MPOL_F_NUMA_BALANCING	(1 << 13)
+#ifndef MADV_HUGEPAGE
+#define MADV_HUGEPAGE		14
+#endif
+#ifndef MADV_NOHUGEPAGE
+#define MADV_NOHUGEPAGE		15
+#endif
+
+#define RC_PAGES		256
+#define RC_HPAGE		(2UL << 20)
+
+/* A writable file's old contents, to restore at teardown. */
+struct rc_knob {
+	const char *path;
+	char old[64];
+	bool saved;
+};
+
+static int rc_knob_set(struct rc_knob *k, const char *path, const char *val)
+{
+	int fd, n;
+
+	k->path = path;
+	if (!k->saved && rc_read_file(path, k->old, sizeof(k->old)) >= 0)
+		k->saved = true;
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+static void rc_knob_restore(struct rc_knob *k)
+{
+	if (k->saved) {
+		rc_knob_set(k, k->path, k->old);
+		k->saved = false;
+	}
+}
+
+/* First CPU of a node, -1 if it has none. */
+static int rc_node_cpu(int node)
+{
+	char path[128], buf[256];
+
+	snprintf(path, sizeof(path), RC_SYSNODE "/node%d/cpulist", node);
+	if (rc_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoi(buf);
+}
+
+static int rc_mbind(void *addr, size_t len, int mode, int node)
+{
+	unsigned long mask[16] = { 0 };
+
+	mask[node / 64] = 1UL << (node % 64);
+	return syscall(SYS_mbind, addr, len, mode, mask, 1024, 0);
+}
+
+static int rc_page_node(void *addr)
+{
+	int status = -1;
+	void *pages[1] = { addr };
+
+	if (syscall(SYS_move_pages, 0, 1, pages, NULL, &status, 0))
+		return -errno;
+	return status;
+}
+
+/* Sum of one counter (extended + hardware) over a virtual range. */
+static uint64_t rc_range_refs(int fd, void *addr, size_t len, unsigned int ctr,
+			      struct rcb_page_counters *e, size_t cap)
+{
+	uint64_t sum = 0;
+	unsigned int pass;
+	size_t i;
+
+	for (pass = 0; pass < 2; pass++) {
+		struct rcb_range_query q = {
+			.vaddr = (uintptr_t)addr, .len = len,
+			.buf = (uintptr_t)e, .buf_entries = cap,
+			.flags = pass ? RCB_RANGE_EXTENDED : 0,
+		};
+
+		if (ioctl(fd, RCB_RANGE_QUERY, &q))
+			return UINT64_MAX;
+		for (i = 0; i < q.nr_entries; i++)
+			sum += e[i].refcnt[ctr];
+	}
+	return sum;
+}
+
+FIXTURE(feeds) {
+	struct rc_nodes online, memory;
+	struct rc_knob fault_period, numa_balancing;
+	struct rcb_info info;
+	struct rcb_page_counters *e;
+	int fd;
+	int cpu_node, mem_node;
+};
+
+FIXTURE_SETUP(feeds)
+{
+	int i;
+
+	ASSERT_EQ(0, rc_node_list("online", &self->online));
+	ASSERT_EQ(0, rc_node_list("has_memory", &self->memory));
+	self->fd = rc_open_node(self->memory.id[0], O_RDONLY);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ioctl(self->fd, RCB_INFO_GET, &self->info));
+	self->e = calloc(2 * RC_HPAGE / 256, sizeof(*self->e));
+	ASSERT_NE(NULL, self->e);
+
+	/*
+	 * Counters belong to physical pages, not to us: pages we get may
+	 * carry counts of their earlier users. Start from zero everywhere.
+	 */
+	for (i = 0; i < self->memory.n; i++) {
+		int fd = rc_open_node(self->memory.id[i], O_RDONLY);
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ioctl(fd, RCB_RESET));
+		close(fd);
+	}
+
+	/* A node with CPUs, and preferably another node's memory. */
+	self->cpu_node = -1;
+	for (i = 0; i < self->online.n && self->cpu_node < 0; i++)
+		if (rc_node_cpu(self->online.id[i]) >= 0)
+			self->cpu_node = self->online.id[i];
+	ASSERT_LE(0, self->cpu_node);
+	self->mem_node = self->memory.id[0];
+	for (i = 0; i < self->memory.n; i++)
+		if (self->memory.id[i] != self->cpu_node)
+			self->mem_node = self->memory.id[i];
+}
+
+FIXTURE_TEARDOWN(feeds)
+{
+	rc_knob_restore(&self->fault_period);
+	rc_knob_restore(&self->numa_balancing);
+	free(self->e);
+	close(self->fd);
+}
+
+static void rc_pin(struct __test_metadata *_metadata, int node)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(rc_node_cpu(node), &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+}
+
+/*
+ * Fault feed, every fault (N=1): as many references from the CPU's node to
+ * pages homed on the memory node as the process took minor faults.
+ */
+TEST_F(feeds, fault_feed_counts_every_minor_fault)
+{
+	unsigned int ctr, cnode_a, cnode_b;
+	struct rusage before, after;
+	size_t len = RC_PAGES * rc_page_size(), i;
+	long faults;
+	char *p;
+
+	cnode_a = rc_list_index(&self->online, self->cpu_node);
+	cnode_b = rc_list_index(&self->online, self->mem_node);
+	ctr = cnode_a / self->info.rcb_nodes_per_counter;
+	rc_knob_set(&self->numa_balancing, "/proc/sys/kernel/numa_balancing", "0");
+	ASSERT_EQ(0, rc_knob_set(&self->fault_period,
+				 RC_PARAMDIR "/fault_period", "1"));
+	rc_pin(_metadata, self->cpu_node);
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	madvise(p, len, MADV_NOHUGEPAGE);
+	ASSERT_EQ(0, rc_mbind(p, len, MPOL_BIND, self->mem_node));
+
+	ASSERT_EQ(0, getrusage(RUSAGE_SELF, &before));
+	for (i = 0; i < len; i += rc_page_size())
+		p[i] = 1;
+	ASSERT_EQ(0, getrusage(RUSAGE_SELF, &after));
+	faults = after.ru_minflt - before.ru_minflt;
+	TH_LOG("node %d CPU touched %zu pages of node %d: %ld minor faults",
+	       self->cpu_node, len / rc_page_size(), self->mem_node, faults);
+
+	ASSERT_EQ((uint64_t)faults,
+		  rc_range_refs(self->fd, p, len, ctr, self->e, RC_PAGES));
+	for (i = 0; i < RC_PAGES; i++) {
+		ASSERT_EQ((int)cnode_b, self->e[i].cnodeid);
+		ASSERT_EQ(self->mem_node, rc_page_node(p + i * rc_page_size()));
+	}
+	munmap(p, len);
+}
+
+/* fault_period=N: only whole multiples of N, about one N-th of the faults. */
+TEST_F(feeds, fault_period_weights_samples)
+{
+	unsigned int ctr = rc_list_index(&self->online, self->cpu_node) /
+			   self->info.rcb_nodes_per_counter;
+	size_t len = RC_PAGES * rc_page_size(), i;
+	uint64_t refs;
+	char *p;
+
+	rc_knob_set(&self->numa_balancing, "/proc/sys/kernel/numa_balancing", "0");
+	ASSERT_EQ(0, rc_knob_set(&self->fault_period,
+				 RC_PARAMDIR "/fault_period", "4"));
+	rc_pin(_metadata, self->cpu_node);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	madvise(p, len, MADV_NOHUGEPAGE);
+	for (i = 0; i < len; i += rc_page_size())
+		p[i] = 1;
+	refs = rc_range_refs(self->fd, p, len, ctr, self->e, RC_PAGES);
+	TH_LOG("%d faults sampled every 4th: %llu references", RC_PAGES,
+	       (unsigned long long)refs);
+	ASSERT_EQ(0ULL, refs % 4);
+	ASSERT_LE((uint64_t)RC_PAGES - 8 * 4, refs);
+	ASSERT_GE((uint64_t)RC_PAGES + 8 * 4, refs);
+	munmap(p, len);
+}
+
+/* A transparent huge page is reported with its size and flag. */
+TEST_F(feeds, thp_page_size)
+{
+	char mode[128];
+	size_t i;
+	char *raw, *p;
+
+	if (rc_read_file("/sys/kernel/mm/transparent_hugepage/enabled", mode,
+			 sizeof(mode)) < 0 || strstr(mode, "[never]"))
+		SKIP(return, "THP disabled");
+	raw = mmap(NULL, 2 * RC_HPAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, raw);
+	p = (char *)rc_round_up((uintptr_t)raw, RC_HPAGE);
+	ASSERT_EQ(0, madvise(p, RC_HPAGE, MADV_HUGEPAGE));
+	memset(p, 1, RC_HPAGE);
+
+	struct rcb_range_query q = {
+		.vaddr = (uintptr_t)p, .len = RC_HPAGE, .buf = (uintptr_t)self->e,
+		.buf_entries = RC_HPAGE / self->info.rcb_granularity,
+	};
+	ASSERT_EQ(0, ioctl(self->fd, RCB_RANGE_QUERY, &q));
+	if (!(self->e[0].flags & RCB_PAGE_THP)) {
+		munmap(raw, 2 * RC_HPAGE);
+		SKIP(return, "no huge page could be had");
+	}
+	for (i = 0; i < q.nr_entries; i++) {
+		ASSERT_EQ(RCB_PAGE_PRESENT | RCB_PAGE_THP, self->e[i].flags);
+		ASSERT_EQ((uint64_t)RC_HPAGE, self->e[i].page_size);
+	}
+	munmap(raw, 2 * RC_HPAGE);
+}
+
+/* A hugetlbfs page is reported with its size and flag. */
+TEST_F(feeds, hugetlb_page_size)
+{
+	struct rc_knob nr = { 0 };
+	size_t i;
+	char *p;
+
+	if (rc_knob_set(&nr, "/proc/sys/vm/nr_hugepages", "2"))
+		SKIP(return, "no hugetlb");
+	p = mmap(NULL, RC_HPAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (p == MAP_FAILED) {
+		rc_knob_restore(&nr);
+		SKIP(return, "no huge page could be had");
+	}
+	memset(p, 1, RC_HPAGE);
+
+	struct rcb_range_query q = {
+		.vaddr = (uintptr_t)p, .len = RC_HPAGE, .buf = (uintptr_t)self->e,
+		.buf_entries = RC_HPAGE / self->info.rcb_granularity,
+	};
+	EXPECT_EQ(0, ioctl(self->fd, RCB_RANGE_QUERY, &q));
+	for (i = 0; i < q.nr_entries; i++) {
+		EXPECT_EQ(RCB_PAGE_PRESENT | RCB_PAGE_HUGETLB, self->e[i].flags);
+		EXPECT_EQ((uint64_t)RC_HPAGE, self->e[i].page_size);
+	}
+	munmap(p, RC_HPAGE);
+	rc_knob_restore(&nr);
+}
+
+/* Counter of one set of a node through RCB_SETS_READ, after a sync. */
+static uint32_t rc_set_counter(int fd, uint64_t set, unsigned int cps,
+			       unsigned int ctr, bool ext)
+{
+	uint32_t v[RCB_MAX_COUNTERS] = { 0 };
+	struct rcb_sets_read r = { .first_set = set, .nr_sets = 1 };
+
+	if (ext)
+		r.ext = (uintptr_t)v;
+	else
+		r.hw = (uintptr_t)v;
+	ioctl(fd, RCB_SYNC);
+	if (ioctl(fd, RCB_SETS_READ, &r))
+		return UINT32_MAX;
+	return cps ? v[ctr] : 0;
+}
+
+/*
+ * Synthetic PEBS/IBS samples go through the NMI handler's code: a sample
+ * with a physical address counts its weight there; one with only a virtual
+ * address is resolved in the caller's page tables; an unmapped one is not
+ * delivered; a bad cnodeid anywhere delivers nothing.
+ */
+TEST_F(feeds, synthetic_pebs_samples)
+{
+	unsigned int cps = self->info.rcb_sw_counters_per_set;
+	unsigned int src = self->online.n - 1, ctr;
+	struct rcb_slot slot;
+	struct rcb_slot_query sq = { .slots = (uintptr_t)&slot, .num_slots = 1 };
+	uint64_t set, before;
+	char *p;
+
+	ctr = src / self->info.rcb_nodes_per_counter;
+	ASSERT_EQ(0, ioctl(self->fd, RCB_RESET));
+	ASSERT_EQ(0, ioctl(self->fd, RCB_SLOT_QUERY, &sq));
+	set = 3;
+	struct rcb_sample s[3] = {
+		{ .paddr = slot.base + 3 * self->info.rcb_granularity,
+		  .src_cnodeid = src, .weight = 100 },
+		{ .vaddr = 0x1000, .src_cnodeid = src, .weight = 7 },
+		{ .paddr = slot.base + 3 * self->info.rcb_granularity + 1,
+		  .src_cnodeid = src, .weight = 20 },
+	};
+	struct rcb_feed_samples f = { .samples = (uintptr_t)s, .nr_samples = 3 };
+
+	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	EXPECT_EQ(2U, f.delivered);
+	EXPECT_EQ(120U, rc_set_counter(self->fd, set, cps, ctr, false) +
+		       rc_set_counter(self->fd, set, cps, ctr, true));
+
+	/* Virtual address only: found in our own page tables. */
+	p = mmap(NULL, rc_page_size(), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 1;
+	before = rc_range_refs(self->fd, p, rc_page_size(), ctr, self->e, 16);
+	s[0] = (struct rcb_sample){ .vaddr = (uintptr_t)p, .src_cnodeid = src,
+				    .weight = 33 };
+	f.nr_samples = 1;
+	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	EXPECT_EQ(1U, f.delivered);
+	EXPECT_EQ(before + 33,
+		  rc_range_refs(self->fd, p, rc_page_size(), ctr, self->e, 16));
+
+	/* A bad cnodeid anywhere: EINVAL, nothing delivered. */
+	s[1] = s[0];
+	s[1].src_cnodeid = self->online.n;
+	f.nr_samples = 2;
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(before + 33,
+		  rc_range_refs(self->fd, p, rc_page_size(), ctr, self->e, 16));
+	f.flags = 1;
+	f.nr_samples = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	EXPECT_EQ(EINVAL, errno);
+	munmap(p, rc_page_size());
+	ioctl(self->fd, RCB_RESET);
+}
+
+/* Without a PMU, turning the PEBS feed on fails with EOPNOTSUPP. */
+TEST_F(feeds, pebs_without_pmu_is_refused)
+{
+	struct rc_knob pebs = { 0 };
+	char val[32];
+	int err;
+
+	err = rc_knob_set(&pebs, RC_PARAMDIR "/pebs_period", "10007");
+	if (!err) {
+		rc_knob_restore(&pebs);
+		SKIP(return, "this machine has a precise-sampling PMU");
+	}
+	EXPECT_EQ(-EOPNOTSUPP, err);
+	ASSERT_LT(0, rc_read_file(RC_PARAMDIR "/pebs_period", val, sizeof(val)));
+	EXPECT_STREQ("0", val);
+	/* Everything else keeps working. */
+	EXPECT_EQ(0, ioctl(self->fd, RCB_INFO_GET, &self->info));
+}
+
+static double rc_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/*
+ * Continuous sampling: with NUMA balancing on and the memory bound with
+ * MPOL_BIND | MPOL_F_NUMA_BALANCING, hinting faults keep sampling a
+ * program's references after its first touch, and no page moves.
+ */
+TEST_F(feeds, hinting_faults_keep_sampling_without_migration)
+{
+	struct rc_knob delay = { 0 }, period = { 0 };
+	unsigned int ctr;
+	size_t len = 64 * rc_page_size(), i;
+	uint64_t first, now = 0;
+	double t0;
+	char *p;
+
+	if (self->memory.n < 2)
+		SKIP(return, "NUMA balancing needs two nodes with memory");
+	if (rc_knob_set(&self->numa_balancing, "/proc/sys/kernel/numa_balancing",
+			"1"))
+		SKIP(return, "no NUMA balancing in this kernel");
+	/* Scan soon and often (debugfs knobs of 5.x/6.x). */
+	rc_knob_set(&delay, "/sys/kernel/debug/sched/numa_balancing/scan_delay_ms",
+		    "0");
+	rc_knob_set(&period,
+		    "/sys/kernel/debug/sched/numa_balancing/scan_period_min_ms",
+		    "100");
+	ASSERT_EQ(0, rc_knob_set(&self->fault_period,
+				 RC_PARAMDIR "/fault_period", "1"));
+	rc_pin(_metadata, self->cpu_node);
+	ctr = rc_list_index(&self->online, self->cpu_node) /
+	      self->info.rcb_nodes_per_counter;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	madvise(p, len, MADV_NOHUGEPAGE);
+	if (rc_mbind(p, len, MPOL_BIND | RC_MPOL_F_NUMA_BALANCING,
+		     self->mem_node)) {
+		rc_knob_restore(&delay);
+		rc_knob_restore(&period);
+		SKIP(return, "MPOL_F_NUMA_BALANCING needs Linux 5.12");
+	}
+	for (i = 0; i < len; i += rc_page_size())
+		p[i] = 1;
+	first = rc_range_refs(self->fd, p, len, ctr, self->e, 64);
+	t0 = rc_now();
+	while (rc_now() - t0 < 20) {
+		for (i = 0; i < len; i += rc_page_size())
+			p[i]++;
+		now = rc_range_refs(self->fd, p, len, ctr, self->e, 64);
+		if (now > first)
+			break;
+		usleep(1000);
+	}
+	TH_LOG("first touch %llu references, %llu after %.1f s",
+	       (unsigned long long)first, (unsigned long long)now,
+	       rc_now() - t0);
+	rc_knob_restore(&delay);
+	rc_knob_restore(&period);
+	EXPECT_LT(first, now);
+	for (i = 0; i < len; i += rc_page_size())
+		EXPECT_EQ(self->mem_node, rc_page_node(p + i));
+	munmap(p, len);
+}
+
+TEST_HARNESS_MAIN
