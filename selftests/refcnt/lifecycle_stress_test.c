@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt selftests: load/unload under load, and a load that cannot get its
+ * memory. Needs REFCNT_KO (the rig sets it); skips without it.
+ *
+ * - 100 load/unload cycles (finit_module, delete_module O_NONBLOCK).
+ * - Unload attempts while a file is open, a table is mapped, and while the
+ *   fault feed (fault_period=1) runs with a process faulting: refused with
+ *   EWOULDBLOCK while files or mappings are live; with only the feed live
+ *   either refused or done, never a crash (the rig checks the log).
+ * - prealloc=1 granularity=256 with most free memory reserved in hugetlb
+ *   pages: finit_module fails with ENOMEM, and MemFree and the slab totals
+ *   are back where they were (within a small tolerance).
+ *
+ * The module is left loaded with default parameters.
+ */
+#include <signal.h>
+
+#include "refcnt_counters.h"
+
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+#define U64(x)		((unsigned long long)(x))
+#define CYCLES		100
+
+static int unload_retry(void)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < 200; i++) {
+		ret = rc_unload();
+		if (ret != -EWOULDBLOCK && ret != -EBUSY)
+			return ret;
+		usleep(20000);
+	}
+	return ret;
+}
+
+static int first_node(void)
+{
+	static struct rc_nodes mem;
+
+	mem.n = 0;
+	if (rc_mem_nodes(&mem) || !mem.n)
+		return -1;
+	return mem.id[0];
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* A field of /proc/meminfo in kB, or 0. */
+static uint64_t meminfo(const char *field)
+{
+	char line[256];
+	size_t n = strlen(field);
+	uint64_t v = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':') {
+			v = strtoull(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* Bytes in all slabs from /proc/slabinfo (num_objs * objsize), or 0. */
+static uint64_t slab_bytes(void)
+{
+	char line[512], name[128];
+	unsigned long active, num, size;
+	uint64_t total = 0;
+	FILE *f = fopen("/proc/slabinfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%127s %lu %lu %lu", name, &active, &num,
+			   &size) == 4)
+			total += (uint64_t)active * size;
+	fclose(f);
+	return total;
+}
+
+FIXTURE(lstress) {
+	int unused;
+};
+
+FIXTURE_SETUP(lstress)
+{
+	if (!rc_ko_path())
+		SKIP(return, "REFCNT_KO not set");
+	ASSERT_EQ(0, rc_restore_default());
+}
+
+FIXTURE_TEARDOWN(lstress)
+{
+	write_str("/proc/sys/vm/nr_hugepages", "0");
+	if (rc_ko_path())
+		EXPECT_EQ(0, rc_restore_default());
+}
+
+TEST_F_TIMEOUT(lstress, load_unload_100_cycles, 600)
+{
+	uint64_t t0 = rc_now_ns();
+	char path[64];
+	int i, ret, nid;
+
+	for (i = 0; i < CYCLES; i++) {
+		ret = unload_retry();
+		ASSERT_EQ(0, ret) TH_LOG("cycle %d: unload: %s", i, strerror(-ret));
+		ASSERT_FALSE(rc_module_loaded());
+		ret = rc_load("");
+		ASSERT_EQ(0, ret) TH_LOG("cycle %d: load: %s", i, strerror(-ret));
+		nid = first_node();
+		ASSERT_LE(0, nid);
+		rc_dev_path(path, sizeof(path), nid);
+		ASSERT_TRUE(rc_exists(path));
+	}
+	ksft_print_msg("%d load/unload cycles in %.1f s\n", CYCLES,
+		       (rc_now_ns() - t0) / 1e9);
+}
+
+static pid_t start_faulter(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		for (;;) {
+			size_t i, len = 32 * 4096;
+			volatile char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (p == MAP_FAILED)
+				_exit(1);
+			for (i = 0; i < len; i += 4096)
+				p[i] = 1;
+			munmap((void *)p, len);
+		}
+	}
+	return pid;
+}
+
+TEST_F_TIMEOUT(lstress, unload_while_busy, 300)
+{
+	struct rcb_info info;
+	pid_t child;
+	void *m;
+	int fd, i, ret, nid, refused = 0, done = 0;
+
+	nid = first_node();
+	ASSERT_LE(0, nid);
+
+	/* an open file */
+	fd = rc_open_node(nid, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, &info));
+	EXPECT_EQ(-EWOULDBLOCK, rc_unload());
+	EXPECT_TRUE(rc_module_loaded());
+
+	/* a mapping without the file */
+	m = mmap(NULL, info.rcb_len, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	close(fd);
+	EXPECT_EQ(-EWOULDBLOCK, rc_unload());
+	EXPECT_EQ(0U, ((volatile uint32_t *)m)[0] * 0);
+	munmap(m, info.rcb_len);
+
+	/* the fault feed with a process faulting: refused or safe */
+	for (i = 0; i < 10; i++) {
+		if (!rc_module_loaded())
+			ASSERT_EQ(0, rc_load(""));
+		ASSERT_EQ(0, write_str(RC_PARAMDIR "/fault_period", "1"));
+		child = start_faulter();
+		ASSERT_LE(0, child);
+		usleep(100000 + 20000 * i);
+		ret = rc_unload();
+		if (ret == 0)
+			done++;
+		else if (ret == -EWOULDBLOCK || ret == -EBUSY)
+			refused++;
+		else
+			EXPECT_EQ(0, ret) TH_LOG("unload under the feed: %s",
+						 strerror(-ret));
+		usleep(100000);	/* the child keeps faulting either way */
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		if (rc_module_loaded())
+			write_str(RC_PARAMDIR "/fault_period", "0");
+	}
+	ksft_print_msg("unload with the fault feed live: %d done, %d refused\n",
+		       done, refused);
+	if (rc_module_loaded())
+		ASSERT_EQ(0, unload_retry());
+	ASSERT_EQ(0, rc_load(""));
+}
+
+TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 300)
+{
+	struct rcb_info info;
+	uint64_t total_sets = 0, need, free_kb, leave_kb, hp_kb, pages;
+	uint64_t free0, free1, slab0, slab1, sunr0, sunr1;
+	struct rc_nodes mem;
+	char buf[32];
+	unsigned int cps = 1;
+	int i, fd, ret;
+
+	/* Size the granularity=256 tables from the default load. */
+	ASSERT_EQ(0, rc_mem_nodes(&mem));
+	for (i = 0; i < mem.n; i++) {
+		fd = rc_open_node(mem.id[i], O_RDONLY);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, &info));
+		total_sets += info.rcb_sw_sets * (info.rcb_granularity / 256);
+		cps = info.rcb_sw_counters_per_set;
+		close(fd);
+	}
+	need = total_sets * cps * 8 / 1024;	/* kB: hw + ext, at least */
+	ASSERT_EQ(0, unload_retry());
+
+	/* Reserve most free memory in hugetlb pages. */
+	hp_kb = meminfo("Hugepagesize");
+	ASSERT_LT(0ULL, U64(hp_kb));
+	free_kb = meminfo("MemFree");
+	leave_kb = need / 4;
+	if (leave_kb > 96 * 1024)
+		leave_kb = 96 * 1024;
+	if (leave_kb < 16 * 1024)
+		leave_kb = 16 * 1024;
+	pages = free_kb > leave_kb ? (free_kb - leave_kb) / hp_kb : 0;
+	snprintf(buf, sizeof(buf), "%llu", U64(pages));
+	ASSERT_EQ(0, write_str("/proc/sys/vm/nr_hugepages", buf));
+	usleep(200000);
+
+	free0 = meminfo("MemFree");
+	sunr0 = meminfo("SUnreclaim");
+	slab0 = slab_bytes();
+	ret = rc_load("prealloc=1 granularity=256");
+	usleep(500000);		/* RCU-freed slab objects */
+	free1 = meminfo("MemFree");
+	sunr1 = meminfo("SUnreclaim");
+	slab1 = slab_bytes();
+	ksft_print_msg("tables need >= %llu kB, MemFree %llu kB reserved down "
+		       "to %llu kB; load: %s; MemFree after %llu kB, "
+		       "SUnreclaim %llu -> %llu kB, slabinfo %llu -> %llu B\n",
+		       U64(need), U64(free_kb), U64(free0),
+		       ret ? strerror(-ret) : "loaded", U64(free1),
+		       U64(sunr0), U64(sunr1), U64(slab0), U64(slab1));
+	if (ret == 0)
+		unload_retry();
+	EXPECT_EQ(-ENOMEM, ret);
+	EXPECT_FALSE(rc_module_loaded());
+	/* Nothing leaked: within 2 MB of free memory, 512 kB of slab. */
+	EXPECT_GE(free1 + 2048, free0);
+	EXPECT_GE(sunr0 + 512, sunr1);
+	if (slab0 && slab1)
+		EXPECT_GE(slab0 + 512 * 1024, slab1);
+
+	ASSERT_EQ(0, write_str("/proc/sys/vm/nr_hugepages", "0"));
+	ASSERT_EQ(0, rc_load(""));
+	ASSERT_TRUE(rc_module_loaded());
+}
+
+TEST_HARNESS_MAIN
