@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt bench_feeds: the costs of the queries and the fault feed (issue 4),
+ * each as a ratio measured in the same run:
+ *
+ *   range query   RCB_RANGE_QUERY over MiB of mapped memory, against
+ *                 reading /proc/self/pagemap for the same range (goal:
+ *                 the query takes at most 2x the pagemap time)
+ *   fault feed    a page-fault-heavy loop with fault_period=1 and =16,
+ *                 against the module loaded with the feed off (goals:
+ *                 at most 5% and 1% slower)
+ *   mmap scan     summing a node's whole mapped extended counter table,
+ *                 against memcpy of as many bytes (goal: >= 0.8x)
+ *
+ *   bench_feeds [-m MIB] [-r REPEAT]     (as root, module loaded)
+ *
+ * Each figure is the best of REPEAT runs. Output is framed by
+ * "=== refcnt bench feeds ===" and "=== end ===" for tools/refcnt-bench.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/refcnt.h>
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int set_fault_period(const char *v)
+{
+	int fd = open("/sys/module/refcnt/parameters/fault_period", O_WRONLY);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, v, strlen(v)) == (ssize_t)strlen(v);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static double best_of(int repeat, double (*fn)(void *), void *arg)
+{
+	double best = 1e30;
+	int i;
+
+	for (i = 0; i < repeat; i++) {
+		double t = fn(arg);
+
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+/* ---- range query vs pagemap ---- */
+
+struct range_arg {
+	int fd;
+	char *mem;
+	size_t len;
+	struct rcb_page_counters *e;
+	size_t nr;
+	uint64_t *pm;
+	int pagemap;
+};
+
+static double time_range_query(void *a)
+{
+	struct range_arg *r = a;
+	struct rcb_range_query q = {
+		.vaddr = (uintptr_t)r->mem, .len = r->len,
+		.buf = (uintptr_t)r->e, .buf_entries = r->nr,
+		.flags = RCB_RANGE_EXTENDED,
+	};
+	double t0 = now();
+
+	if (ioctl(r->fd, RCB_RANGE_QUERY, &q))
+		perror("RCB_RANGE_QUERY");
+	return now() - t0;
+}
+
+static double time_pagemap(void *a)
+{
+	struct range_arg *r = a;
+	size_t pages = r->len / 4096;
+	off_t off = (uintptr_t)r->mem / 4096 * sizeof(uint64_t);
+	double t0 = now();
+
+	if (pread(r->pagemap, r->pm, pages * sizeof(uint64_t), off) < 0)
+		perror("pagemap");
+	return now() - t0;
+}
+
+/* ---- fault feed overhead ---- */
+
+struct fault_arg {
+	size_t len;
+	int rounds;
+};
+
+static double time_faults(void *a)
+{
+	struct fault_arg *f = a;
+	double t0 = now();
+	int i;
+
+	for (i = 0; i < f->rounds; i++) {
+		char *p = mmap(NULL, f->len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		size_t off;
+
+		if (p == MAP_FAILED)
+			return 1e30;
+		madvise(p, f->len, 15 /* MADV_NOHUGEPAGE */);
+		for (off = 0; off < f->len; off += 4096)
+			p[off] = 1;
+		munmap(p, f->len);
+	}
+	return now() - t0;
+}
+
+/* ---- mmap scan vs memcpy ---- */
+
+struct scan_arg {
+	const uint32_t *map;
+	size_t len;
+	char *src, *dst;
+	uint64_t sum;
+};
+
+static double time_scan(void *a)
+{
+	struct scan_arg *s = a;
+	const uint64_t *w = (const uint64_t *)s->map;
+	size_t i, n = s->len / sizeof(*w);
+	uint64_t sum = 0;
+	double t0 = now();
+
+	for (i = 0; i < n; i++)
+		sum += w[i];
+	s->sum += sum;
+	return now() - t0;
+}
+
+static double time_memcpy(void *a)
+{
+	struct scan_arg *s = a;
+	double t0 = now();
+
+	memcpy(s->dst, s->src, s->len);
+	return now() - t0;
+}
+
+/* One reference into every set of the node, folded: a full table. */
+static int fill_table(int fd, const struct rcb_info *info)
+{
+	struct rcb_slot slots[64];
+	struct rcb_slot_query sq = { .slots = (uintptr_t)slots, .num_slots = 64 };
+	struct rcb_ref *refs = calloc(RCB_INJECT_MAX, sizeof(*refs));
+	unsigned int i, n = 0;
+	uint64_t a;
+
+	if (!refs || ioctl(fd, RCB_SLOT_QUERY, &sq))
+		return -1;
+	for (i = 0; i < sq.num_slots && i < 64; i++) {
+		for (a = slots[i].base; a < slots[i].base + slots[i].size;
+		     a += info->rcb_granularity) {
+			refs[n].paddr = a;
+			refs[n].src_cnodeid = info->rcb_cnodeid;
+			refs[n].count = info->rcb_abs_threshold;
+			if (++n == RCB_INJECT_MAX) {
+				struct rcb_inject in = { (uintptr_t)refs, n,
+							 RCB_INJECT_SYNC };
+
+				if (ioctl(fd, RCB_INJECT, &in))
+					return -1;
+				n = 0;
+			}
+		}
+	}
+	if (n) {
+		struct rcb_inject in = { (uintptr_t)refs, n, RCB_INJECT_SYNC };
+
+		if (ioctl(fd, RCB_INJECT, &in))
+			return -1;
+	}
+	free(refs);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	size_t mib = 256;
+	int repeat = 3, c;
+	struct rcb_info info;
+	int fd;
+
+	while ((c = getopt(argc, argv, "m:r:")) != -1) {
+		if (c == 'm')
+			mib = strtoul(optarg, NULL, 0);
+		else if (c == 'r')
+			repeat = atoi(optarg);
+		else
+			return 2;
+	}
+	fd = open("/dev/refcnt/node0", O_RDONLY);
+	if (fd < 0 || ioctl(fd, RCB_INFO_GET, &info)) {
+		perror("/dev/refcnt/node0");
+		return 1;
+	}
+	printf("=== refcnt bench feeds ===\n");
+
+	/* Range query vs pagemap. */
+	{
+		struct range_arg r = { .fd = fd, .len = mib << 20 };
+		double tq, tp;
+
+		r.nr = r.len / info.rcb_granularity;
+		r.mem = mmap(NULL, r.len, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		r.e = malloc(r.nr * sizeof(*r.e));
+		r.pm = malloc(r.len / 4096 * sizeof(uint64_t));
+		r.pagemap = open("/proc/self/pagemap", O_RDONLY);
+		if (r.mem == MAP_FAILED || !r.e || !r.pm || r.pagemap < 0) {
+			perror("range setup");
+			return 1;
+		}
+		memset(r.e, 0, r.nr * sizeof(*r.e));
+		tq = best_of(repeat, time_range_query, &r);
+		tp = best_of(repeat, time_pagemap, &r);
+		printf("range query %zu MiB    %8.1f ms   pagemap %8.1f ms   query/pagemap %.2fx (goal <= 2x)\n",
+		       mib, tq * 1e3, tp * 1e3, tq / tp);
+		munmap(r.mem, r.len);
+		free(r.e);
+		free(r.pm);
+		close(r.pagemap);
+	}
+
+	/* Fault feed overhead. */
+	{
+		struct fault_arg f = { .len = 16 << 20, .rounds = 8 };
+		double off, n1, n16;
+
+		set_fault_period("0");
+		off = best_of(repeat, time_faults, &f);
+		if (set_fault_period("1") == 0) {
+			n1 = best_of(repeat, time_faults, &f);
+			set_fault_period("16");
+			n16 = best_of(repeat, time_faults, &f);
+			set_fault_period("0");
+			printf("faults %d x %zu MiB   off %7.1f ms   N=1 %7.1f ms (%+.1f%%, goal <= 5%%)   N=16 %7.1f ms (%+.1f%%, goal <= 1%%)\n",
+			       f.rounds, f.len >> 20, off * 1e3, n1 * 1e3,
+			       (n1 / off - 1) * 100, n16 * 1e3,
+			       (n16 / off - 1) * 100);
+		}
+	}
+
+	/* mmap scan vs memcpy. */
+	{
+		struct scan_arg s = { .len = info.rcb_len & ~7ULL };
+		double ts, tm;
+
+		ioctl(fd, RCB_RESET);
+		if (fill_table(fd, &info)) {
+			perror("fill table");
+			return 1;
+		}
+		s.map = mmap(NULL, info.rcb_len, PROT_READ, MAP_SHARED, fd, 0);
+		s.src = malloc(s.len);
+		s.dst = malloc(s.len);
+		if (s.map == MAP_FAILED || !s.src || !s.dst) {
+			perror("scan setup");
+			return 1;
+		}
+		memset(s.src, 1, s.len);
+		memset(s.dst, 0, s.len);
+		time_scan(&s);	/* fault the mapping in */
+		ts = best_of(repeat, time_scan, &s);
+		tm = best_of(repeat, time_memcpy, &s);
+		printf("table scan %zu KiB     scan %7.2f ms   memcpy %7.2f ms   scan/memcpy speed %.2fx (goal >= 0.8x)\n",
+		       s.len >> 10, ts * 1e3, tm * 1e3, tm / ts);
+		munmap((void *)s.map, info.rcb_len);
+		ioctl(fd, RCB_RESET);
+	}
+	printf("=== end ===\n");
+	return 0;
+}
