@@ -19,7 +19,8 @@ cd "$(dirname "$0")" || exit 1
 TESTS="devices_test info_test info_test32 slots_test slots_test32
 ioctl_errors_test ioctl_errors_test32 mmap_test counters_test events_test
 stress_test lib_info_test lib_locate_test lib_range_test lib_workflow_test
-lib_hwcntrs_test lib_datarange_test feeds_test tools_test lifecycle_test"
+lib_hwcntrs_test lib_datarange_test feeds_test priv_test fuzz_test
+fault_stress_test tools_test lifecycle_test lifecycle_stress_test"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "# refcnt selftests: warning: not running as root"
