@@ -57,6 +57,11 @@ struct fthread {
 	uint64_t rnd;
 	uint8_t *arena;		/* ARENA bytes, then a PROT_NONE page */
 	uint8_t *guard;
+	/* what the thread is doing, for the watchdog */
+	volatile int kind;
+	volatile unsigned long cmd;
+	volatile uint64_t arg, a1, a2;
+	uint8_t snap[48];
 };
 
 static void violation(const char *fmt, ...)
@@ -269,8 +274,10 @@ static uint64_t known_arg(struct fthread *t, unsigned long cmd, int fd)
 	if (bad)	/* the structure itself at a bad place */
 		return fuzz_ptr(t, size);
 	p = arena_struct(t, size);
-	if (!(rnd(t) & 7)) {	/* random contents, pointers in the arena */
+	if (!(rnd(t) & 7)) {	/* random contents */
 		fill_random(t, p, size);
+		if (cmd == RCB_BENCH)	/* no cap in the ABI: keep it short */
+			((struct rcb_bench *)p)->nr_refs &= 0x7ff;
 		return (uintptr_t)p;
 	}
 	switch (cmd) {
@@ -334,7 +341,7 @@ static uint64_t known_arg(struct fthread *t, unsigned long cmd, int fd)
 			break;
 		default:
 			q->vaddr = rnd(t) & 0x00007fffffffffffULL;
-			q->len = 1 + rndn(t, 1 << 22);
+			q->len = 1 + rndn(t, 1 << 18);
 			break;
 		}
 		q->buf_entries = rnd(t) & 1 ? rndn(t, 2048) : edge64(t);
@@ -447,7 +454,15 @@ static void do_ioctl(struct fthread *t, bool known)
 		/* a fresh file that never saw RCB_INFO_GET */
 		fd = devs[rndn(t, ndev)].fds[2];
 	}
+	t->kind = known ? K_IOCTL : K_UNKNOWN;
+	t->cmd = cmd;
+	t->arg = arg;
+	if (arg >= (uintptr_t)t->arena && arg + 48 <= (uintptr_t)t->guard)
+		memcpy(t->snap, (void *)(uintptr_t)arg, 48);
+	else
+		memset(t->snap, 0, 48);
 	ret = ioctl(fd, cmd, (unsigned long)arg);
+	t->kind = -1;
 	if (ret == 0) {
 		if (!known)
 			violation("ioctl 0x%08lx (%s) succeeded, want ENOTTY",
@@ -492,6 +507,9 @@ static void do_mmap(struct fthread *t)
 	if (!(rnd(t) & 7))
 		flags |= MAP_POPULATE;
 	atomic_fetch_add(&by_kind[K_MMAP], 1);
+	t->kind = K_MMAP;
+	t->a1 = len;
+	t->a2 = off;
 	m = mmap(NULL, len, prot, flags, f->fds[rndn(t, 2)], off);
 	if (m == MAP_FAILED) {
 		e = errno;
@@ -530,7 +548,11 @@ static void do_read(struct fthread *t)
 
 	atomic_fetch_add(&by_kind[K_READ], 1);
 	/* only the O_NONBLOCK file: a blocking read could wait for ever */
+	t->kind = K_READ;
+	t->a1 = size;
+	t->a2 = buf;
 	n = read(f->fds[0], (void *)(uintptr_t)buf, size);
+	t->kind = -1;
 	if (n >= 0) {
 		if (n % 72 || (size_t)n > size || (n == 0 && size))
 			violation("read %zu returned %zd", size, n);
@@ -609,6 +631,7 @@ static void *fuzz_thread(void *arg)
 			stop = 1;
 			break;
 		}
+		t->kind = -1;
 		switch (rndn(t, 100)) {
 		case 0 ... 54: do_ioctl(t, true); break;
 		case 55 ... 74: do_ioctl(t, false); break;
@@ -698,8 +721,37 @@ TEST_F_TIMEOUT(fuzz, all_devices, 600)
 		ASSERT_EQ(0, mprotect(th[i].guard, 4096, PROT_NONE));
 		ASSERT_EQ(0, pthread_create(&th[i].t, NULL, fuzz_thread, &th[i]));
 	}
-	for (i = 0; i < FUZZ_THREADS; i++)
-		pthread_join(th[i].t, NULL);
+	/* Watchdog: progress every 20 s; a thread stuck past the bound. */
+	for (;;) {
+		uint64_t n = atomic_load(&calls_made);
+		bool done = true;
+
+		for (i = 0; i < FUZZ_THREADS; i++)
+			if (pthread_tryjoin_np(th[i].t, NULL) == EBUSY)
+				done = false;
+			else
+				th[i].kind = -2;
+		if (done)
+			break;
+		if (rc_now_ns() > deadline_ns + 30000000000ULL) {
+			for (i = 0; i < FUZZ_THREADS; i++) {
+				if (th[i].kind == -2)
+					continue;
+				ksft_print_msg("thread %d stuck: kind %d cmd 0x%lx (%s) "
+					       "arg 0x%llx a1 0x%llx a2 0x%llx\n", i,
+					       th[i].kind, th[i].cmd, cmd_name(th[i].cmd),
+					       U64(th[i].arg), U64(th[i].a1), U64(th[i].a2));
+				for (j = 0; j < 48; j += 8)
+					ksft_print_msg("  arg+%d: 0x%016llx\n", j,
+						       U64(*(uint64_t *)(th[i].snap + j)));
+			}
+			ASSERT_TRUE(false) TH_LOG("fuzz threads stuck");
+		}
+		sleep(1);
+		if ((rc_now_ns() - t0) / 1000000000ULL % 20 == 0)
+			ksft_print_msg("fuzz: %llu calls after %.0f s\n", U64(n),
+				       (rc_now_ns() - t0) / 1e9);
+	}
 	secs = (rc_now_ns() - t0) / 1e9;
 
 	/* Restore the thresholds and reset every node. */
