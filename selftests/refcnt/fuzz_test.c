@@ -122,8 +122,19 @@ static uint64_t fuzz_ptr(struct fthread *t, size_t size)
 		return (uintptr_t)t->guard - 1 - rndn(t, size ? size : 1);
 	case 4:
 		return 0x1000 + rndn(t, 0x10000);		/* unmapped low */
-	case 5:
-		return edge64(t);
+	case 5: {
+		/*
+		 * Not edge64(): a random small number can land in this
+		 * program's own data, which the kernel would then overwrite.
+		 */
+		static const uint64_t bad[] = {
+			~0ULL, ~0ULL - 7, 0x8000000000000000ULL,
+			0x0000800000000000ULL, 0x00007ffffffff000ULL,
+			0x00007fffffffffffULL, 0xfffffffffffff000ULL,
+			1, 7, 0xdead000, 0xffffffff80000000ULL,
+		};
+		return bad[rndn(t, sizeof(bad) / sizeof(bad[0]))];
+	}
 	case 6:	/* misaligned, inside the arena */
 		return (uintptr_t)t->arena + 1 + rndn(t, 7) +
 		       8 * rndn(t, (ARENA - size - 64) / 8);
@@ -447,7 +458,7 @@ static void do_ioctl(struct fthread *t, bool known)
 		for (unsigned int i = 0; i < NKNOWN; i++)
 			if (cmd == known_cmds[i])
 				cmd = _IOC(0, RCB_IOC_MAGIC, 0xff, 0);
-		arg = rnd(t) & 1 ? fuzz_ptr(t, _IOC_SIZE(cmd)) : edge64(t);
+		arg = fuzz_ptr(t, _IOC_SIZE(cmd));
 		atomic_fetch_add(&by_kind[K_UNKNOWN], 1);
 	}
 	if (cmd == RCB_SLOT_GET && (rnd(t) & 1)) {
