@@ -665,6 +665,17 @@ static int online_nodes(void)
 	return on.n;
 }
 
+static void on_fault(int sig, siginfo_t *si, void *uc __attribute__((unused)))
+{
+	char b[128];
+	int n = snprintf(b, sizeof(b), "# fuzz: signal %d at address %p\n",
+			 sig, si->si_addr);
+
+	if (write(2, b, n) < 0)
+		_exit(3);
+	_exit(2);
+}
+
 static uint64_t env_u64(const char *name, uint64_t def)
 {
 	const char *s = getenv(name);
@@ -700,6 +711,7 @@ TEST_F_TIMEOUT(fuzz, all_devices, 600)
 {
 	struct fthread th[FUZZ_THREADS];
 	uint32_t abs0[MAX_DEVS], diff0[MAX_DEVS];
+	bool joined[FUZZ_THREADS] = { false };
 	struct rc_nodes mem;
 	uint64_t t0, secs_max;
 	double secs;
@@ -716,6 +728,13 @@ TEST_F_TIMEOUT(fuzz, all_devices, 600)
 		ASSERT_LE(0, devs[i].fds[2]);
 		abs0[i] = devs[i].d.info.rcb_abs_threshold;
 		diff0[i] = devs[i].d.info.rcb_diff_threshold;
+	}
+	{
+		struct sigaction sa = { .sa_sigaction = on_fault,
+					.sa_flags = SA_SIGINFO };
+
+		sigaction(SIGSEGV, &sa, NULL);
+		sigaction(SIGBUS, &sa, NULL);
 	}
 	max_calls = calls_wanted(g_argc, g_argv);
 	secs_max = env_u64("REFCNT_FUZZ_SECONDS", 240);
@@ -737,16 +756,19 @@ TEST_F_TIMEOUT(fuzz, all_devices, 600)
 		uint64_t n = atomic_load(&calls_made);
 		bool done = true;
 
-		for (i = 0; i < FUZZ_THREADS; i++)
+		for (i = 0; i < FUZZ_THREADS; i++) {
+			if (joined[i])
+				continue;
 			if (pthread_tryjoin_np(th[i].t, NULL) == EBUSY)
 				done = false;
 			else
-				th[i].kind = -2;
+				joined[i] = true;
+		}
 		if (done)
 			break;
 		if (rc_now_ns() > deadline_ns + 30000000000ULL) {
 			for (i = 0; i < FUZZ_THREADS; i++) {
-				if (th[i].kind == -2)
+				if (joined[i])
 					continue;
 				ksft_print_msg("thread %d stuck: kind %d cmd 0x%lx (%s) "
 					       "arg 0x%llx a1 0x%llx a2 0x%llx\n", i,
