@@ -10,8 +10,8 @@
  *   fault feed (fault_period=1) runs with a process faulting: refused with
  *   EWOULDBLOCK while files or mappings are live; with only the feed live
  *   either refused or done, never a crash (the rig checks the log).
- * - prealloc=1 granularity=256 with most free memory reserved in hugetlb
- *   pages: finit_module fails with ENOMEM, and MemFree and the slab totals
+ * - prealloc=1 granularity=256 with most free memory held by a child's
+ *   populated, locked anonymous mapping: finit_module fails with ENOMEM, and MemFree and the slab totals
  *   are back where they were (within a small tolerance).
  *
  * The module is left loaded with default parameters.
@@ -78,6 +78,23 @@ static uint64_t meminfo(const char *field)
 	return v;
 }
 
+/* kB free: MemFree plus the pages on per-CPU free lists (/proc/zoneinfo). */
+static uint64_t free_kb_all(void)
+{
+	char line[256];
+	uint64_t pcp = 0;
+	unsigned long n;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, " count: %lu", &n) == 1)
+				pcp += n;
+		fclose(f);
+	}
+	return meminfo("MemFree") + pcp * (getpagesize() / 1024);
+}
+
 /* Bytes in all slabs from /proc/slabinfo (num_objs * objsize), or 0. */
 static uint64_t slab_bytes(void)
 {
@@ -96,6 +113,8 @@ static uint64_t slab_bytes(void)
 	return total;
 }
 
+static pid_t g_hog;	/* the memory reserver, killed in the teardown */
+
 FIXTURE(lstress) {
 	int unused;
 };
@@ -109,7 +128,10 @@ FIXTURE_SETUP(lstress)
 
 FIXTURE_TEARDOWN(lstress)
 {
-	write_str("/proc/sys/vm/nr_hugepages", "0");
+	if (g_hog > 0) {
+		kill(g_hog, SIGKILL);
+		waitpid(g_hog, NULL, 0);
+	}
 	if (rc_ko_path())
 		EXPECT_EQ(0, rc_restore_default());
 }
@@ -216,7 +238,9 @@ TEST_F_TIMEOUT(lstress, unload_while_busy, 300)
 TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 300)
 {
 	struct rcb_info info;
-	uint64_t total_sets = 0, need, free_kb, leave_kb, hp_kb, pages, minfree = 0;
+	uint64_t total_sets = 0, need, free_kb, leave_kb, minfree = 0;
+	int pfd[2];
+	pid_t hog;
 	uint64_t free0, free1, slab0, slab1, sunr0, sunr1;
 	struct rc_nodes mem;
 	char buf[32];
@@ -236,9 +260,7 @@ TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 300)
 	need = total_sets * cps * 8 / 1024;	/* kB: hw + ext, at least */
 	ASSERT_EQ(0, unload_retry());
 
-	/* Reserve most free memory in hugetlb pages. */
-	hp_kb = meminfo("Hugepagesize");
-	ASSERT_LT(0ULL, U64(hp_kb));
+	/* Reserve most free memory: a child's populated, locked anon map. */
 	free_kb = meminfo("MemFree");
 	/*
 	 * Leave twice the zones' min watermarks and 32 MB: an allocation
@@ -248,26 +270,40 @@ TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 300)
 	if (rc_read_file("/proc/sys/vm/min_free_kbytes", buf, sizeof(buf)) > 0)
 		minfree = strtoull(buf, NULL, 10);
 	leave_kb = 2 * minfree + 32 * 1024;
-	if (need < leave_kb - minfree + 32 * 1024) {
+	if (need < leave_kb - minfree + 32 * 1024 || free_kb < leave_kb) {
 		ASSERT_EQ(0, rc_load(""));
 		SKIP(return, "tables of %llu kB are too small to exhaust memory "
 		     "safely (min_free_kbytes %llu)", U64(need), U64(minfree));
 	}
-	pages = free_kb > leave_kb ? (free_kb - leave_kb) / hp_kb : 0;
-	snprintf(buf, sizeof(buf), "%llu", U64(pages));
-	ASSERT_EQ(0, write_str("/proc/sys/vm/nr_hugepages", buf));
+	ASSERT_EQ(0, pipe(pfd));
+	hog = fork();
+	ASSERT_LE(0, hog);
+	g_hog = hog;
+	if (hog == 0) {
+		size_t len = (free_kb - leave_kb) * 1024;
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+			       MAP_ANONYMOUS | MAP_POPULATE | MAP_LOCKED, -1, 0);
+		char c = p == MAP_FAILED ? 'n' : 'y';
+
+		if (write(pfd[1], &c, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(pfd[0], buf, 1));
+	ASSERT_EQ('y', buf[0]);
 	usleep(200000);
 
-	free0 = meminfo("MemFree");
+	free0 = free_kb_all();
 	sunr0 = meminfo("SUnreclaim");
 	slab0 = slab_bytes();
 	ret = rc_load("prealloc=1 granularity=256");
 	usleep(500000);		/* RCU-freed slab objects */
-	free1 = meminfo("MemFree");
+	free1 = free_kb_all();
 	sunr1 = meminfo("SUnreclaim");
 	slab1 = slab_bytes();
 	ksft_print_msg("tables need >= %llu kB, MemFree %llu kB reserved down "
-		       "to %llu kB; load: %s; MemFree after %llu kB, "
+		       "to %llu kB (+pcp); load: %s; after %llu kB, "
 		       "SUnreclaim %llu -> %llu kB, slabinfo %llu -> %llu B\n",
 		       U64(need), U64(free_kb), U64(free0),
 		       ret ? strerror(-ret) : "loaded", U64(free1),
@@ -282,7 +318,9 @@ TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 300)
 	if (slab0 && slab1)
 		EXPECT_GE(slab0 + 512 * 1024, slab1);
 
-	ASSERT_EQ(0, write_str("/proc/sys/vm/nr_hugepages", "0"));
+	kill(hog, SIGKILL);
+	waitpid(hog, NULL, 0);
+	g_hog = 0;
 	ASSERT_EQ(0, rc_load(""));
 	ASSERT_TRUE(rc_module_loaded());
 }
