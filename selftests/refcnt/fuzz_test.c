@@ -468,7 +468,7 @@ static void do_ioctl(struct fthread *t, bool known)
 	t->kind = known ? K_IOCTL : K_UNKNOWN;
 	t->cmd = cmd;
 	t->arg = arg;
-	if (arg >= (uintptr_t)t->arena && arg + 48 <= (uintptr_t)t->guard)
+	if (arg >= (uintptr_t)t->arena && arg <= (uintptr_t)t->guard - 48)
 		memcpy(t->snap, (void *)(uintptr_t)arg, 48);
 	else
 		memset(t->snap, 0, 48);
