@@ -28,7 +28,8 @@ CHECKPATCH := $(BUILD)/linux-source/scripts/checkpatch.pl
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
 MODULE_OUT := $(BUILD)/$(KVER)
 
-.PHONY: all module selftests tools checkpatch check demo bench install dkms-check clean
+.PHONY: all module selftests tools checkpatch check demo bench install dkms-check \
+	intree-check clean
 
 all: selftests tools
 
@@ -130,6 +131,10 @@ install: tools
 # Build kmod/ through DKMS against every guest kernel's headers.
 dkms-check:
 	@tools/refcnt-dkms-check
+
+# Build kmod/ inside a kernel tree through its Kconfig (linux-source-6.1).
+intree-check:
+	@tools/refcnt-intree-check
 
 clean:
 	rm -rf $(BUILD)
