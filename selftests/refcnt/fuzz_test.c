@@ -14,7 +14,7 @@
  *
  * Calls: argv[1], else $REFCNT_FUZZ_CALLS, else 1,000,000 when the machine
  * has exactly 4 online nodes (the "four" topology: once per kernel in make
- * check) and 50,000 elsewhere. $REFCNT_FUZZ_SECONDS (default 240) bounds
+ * check) and 50,000 elsewhere. $REFCNT_FUZZ_SECONDS (default 400) bounds
  * the run; stopping on that bound is a failure (the count is not reached).
  *
  * At the end every node's thresholds are restored and its counters reset.
@@ -737,7 +737,7 @@ TEST_F_TIMEOUT(fuzz, all_devices, 600)
 		sigaction(SIGBUS, &sa, NULL);
 	}
 	max_calls = calls_wanted(g_argc, g_argv);
-	secs_max = env_u64("REFCNT_FUZZ_SECONDS", 240);
+	secs_max = env_u64("REFCNT_FUZZ_SECONDS", 400);
 	t0 = rc_now_ns();
 	deadline_ns = t0 + secs_max * 1000000000ULL;
 
