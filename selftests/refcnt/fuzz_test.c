@@ -282,8 +282,23 @@ static uint64_t known_arg(struct fthread *t, unsigned long cmd, int fd)
 
 	if (cmd == RCB_SYNC || cmd == RCB_RESET)
 		return rnd(t) & 1 ? 0 : edge64(t);
-	if (bad)	/* the structure itself at a bad place */
-		return fuzz_ptr(t, size);
+	if (bad) {	/* the structure itself at a bad place */
+		uint64_t ptr = fuzz_ptr(t, size);
+
+		/*
+		 * Not stale contents: old physical addresses or counts there
+		 * could point into this program or ask for a bench of 2^40.
+		 */
+		if (ptr >= (uintptr_t)t->arena && ptr < (uintptr_t)t->guard) {
+			size_t room = (uintptr_t)t->guard - ptr;
+
+			fill_random(t, (void *)(uintptr_t)ptr,
+				    room < size ? room : size);
+			if (cmd == RCB_BENCH && room >= 8)
+				*(uint64_t *)(uintptr_t)ptr = rndn(t, 2000);
+		}
+		return ptr;
+	}
 	p = arena_struct(t, size);
 	if (!(rnd(t) & 7)) {	/* random contents */
 		fill_random(t, p, size);
