@@ -138,23 +138,28 @@ ssize_t refcnt_events_read(struct refcnt_events *ev, char __user *buf,
 
 	if (!want)
 		return -EINVAL;
-	while (!refcnt_events_ready(ev)) {
-		if (nonblock)
-			return -EAGAIN;
-		if (wait_event_interruptible(ev->wait, refcnt_events_ready(ev)))
-			return -ERESTARTSYS;
-	}
-	while (done < want) {
-		unsigned int n = refcnt_events_take(ev, batch,
-				min_t(size_t, want - done, ARRAY_SIZE(batch)));
+	while (!done) {
+		while (!refcnt_events_ready(ev)) {
+			if (nonblock)
+				return -EAGAIN;
+			if (wait_event_interruptible(ev->wait,
+						     refcnt_events_ready(ev)))
+				return -ERESTARTSYS;
+		}
+		/* Another reader may have emptied the queue: wait again. */
+		while (done < want) {
+			unsigned int n = refcnt_events_take(ev, batch,
+					min_t(size_t, want - done,
+					      ARRAY_SIZE(batch)));
 
-		if (!n)
-			break;
-		/* Records taken but not copied are gone: a bad buffer. */
-		if (copy_to_user(buf + done * sizeof(batch[0]), batch,
-				 n * sizeof(batch[0])))
-			return done ? done * sizeof(batch[0]) : -EFAULT;
-		done += n;
+			if (!n)
+				break;
+			/* Records taken but not copied are gone: a bad buffer. */
+			if (copy_to_user(buf + done * sizeof(batch[0]), batch,
+					 n * sizeof(batch[0])))
+				return done ? done * sizeof(batch[0]) : -EFAULT;
+			done += n;
+		}
 	}
 	return done * sizeof(batch[0]);
 }

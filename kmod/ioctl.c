@@ -206,7 +206,7 @@ static long refcnt_bench_ioctl(struct refcnt_file *rf, void __user *argp)
 
 	if (copy_from_user(&b, argp, sizeof(b)))
 		return -EFAULT;
-	if (b.flags || b.pad || !b.nr_refs)
+	if (b.flags || b.pad || !b.nr_refs || b.nr_refs > RCB_BENCH_MAX)
 		return -EINVAL;
 	err = refcnt_bench(rf->node, b.nr_refs, &b.entry_ns, &b.atomic_ns);
 	if (err)

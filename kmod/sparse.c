@@ -56,7 +56,8 @@ u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp)
 	page = alloc_pages_node(sp->nid, gfp | __GFP_ZERO | __GFP_THISNODE |
 				__GFP_NOWARN, 0);
 	if (!page)
-		page = alloc_pages_node(sp->nid, gfp | __GFP_ZERO, 0);
+		page = alloc_pages_node(sp->nid, gfp | __GFP_ZERO | __GFP_NOWARN,
+					0);
 	if (!page)
 		return NULL;
 	i = idx / REFCNT_WORDS_PER_PAGE;

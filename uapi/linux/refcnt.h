@@ -213,9 +213,13 @@ struct rcb_event {
 	__u64 time_ns;
 };
 
+/* Most references one RCB_BENCH call delivers. */
+#define RCB_BENCH_MAX		(1ULL << 32)
+
 /**
  * struct rcb_bench - argument of RCB_BENCH
- * @nr_refs:	in: references to deliver on the calling CPU
+ * @nr_refs:	in: references to deliver on the calling CPU, 1..RCB_BENCH_MAX
+ *		(EINTR if the caller is killed meanwhile)
  * @entry_ns:	out: ns they took through the reference entry point
  * @atomic_ns:	out: ns the same number of bare atomic increments took over
  *		a table of the same size
