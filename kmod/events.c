@@ -37,14 +37,23 @@ int refcnt_events_init(struct refcnt_events *ev, int nid, u32 size)
 }
 
 /**
- * refcnt_events_bytes() - memory the queue uses now
+ * refcnt_events_trim() - free the ring while nothing is queued
  * @ev:		the queue
  *
- * Return: bytes of its ring, 0 until the first event.
+ * After a reset the node costs what an idle one does; the next event
+ * makes the ring again.
  */
-size_t refcnt_events_bytes(const struct refcnt_events *ev)
+void refcnt_events_trim(struct refcnt_events *ev)
 {
-	return READ_ONCE(ev->ring) ? ev->size * sizeof(*ev->ring) : 0;
+	struct rcb_event *ring = NULL;
+
+	spin_lock(&ev->lock);
+	if (ev->head == ev->tail && !ev->dropped) {
+		ring = ev->ring;
+		ev->ring = NULL;
+	}
+	spin_unlock(&ev->lock);
+	kvfree(ring);
 }
 
 void refcnt_events_destroy(struct refcnt_events *ev)

@@ -285,6 +285,7 @@ int refcnt_node_reset(struct refcnt_node *node)
 	sum += refcnt_sparse_clear(&node->lost, scratch);
 	sum += refcnt_table_clear(&node->table, scratch);
 	this_cpu_add(node->stats->discarded, sum);
+	refcnt_events_trim(&node->events);
 	/* prealloc: make them again (if memory fails, they come on use). */
 	if (refcnt_cfg.prealloc &&
 	    !refcnt_sparse_populate(&node->hw))

@@ -192,7 +192,7 @@ void refcnt_node_destroy(struct refcnt_node *node)
  */
 size_t refcnt_node_table_bytes(const struct refcnt_node *node)
 {
-	return node->fixed_bytes + refcnt_events_bytes(&node->events) +
+	return node->fixed_bytes +
 	       (atomic_long_read(&node->hw.nr_allocated) +
 		atomic_long_read(&node->lost.nr_allocated) +
 		atomic_long_read(&node->table.counters.nr_allocated)) *

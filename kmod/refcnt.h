@@ -348,7 +348,7 @@ bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec);
 ssize_t refcnt_events_read(struct refcnt_events *ev, char __user *buf,
 			   size_t count, bool nonblock);
 bool refcnt_events_ready(struct refcnt_events *ev);
-size_t refcnt_events_bytes(const struct refcnt_events *ev);
+void refcnt_events_trim(struct refcnt_events *ev);
 
 /* query.c */
 struct rcb_range_query;

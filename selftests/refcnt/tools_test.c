@@ -243,7 +243,7 @@ FIXTURE_TEARDOWN(tools)
 }
 
 /* refcnt-info --json: every rcb_info field as RCB_INFO_GET gives it. */
-TEST_F(tools, info_json_matches_rcb_info)
+TEST_F_TIMEOUT(tools, info_json_matches_rcb_info, 300)
 {
 	static const char *const fields[] = {
 		"rcb_len", "rcb_sw_sets", "rcb_base_pages", "rcb_base_paddr",
@@ -446,7 +446,7 @@ TEST_F(tools, run_exit_status_and_errors)
 }
 
 /* Children are traced and reported with --follow-children. */
-TEST_F(tools, run_follow_children)
+TEST_F_TIMEOUT(tools, run_follow_children, 300)
 {
 	char *argv[] = { "refcnt-run", "-q", "--json", "-o", TMP "/fork.json",
 			 "--follow-children", "--", "/bin/sh", "-c",
@@ -583,7 +583,7 @@ static void check_svg(struct __test_metadata *_metadata, const char *path,
 	}
 }
 
-TEST_F(tools, dump_heatmaps_are_images_of_the_size_asked)
+TEST_F_TIMEOUT(tools, dump_heatmaps_are_images_of_the_size_asked, 300)
 {
 	char *png[] = { "refcnt-dump", "--heatmap", TMP "/heat.png", "--width", "640",
 			"--height", "480", NULL };
@@ -609,7 +609,7 @@ TEST_F(tools, dump_heatmaps_are_images_of_the_size_asked)
 }
 
 /* CSV rows agree with RCB_SETS_READ; --range keeps to the range. */
-TEST_F(tools, dump_csv_matches_sets_read_and_range)
+TEST_F_TIMEOUT(tools, dump_csv_matches_sets_read_and_range, 300)
 {
 	char *csv[] = { "refcnt-dump", "--csv", NULL };
 	char *json[] = { "refcnt-dump", "--json", "--split", NULL };
