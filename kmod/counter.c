@@ -105,7 +105,8 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 					   first + counter);
 
 		if (l)
-			refcnt_sat_add(l, lost);
+			this_cpu_add(node->stats->overflowed,
+				     refcnt_sat_add(l, lost));
 		else
 			this_cpu_add(node->stats->refs_dropped, lost);
 		this_cpu_add(node->stats->pegged, lost);

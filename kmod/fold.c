@@ -154,7 +154,8 @@ static void refcnt_extend(struct refcnt_node *node, u32 *ext, u64 idx, u32 v)
 		u32 over = sum - U32_MAX;
 
 		if (lost)
-			refcnt_sat_add(lost, over);
+			this_cpu_add(node->stats->overflowed,
+				     refcnt_sat_add(lost, over));
 		else
 			this_cpu_add(node->stats->refs_dropped, over);
 		this_cpu_add(node->stats->saturated, over);

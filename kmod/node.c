@@ -220,6 +220,7 @@ void refcnt_node_stats(const struct refcnt_node *node, struct refcnt_stats *sum)
 		sum->events_dropped += READ_ONCE(s->events_dropped);
 		sum->refs_dropped += READ_ONCE(s->refs_dropped);
 		sum->discarded += READ_ONCE(s->discarded);
+		sum->overflowed += READ_ONCE(s->overflowed);
 	}
 }
 

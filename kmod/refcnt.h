@@ -116,6 +116,9 @@ struct refcnt_table {
  * @refs_dropped: references that never reached a counter: its table page
  *		could not be allocated (in NMI, or out of memory)
  * @discarded:	counts removed by resets (hardware, extended and lost)
+ * @overflowed:	lost references a lost count could not hold: it was at
+ *		2^32-1. references = extended + hardware + lost + discarded
+ *		+ overflowed, exactly
  */
 struct refcnt_stats {
 	u64 references;
@@ -126,6 +129,7 @@ struct refcnt_stats {
 	u64 events_dropped;
 	u64 refs_dropped;
 	u64 discarded;
+	u64 overflowed;
 };
 
 /**
@@ -295,13 +299,16 @@ static inline u32 *refcnt_sparse_word(struct refcnt_sparse *sp, u64 idx)
  * refcnt_sat_add() - add to a 32-bit count that saturates, never wraps
  * @word:	the count, updated atomically (any context)
  * @v:		what to add
+ *
+ * Return: what did not fit.
  */
-static inline void refcnt_sat_add(u32 *word, u32 v)
+static inline u32 refcnt_sat_add(u32 *word, u32 v)
 {
 	u32 old = READ_ONCE(*word);
 
 	while (!try_cmpxchg(word, &old, old > U32_MAX - v ? U32_MAX : old + v))
 		;
+	return old > U32_MAX - v ? v - (U32_MAX - old) : 0;
 }
 
 /* table.c */

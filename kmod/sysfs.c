@@ -47,6 +47,8 @@ static struct refcnt_stat_attr refcnt_stat_attrs[] = {
 	  REFCNT_STAT_OFF(refs_dropped) },
 	{ __ATTR(discarded, 0444, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(discarded) },
+	{ __ATTR(overflowed, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(overflowed) },
 };
 
 static ssize_t table_bytes_show(struct device *d,
@@ -66,6 +68,7 @@ static struct attribute *refcnt_stats_attrs[] = {
 	&refcnt_stat_attrs[5].dattr.attr,
 	&refcnt_stat_attrs[6].dattr.attr,
 	&refcnt_stat_attrs[7].dattr.attr,
+	&refcnt_stat_attrs[8].dattr.attr,
 	&dev_attr_table_bytes.attr,
 	NULL,
 };

@@ -241,6 +241,7 @@ static inline int rcd_restore_thresholds(const struct rc_dev *d)
 struct rc_stats {
 	uint64_t references, pegged, saturated, folds, migrations;
 	uint64_t events_dropped, refs_dropped, discarded, table_bytes;
+	uint64_t overflowed;	/* lost counts that did not fit in 32 bits */
 };
 
 static inline int rc_stat(int nid, const char *name, uint64_t *v)
@@ -269,6 +270,7 @@ static inline int rc_stats_read(int nid, struct rc_stats *s)
 	       rc_stat(nid, "events_dropped", &s->events_dropped) ?:
 	       rc_stat(nid, "refs_dropped", &s->refs_dropped) ?:
 	       rc_stat(nid, "discarded", &s->discarded) ?:
+	       rc_stat(nid, "overflowed", &s->overflowed) ?:
 	       rc_stat(nid, "table_bytes", &s->table_bytes);
 }
 

@@ -434,7 +434,8 @@ TEST_F_TIMEOUT(stress, totals_with_concurrent_resets, 300)
 			TH_LOG("node%d", d->nid);
 		EXPECT_EQ(s.references - st->s0[dev].references,
 			  n.sum_ext + n.sum_hw + n.sum_lost +
-			  s.discarded - st->s0[dev].discarded)
+			  s.discarded - st->s0[dev].discarded +
+			  s.overflowed - st->s0[dev].overflowed)
 			TH_LOG("node%d: ext %llu hw %llu lost %llu discarded %llu",
 			       d->nid, U64(n.sum_ext), U64(n.sum_hw),
 			       U64(n.sum_lost),
