@@ -52,8 +52,14 @@ u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp)
 	if (likely(word))
 		return word;
 
-	/* The node's own memory first, as the hardware had it. */
-	page = alloc_pages_node(sp->nid, gfp | __GFP_ZERO | __GFP_THISNODE |
+	/*
+	 * The node's own memory first, as the hardware had it, but with no
+	 * reclaim retries there: once the node is full, every page would
+	 * otherwise pay a long failing slow path before another node is
+	 * asked (minutes for a prealloc=1 load that does not fit).
+	 */
+	page = alloc_pages_node(sp->nid, (gfp & ~__GFP_RETRY_MAYFAIL) |
+				__GFP_NORETRY | __GFP_ZERO | __GFP_THISNODE |
 				__GFP_NOWARN, 0);
 	if (!page)
 		page = alloc_pages_node(sp->nid, gfp | __GFP_ZERO | __GFP_NOWARN,
