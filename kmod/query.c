@@ -3,14 +3,20 @@
  * refcnt: RCB_RANGE_QUERY, the counters of a virtual range of a process
  * (refcnt(5) PIOCGETSN0REFCNTRS and PIOCGETSN0EXTREFCNTRS).
  *
- * One entry per hardware page of the range. Pages are looked up without
- * faulting them in (FOLL_NOFAULT), a chunk at a time under the target's
- * mmap lock; entries are written after the lock is dropped, since copying
- * to the caller may fault (and the caller may be the target).
+ * One entry per hardware page of the range, in two phases per chunk:
+ *  - probe: under the target's mmap lock, find the pages mapped, without
+ *    faulting any in (gup-fast for the caller's own pages, FOLL_NOFAULT
+ *    gup otherwise), whole VMA runs at a time and holes in one step;
+ *  - write: with the lock dropped (writing to the caller may fault, and
+ *    the caller may be the target), look up each page's set and write the
+ *    entries with one user-access section per batch. Only the set's own
+ *    counters are staged; the rest of each 288-byte entry is stored as
+ *    zeros straight to user memory.
  */
 #include <linux/capability.h>
 #include <linux/hugetlb.h>
 #include <linux/mm.h>
+#include <linux/pagemap.h>
 #include <linux/pid.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
@@ -21,8 +27,10 @@
 #include "compat.h"
 #include "refcnt.h"
 
-/* Base pages looked up per hold of the mmap lock. */
-#define REFCNT_QUERY_CHUNK	64
+/* Base pages (or hardware pages above PAGE_SIZE) probed per lock hold. */
+#define REFCNT_QUERY_PROBES	512
+/* Entries staged before they are written out. */
+#define REFCNT_QUERY_BATCH	64
 
 /*
  * FOLL_FORCE: look at pages NUMA balancing made PROT_NONE too; we only
@@ -31,7 +39,7 @@
 #define REFCNT_QUERY_GUP	(FOLL_NOFAULT | FOLL_FORCE)
 
 /**
- * struct refcnt_probe - what one base page of the range is mapped to
+ * struct refcnt_probe - what one probed page of the range is mapped to
  * @page:	the page, or NULL when not present
  * @size:	bytes of the page mapping it (hugetlb or THP size)
  * @flags:	RCB_PAGE_* known from the VMA and the page
@@ -42,109 +50,257 @@ struct refcnt_probe {
 	u64 flags;
 };
 
-static void refcnt_probe_vma(struct vm_area_struct *vma, bool admin,
-			     struct refcnt_probe *p)
-{
-	struct folio *folio = page_folio(p->page);
+/**
+ * struct refcnt_staged - an entry's fields other than its counters
+ * @flags:	RCB_PAGE_*
+ * @paddr:	physical address, or 0
+ * @page_size:	bytes of the mapping page
+ * @cnodeid:	home cnodeid, or -1
+ * @nr:		counters staged for it: rcb_sw_counters_per_set, or 0
+ */
+struct refcnt_staged {
+	u64 flags;
+	u64 paddr;
+	u64 page_size;
+	s32 cnodeid;
+	u32 nr;
+};
 
-	p->flags = RCB_PAGE_PRESENT;
-	p->size = PAGE_SIZE;
-	if (is_vm_hugetlb_page(vma)) {
-		p->flags |= RCB_PAGE_HUGETLB;
-		p->size = vma_kernel_pagesize(vma);
-	} else if (folio_test_large(folio)) {
-		p->flags |= RCB_PAGE_THP;
-		p->size = folio_size(folio);
-	}
+/**
+ * struct refcnt_query - one RCB_RANGE_QUERY in progress
+ * @mm:		the target's address space
+ * @own:	@mm is the caller's: gup-fast works on it
+ * @admin:	the caller has CAP_SYS_ADMIN (paddr, shared memory)
+ * @extended:	report extended counters, else hardware ones
+ * @probes:	REFCNT_QUERY_PROBES probed pages
+ * @pages:	page references held for @probes, released per chunk
+ * @nr_pages:	entries of @pages in use
+ * @staged:	REFCNT_QUERY_BATCH entries waiting to be written
+ * @counters:	their counters, rcb_sw_counters_per_set each
+ * @nr_staged:	entries of @staged in use
+ * @ubuf:	where the next entry goes in the caller's buffer
+ */
+struct refcnt_query {
+	struct mm_struct *mm;
+	bool own;
+	bool admin;
+	bool extended;
+	struct refcnt_probe *probes;
+	struct page **pages;
+	unsigned int nr_pages;
+	struct refcnt_staged *staged;
+	u32 *counters;
+	unsigned int nr_staged;
+	struct rcb_page_counters __user *ubuf;
+};
+
+/* What the VMA says of every page of a run in it. */
+static u64 refcnt_vma_flags(struct vm_area_struct *vma, bool admin)
+{
+	u64 flags = RCB_PAGE_PRESENT;
+
+	if (is_vm_hugetlb_page(vma))
+		flags |= RCB_PAGE_HUGETLB;
 	/* Shared and file pages would show other processes' references. */
 	if (!admin && (!vma_is_anonymous(vma) || (vma->vm_flags & VM_SHARED)))
-		p->flags |= RCB_PAGE_DENIED;
+		flags |= RCB_PAGE_DENIED;
+	return flags;
 }
 
-/* Look up @n base pages from @addr; returns how many were probed. */
-static unsigned int refcnt_probe_chunk(struct mm_struct *mm, u64 addr,
-				       unsigned int n, bool admin,
-				       struct refcnt_probe *probes,
-				       struct page **pages)
+/* Take references on up to @nr present pages from @addr; 0 if none. */
+static long refcnt_probe_get(struct refcnt_query *q, u64 addr,
+			     unsigned int nr, struct page **pages)
+{
+	long got;
+
+	if (q->own) {
+		/* Lockless and batched; it stops at PROT_NONE and the like. */
+		got = get_user_pages_fast_only(addr, nr, 0, pages);
+		if (got > 0)
+			return got;
+		nr = 1;		/* let the slow path decide this one page */
+	}
+	got = refcnt_gup_remote(q->mm, addr, nr, REFCNT_QUERY_GUP, pages);
+	return max_t(long, got, 0);
+}
+
+/*
+ * Probe @n pages at @addr, @step apart (PAGE_SIZE, or the granularity
+ * when hardware pages are larger: their first base page stands for them).
+ */
+static void refcnt_probe(struct refcnt_query *q, u64 addr, unsigned int n,
+			 u64 step)
 {
 	unsigned int i = 0;
 
-	mmap_read_lock(mm);
+	mmap_read_lock(q->mm);
 	while (i < n) {
-		struct vm_area_struct *vma = vma_lookup(mm, addr);
+		u64 a = addr + (u64)i * step, next;
+		struct vm_area_struct *vma = find_vma(q->mm, a);
 		unsigned int run, j;
+		u64 flags;
 		long got;
 
-		if (!vma) {
-			probes[i].page = NULL;
-			i++;
-			addr += PAGE_SIZE;
+		if (!vma || vma->vm_start > a) {
+			/* A hole, up to the next VMA: nothing present. */
+			next = vma ? vma->vm_start : U64_MAX;
+			do {
+				q->probes[i++].page = NULL;
+			} while (i < n && addr + (u64)i * step < next);
 			continue;
 		}
-		run = min_t(u64, n - i, (vma->vm_end - addr) >> PAGE_SHIFT);
-		got = refcnt_gup_remote(mm, addr, run, REFCNT_QUERY_GUP, pages);
-		if (got <= 0) {
-			/* The first page is not present: skip just it. */
-			probes[i].page = NULL;
-			i++;
-			addr += PAGE_SIZE;
+		run = 1;
+		if (step == PAGE_SIZE)
+			run = min_t(u64, n - i, (vma->vm_end - a) >> PAGE_SHIFT);
+		got = refcnt_probe_get(q, a, run, q->pages + q->nr_pages);
+		if (!got) {
+			q->probes[i++].page = NULL;
 			continue;
 		}
+		flags = refcnt_vma_flags(vma, q->admin);
 		for (j = 0; j < got; j++) {
-			probes[i + j].page = pages[j];
-			refcnt_probe_vma(vma, admin, &probes[i + j]);
+			struct refcnt_probe *p = &q->probes[i + j];
+			struct folio *folio;
+
+			p->page = q->pages[q->nr_pages + j];
+			p->flags = flags;
+			p->size = PAGE_SIZE;
+			if (flags & RCB_PAGE_HUGETLB) {
+				p->size = vma_kernel_pagesize(vma);
+				continue;
+			}
+			folio = page_folio(p->page);
+			if (folio_test_large(folio)) {
+				p->flags |= RCB_PAGE_THP;
+				p->size = folio_size(folio);
+			}
 		}
+		q->nr_pages += got;
 		i += got;
-		addr += (u64)got << PAGE_SHIFT;
 	}
-	mmap_read_unlock(mm);
-	return n;
+	mmap_read_unlock(q->mm);
 }
 
-/* The counters of the set that counts @paddr. */
-static void refcnt_fill_counters(struct rcb_page_counters *e, u64 paddr,
-				 bool extended)
+/* Stage the counters of the set that counts @paddr; 0 when none does. */
+static unsigned int refcnt_stage_counters(const struct refcnt_query *q,
+					  u32 *out, u64 paddr)
 {
 	const struct refcnt_slot *slot = refcnt_slot_lookup(paddr);
+	unsigned int c, cps = refcnt_topo.counters_per_set;
 	struct refcnt_sparse *sp;
-	unsigned int c;
+	u32 *word;
 	u64 first;
 
-	if (!slot) {
-		e->flags |= RCB_PAGE_UNCOUNTED;
-		return;
-	}
+	if (!slot)
+		return 0;
 	first = (slot->first_set + ((paddr - slot->base) >>
-				    refcnt_cfg.granularity_shift)) *
-		refcnt_topo.counters_per_set;
-	sp = extended ? &slot->node->table.counters : &slot->node->hw;
+				    refcnt_cfg.granularity_shift)) * cps;
+	sp = q->extended ? &slot->node->table.counters : &slot->node->hw;
 	/* A reset frees counter pages only after an RCU-sched grace period. */
 	rcu_read_lock_sched();
-	for (c = 0; c < refcnt_topo.counters_per_set; c++)
-		e->refcnt[c] = refcnt_sparse_read(sp, first + c);
+	word = refcnt_sparse_word(sp, first);
+	if (first % (PAGE_SIZE / 4) + cps <= PAGE_SIZE / 4) {
+		/* The whole set in one page of the array (the usual case). */
+		for (c = 0; c < cps; c++)
+			out[c] = word ? READ_ONCE(word[c]) : 0;
+	} else {
+		for (c = 0; c < cps; c++)
+			out[c] = refcnt_sparse_read(sp, first + c);
+	}
 	rcu_read_unlock_sched();
+	return cps;
 }
 
-static void refcnt_fill_entry(struct rcb_page_counters *e,
-			      const struct refcnt_probe *p, u64 offset,
-			      bool admin, bool extended)
+/* Write the staged entries out, all 288 bytes of each. */
+static int refcnt_flush(struct refcnt_query *q)
 {
+	unsigned int cps = refcnt_topo.counters_per_set, i, c;
+	struct rcb_page_counters __user *u = q->ubuf;
+
+	if (!q->nr_staged)
+		return 0;
+	if (!user_access_begin(u, q->nr_staged * sizeof(*u)))
+		return -EFAULT;
+	for (i = 0; i < q->nr_staged; i++, u++) {
+		const struct refcnt_staged *s = &q->staged[i];
+		const u32 *cnt = q->counters + i * cps;
+
+		for (c = 0; c < s->nr; c++)
+			unsafe_put_user(cnt[c], &u->refcnt[c], efault);
+		if (c % 2)
+			unsafe_put_user(0U, &u->refcnt[c++], efault);
+		/* Pairs of zeros, 8 bytes a store (refcnt[] is 8-aligned). */
+		for (; c < RCB_MAX_COUNTERS; c += 2)
+			unsafe_put_user(0ULL, (u64 __user *)&u->refcnt[c], efault);
+		unsafe_put_user(s->flags, &u->flags, efault);
+		unsafe_put_user(s->paddr, &u->paddr, efault);
+		unsafe_put_user(s->page_size, &u->page_size, efault);
+		unsafe_put_user(s->cnodeid, &u->cnodeid, efault);
+		unsafe_put_user(0U, &u->pad, efault);
+	}
+	user_access_end();
+	q->ubuf = u;
+	q->nr_staged = 0;
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/* Stage the entry of the hardware page at @offset into probed page @p. */
+static int refcnt_stage(struct refcnt_query *q, const struct refcnt_probe *p,
+			u64 offset)
+{
+	unsigned int cps = refcnt_topo.counters_per_set;
+	struct refcnt_staged *s = &q->staged[q->nr_staged];
 	u64 paddr;
 
-	memset(e, 0, sizeof(*e));
-	e->cnodeid = -1;
-	if (!p->page)
-		return;
-	e->flags = p->flags;
-	e->page_size = p->size;
-	if (p->flags & RCB_PAGE_DENIED)
-		return;
-	paddr = PFN_PHYS(page_to_pfn(p->page)) + offset;
-	paddr = round_down(paddr, refcnt_cfg.granularity);
-	e->cnodeid = refcnt_topo.nid_to_cnode[page_to_nid(p->page)];
-	refcnt_fill_counters(e, paddr, extended);
-	if (admin)
-		e->paddr = paddr;
+	memset(s, 0, sizeof(*s));
+	s->cnodeid = -1;
+	if (p->page) {
+		s->flags = p->flags;
+		s->page_size = p->size;
+	}
+	if (p->page && !(p->flags & RCB_PAGE_DENIED)) {
+		paddr = PFN_PHYS(page_to_pfn(p->page)) + offset;
+		paddr = round_down(paddr, refcnt_cfg.granularity);
+		s->cnodeid = refcnt_topo.nid_to_cnode[page_to_nid(p->page)];
+		s->nr = refcnt_stage_counters(q, q->counters +
+					      q->nr_staged * cps, paddr);
+		if (!s->nr)
+			s->flags |= RCB_PAGE_UNCOUNTED;
+		if (q->admin)
+			s->paddr = paddr;
+	}
+	if (++q->nr_staged < REFCNT_QUERY_BATCH)
+		return 0;
+	return refcnt_flush(q);
+}
+
+/* Probe the pages under hardware pages [*h, end) and write their entries. */
+static int refcnt_query_chunk(struct refcnt_query *q, u64 *h, u64 end)
+{
+	u64 gran = refcnt_cfg.granularity, base = round_down(*h, PAGE_SIZE);
+	u64 step = max_t(u64, gran, PAGE_SIZE);
+	unsigned int n, i;
+	int err = 0;
+
+	n = min_t(u64, REFCNT_QUERY_PROBES, DIV_ROUND_UP(end - base, step));
+	q->nr_pages = 0;
+	refcnt_probe(q, base, n, step);
+
+	for (i = 0; i < n && !err; i++) {
+		u64 page_start = base + i * step;
+		u64 page_end = min(page_start + step, end);
+
+		for (; *h < page_end && !err; *h += gran)
+			err = refcnt_stage(q, &q->probes[i],
+					   gran < PAGE_SIZE ? *h - page_start : 0);
+	}
+	if (!err)
+		err = refcnt_flush(q);
+	release_pages(q->pages, q->nr_pages);
+	return err;
 }
 
 static struct task_struct *refcnt_query_task(pid_t pid)
@@ -166,104 +322,74 @@ static struct task_struct *refcnt_query_task(pid_t pid)
 	return task ?: ERR_PTR(-ESRCH);
 }
 
-/* Probe the base pages under hardware pages [h, end) and write entries. */
-static int refcnt_query_chunk(struct mm_struct *mm, u64 *h, u64 end,
-			      struct rcb_page_counters __user **ubuf,
-			      bool admin, bool extended,
-			      struct refcnt_probe *probes, struct page **pages)
+static int refcnt_query_alloc(struct refcnt_query *q)
 {
-	u64 gran = refcnt_cfg.granularity, base = round_down(*h, PAGE_SIZE);
-	u64 step = max_t(u64, gran, PAGE_SIZE);
-	unsigned int n = 0, i;
-	int err = 0;
+	q->probes = kvcalloc(REFCNT_QUERY_PROBES, sizeof(*q->probes),
+			     GFP_KERNEL);
+	q->pages = kvcalloc(REFCNT_QUERY_PROBES, sizeof(*q->pages), GFP_KERNEL);
+	q->staged = kcalloc(REFCNT_QUERY_BATCH, sizeof(*q->staged), GFP_KERNEL);
+	q->counters = kcalloc(REFCNT_QUERY_BATCH * refcnt_topo.counters_per_set,
+			      sizeof(*q->counters), GFP_KERNEL);
+	return q->probes && q->pages && q->staged && q->counters ? 0 : -ENOMEM;
+}
 
-	/* Hardware pages above a base page are probed by their first page. */
-	if (gran <= PAGE_SIZE) {
-		n = min_t(u64, REFCNT_QUERY_CHUNK,
-			  DIV_ROUND_UP(end - base, PAGE_SIZE));
-		refcnt_probe_chunk(mm, base, n, admin, probes, pages);
-	} else {
-		for (n = 0; n < REFCNT_QUERY_CHUNK && base + n * step < end; n++)
-			refcnt_probe_chunk(mm, base + n * step, 1, admin,
-					   &probes[n], pages);
-	}
-
-	for (i = 0; i < n; i++) {
-		u64 page_end = min(base + i * step + step, end);
-
-		for (; *h < page_end && !err; *h += gran) {
-			struct rcb_page_counters e;
-
-			refcnt_fill_entry(&e, &probes[i],
-					  gran < PAGE_SIZE ? *h - (base + i * step) : 0,
-					  admin, extended);
-			if (copy_to_user(*ubuf, &e, sizeof(e)))
-				err = -EFAULT;
-			(*ubuf)++;
-		}
-		if (probes[i].page)
-			put_page(probes[i].page);
-	}
-	return err;
+static void refcnt_query_free(struct refcnt_query *q)
+{
+	kfree(q->counters);
+	kfree(q->staged);
+	kvfree(q->pages);
+	kvfree(q->probes);
 }
 
 /**
  * refcnt_range_query() - RCB_RANGE_QUERY
- * @q:		the query, checked here; nr_entries is set
+ * @rq:		the query, checked here; nr_entries is set
  *
  * Return: 0 or a negative errno (see uapi/linux/refcnt.h).
  */
-int refcnt_range_query(struct rcb_range_query *q)
+int refcnt_range_query(struct rcb_range_query *rq)
 {
-	struct rcb_page_counters __user *ubuf = u64_to_user_ptr(q->buf);
-	bool extended = q->flags & RCB_RANGE_EXTENDED;
-	bool admin = capable(CAP_SYS_ADMIN);
+	struct refcnt_query q = {
+		.ubuf = u64_to_user_ptr(rq->buf),
+		.extended = rq->flags & RCB_RANGE_EXTENDED,
+		.admin = capable(CAP_SYS_ADMIN),
+	};
 	struct task_struct *task;
-	struct refcnt_probe *probes;
-	struct page **pages;
-	struct mm_struct *mm;
 	u64 h, end, needed;
-	int err = 0;
+	int err;
 
-	if (q->flags & ~RCB_RANGE_FLAGS || !q->len)
+	if (rq->flags & ~RCB_RANGE_FLAGS || !rq->len)
 		return -EINVAL;
-	if (check_add_overflow(q->vaddr, q->len, &end) || end > TASK_SIZE_MAX)
+	if (check_add_overflow(rq->vaddr, rq->len, &end) || end > TASK_SIZE_MAX)
 		return -EINVAL;
-	h = round_down(q->vaddr, refcnt_cfg.granularity);
+	h = round_down(rq->vaddr, refcnt_cfg.granularity);
 	needed = DIV_ROUND_UP(end - h, refcnt_cfg.granularity);
-	if (needed > q->buf_entries) {
-		q->nr_entries = needed;	/* tell the caller what it takes */
+	if (needed > rq->buf_entries) {
+		rq->nr_entries = needed;	/* tell the caller what it takes */
 		return -E2BIG;
 	}
 
-	task = refcnt_query_task(q->pid);
+	task = refcnt_query_task(rq->pid);
 	if (IS_ERR(task))
 		return PTR_ERR(task);
-	mm = get_task_mm(task);
+	q.mm = get_task_mm(task);
 	put_task_struct(task);
-	if (!mm)
+	if (!q.mm)
 		return -ESRCH;
+	q.own = q.mm == current->mm;
 
-	probes = kcalloc(REFCNT_QUERY_CHUNK, sizeof(*probes), GFP_KERNEL);
-	pages = kcalloc(REFCNT_QUERY_CHUNK, sizeof(*pages), GFP_KERNEL);
-	if (!probes || !pages) {
-		err = -ENOMEM;
-		goto out;
-	}
-	q->nr_entries = 0;
-	while (h < end && !err) {
+	err = refcnt_query_alloc(&q);
+	rq->nr_entries = 0;
+	while (!err && h < end) {
 		u64 before = h;
 
-		err = refcnt_query_chunk(mm, &h, end, &ubuf, admin, extended,
-					 probes, pages);
-		q->nr_entries += (h - before) / refcnt_cfg.granularity;
+		err = refcnt_query_chunk(&q, &h, end);
+		rq->nr_entries += (h - before) / refcnt_cfg.granularity;
 		if (!err && fatal_signal_pending(current))
 			err = -EINTR;
 		cond_resched();
 	}
-out:
-	kfree(pages);
-	kfree(probes);
-	mmput(mm);
+	refcnt_query_free(&q);
+	mmput(q.mm);
 	return err;
 }
