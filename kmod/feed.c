@@ -112,7 +112,9 @@ static void refcnt_fault_resolve(struct callback_head *work)
 	kfree(s);
 	/* Last: unload waits for this count, then for an RCU grace period. */
 	preempt_disable();
-	if (atomic_dec_and_test(&refcnt_fault_inflight))
+	/* Only an unload waits: no wait-queue lock per sample otherwise. */
+	if (atomic_dec_and_test(&refcnt_fault_inflight) &&
+	    wq_has_sleeper(&refcnt_fault_wait))
 		wake_up(&refcnt_fault_wait);
 	preempt_enable();
 }
