@@ -34,6 +34,17 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
+
+/*
+ * Line-buffered stdout: the harness runs each test in a child that ends
+ * with _exit(), which drops what a pipe's buffer still holds, and
+ * run_tests.sh pipes the output: the figures tests print with
+ * ksft_print_msg() would be lost.
+ */
+static void __attribute__((constructor)) rc_stdout_line_buffered(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
 #pragma GCC diagnostic pop
 
 #define RC_MAX_NODES	4096
