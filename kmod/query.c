@@ -11,10 +11,12 @@
  *    the caller may be the target), look up each page's set and write the
  *    entries with one user-access section per batch. Only the set's own
  *    counters are staged; the rest of each 288-byte entry is stored as
- *    zeros straight to user memory.
+ *    zeros straight to user memory, or, with RCB_RANGE_PACKED, left out
+ *    (struct rcb_page_set).
  */
 #include <linux/capability.h>
 #include <linux/hugetlb.h>
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/pid.h>
@@ -72,6 +74,7 @@ struct refcnt_staged {
  * @own:	@mm is the caller's: gup-fast works on it
  * @admin:	the caller has CAP_SYS_ADMIN (paddr, shared memory)
  * @extended:	report extended counters, else hardware ones
+ * @packed:	write struct rcb_page_set entries, else rcb_page_counters
  * @probes:	REFCNT_QUERY_PROBES probed pages
  * @pages:	page references held for @probes, released per chunk
  * @nr_pages:	entries of @pages in use
@@ -85,13 +88,14 @@ struct refcnt_query {
 	bool own;
 	bool admin;
 	bool extended;
+	bool packed;
 	struct refcnt_probe *probes;
 	struct page **pages;
 	unsigned int nr_pages;
 	struct refcnt_staged *staged;
 	u32 *counters;
 	unsigned int nr_staged;
-	struct rcb_page_counters __user *ubuf;
+	u8 __user *ubuf;
 };
 
 /* What the VMA says of every page of a run in it. */
@@ -211,14 +215,51 @@ static unsigned int refcnt_stage_counters(const struct refcnt_query *q,
 	return cps;
 }
 
+/* Write the staged entries out as struct rcb_page_set. */
+static int refcnt_flush_packed(struct refcnt_query *q)
+{
+	unsigned int cps = refcnt_topo.counters_per_set, i, c;
+	size_t stride = RCB_PAGE_SET_SIZE(cps);
+	u8 __user *u = q->ubuf;
+
+	if (!user_access_begin(u, q->nr_staged * stride))
+		return -EFAULT;
+	for (i = 0; i < q->nr_staged; i++, u += stride) {
+		struct rcb_page_set __user *e = (struct rcb_page_set __user *)u;
+		const struct refcnt_staged *s = &q->staged[i];
+		const u32 *cnt = q->counters + i * cps;
+
+		unsafe_put_user(s->paddr, &e->paddr, efault);
+		unsafe_put_user((u32)s->flags, &e->flags, efault);
+		unsafe_put_user((s16)s->cnodeid, &e->cnodeid, efault);
+		unsafe_put_user((u8)(s->page_size ? ilog2(s->page_size) : 0),
+				&e->page_shift, efault);
+		unsafe_put_user((u8)0, &e->pad, efault);
+		for (c = 0; c < cps; c++)
+			unsafe_put_user(c < s->nr ? cnt[c] : 0, &e->refcnt[c],
+					efault);
+		if (c % 2)
+			unsafe_put_user(0U, &e->refcnt[c], efault);
+	}
+	user_access_end();
+	q->ubuf = u;
+	q->nr_staged = 0;
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
 /* Write the staged entries out, all 288 bytes of each. */
 static int refcnt_flush(struct refcnt_query *q)
 {
 	unsigned int cps = refcnt_topo.counters_per_set, i, c;
-	struct rcb_page_counters __user *u = q->ubuf;
+	struct rcb_page_counters __user *u = (void __user *)q->ubuf;
 
 	if (!q->nr_staged)
 		return 0;
+	if (q->packed)
+		return refcnt_flush_packed(q);
 	if (!user_access_begin(u, q->nr_staged * sizeof(*u)))
 		return -EFAULT;
 	for (i = 0; i < q->nr_staged; i++, u++) {
@@ -239,7 +280,7 @@ static int refcnt_flush(struct refcnt_query *q)
 		unsafe_put_user(0U, &u->pad, efault);
 	}
 	user_access_end();
-	q->ubuf = u;
+	q->ubuf = (u8 __user *)u;
 	q->nr_staged = 0;
 	return 0;
 efault:
@@ -352,6 +393,7 @@ int refcnt_range_query(struct rcb_range_query *rq)
 	struct refcnt_query q = {
 		.ubuf = u64_to_user_ptr(rq->buf),
 		.extended = rq->flags & RCB_RANGE_EXTENDED,
+		.packed = rq->flags & RCB_RANGE_PACKED,
 		.admin = capable(CAP_SYS_ADMIN),
 	};
 	struct task_struct *task;

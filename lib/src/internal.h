@@ -55,10 +55,14 @@ int refcnt__info(int fd, struct rcb_info *info);
 /* Hardware pages of [round_down(vaddr, gran), vaddr + len). -1/EINVAL. */
 int refcnt__entries(uint64_t vaddr, uint64_t len, uint64_t gran, size_t *nr);
 
-/* One RCB_RANGE_QUERY on fd; nr_entries in *nr. 0 or -1/errno. */
+/*
+ * One RCB_RANGE_QUERY on fd into out, cap entries of struct
+ * rcb_page_counters or, with RCB_RANGE_PACKED in flags, of
+ * RCB_PAGE_SET_SIZE(rcb_sw_counters_per_set) bytes; nr_entries in *nr.
+ * 0 or -1/errno.
+ */
 int refcnt__query(int fd, pid_t pid, uint64_t vaddr, uint64_t len,
-		  unsigned int flags, struct rcb_page_counters *out,
-		  size_t cap, size_t *nr);
+		  unsigned int flags, void *out, size_t cap, size_t *nr);
 
 /*
  * Walk [vaddr, vaddr + len) in chunks of at most REFCNT__CHUNK hardware

@@ -26,8 +26,7 @@ int refcnt__entries(uint64_t vaddr, uint64_t len, uint64_t gran, size_t *nr)
 }
 
 int refcnt__query(int fd, pid_t pid, uint64_t vaddr, uint64_t len,
-		  unsigned int flags, struct rcb_page_counters *out,
-		  size_t cap, size_t *nr)
+		  unsigned int flags, void *out, size_t cap, size_t *nr)
 {
 	struct rcb_range_query q = {
 		.vaddr = vaddr,
@@ -44,11 +43,16 @@ int refcnt__query(int fd, pid_t pid, uint64_t vaddr, uint64_t len,
 	return 0;
 }
 
-/* The query, with *nr set to the entries needed on E2BIG. */
+/*
+ * The query on an open device, with *nr set to the entries needed on
+ * E2BIG; gran 0: read it from the device then. out holds cap entries of
+ * the form flags ask for.
+ */
 static int refcnt_query_fd(int fd, uint64_t gran, pid_t pid, uint64_t vaddr,
-			   uint64_t len, unsigned int flags,
-			   struct rcb_page_counters *out, size_t cap, size_t *nr)
+			   uint64_t len, unsigned int flags, void *out,
+			   size_t cap, size_t *nr)
 {
+	struct rcb_info info;
 	size_t need;
 	int err;
 
@@ -57,9 +61,41 @@ static int refcnt_query_fd(int fd, uint64_t gran, pid_t pid, uint64_t vaddr,
 	if (!refcnt__query(fd, pid, vaddr, len, flags, out, cap, nr))
 		return 0;
 	err = errno;
+	if (err == E2BIG && !gran && !refcnt__info(fd, &info))
+		gran = info.rcb_granularity;
 	if (err == E2BIG && !refcnt__entries(vaddr, len, gran, &need))
 		*nr = need;
 	return refcnt__err(err);
+}
+
+/* The query through a handle. */
+static int refcnt_query_node(struct refcnt_node *node, pid_t pid,
+			     uint64_t vaddr, uint64_t len, unsigned int flags,
+			     void *out, size_t cap, size_t *nr)
+{
+	if (!node)
+		return refcnt__err(EINVAL);
+	return refcnt_query_fd(node->fd, node->info.rcb_granularity, pid,
+			       vaddr, len, flags, out, cap, nr);
+}
+
+/* The query through a node device opened for the call. */
+static int refcnt_query_any(pid_t pid, uint64_t vaddr, uint64_t len,
+			    unsigned int flags, void *out, size_t cap,
+			    size_t *nr)
+{
+	int fd, ret, err;
+
+	if (!nr)
+		return refcnt__err(EFAULT);
+	fd = refcnt__open_any();
+	if (fd < 0)
+		return -1;
+	ret = refcnt_query_fd(fd, 0, pid, vaddr, len, flags, out, cap, nr);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret;
 }
 
 REFCNT_API int refcnt_node_range_query(struct refcnt_node *node, pid_t pid,
@@ -68,10 +104,9 @@ REFCNT_API int refcnt_node_range_query(struct refcnt_node *node, pid_t pid,
 				       struct rcb_page_counters *out,
 				       size_t cap, size_t *nr)
 {
-	if (!node)
+	if (flags & RCB_RANGE_PACKED)
 		return refcnt__err(EINVAL);
-	return refcnt_query_fd(node->fd, node->info.rcb_granularity, pid,
-			       vaddr, len, flags, out, cap, nr);
+	return refcnt_query_node(node, pid, vaddr, len, flags, out, cap, nr);
 }
 
 REFCNT_API int refcnt_range_query(pid_t pid, uint64_t vaddr, uint64_t len,
@@ -79,21 +114,26 @@ REFCNT_API int refcnt_range_query(pid_t pid, uint64_t vaddr, uint64_t len,
 				  struct rcb_page_counters *out, size_t cap,
 				  size_t *nr)
 {
-	struct rcb_info info;
-	int fd, ret, err;
+	if (flags & RCB_RANGE_PACKED)
+		return refcnt__err(EINVAL);
+	return refcnt_query_any(pid, vaddr, len, flags, out, cap, nr);
+}
 
-	if (!nr)
-		return refcnt__err(EFAULT);
-	fd = refcnt__open_any();
-	if (fd < 0)
-		return -1;
-	ret = refcnt__query(fd, pid, vaddr, len, flags, out, cap, nr);
-	err = errno;
-	if (ret && err == E2BIG && !refcnt__info(fd, &info))
-		refcnt__entries(vaddr, len, info.rcb_granularity, nr);
-	close(fd);
-	errno = err;
-	return ret;
+REFCNT_API int refcnt_node_range_query_packed(struct refcnt_node *node,
+					      pid_t pid, uint64_t vaddr,
+					      uint64_t len, unsigned int flags,
+					      void *out, size_t cap, size_t *nr)
+{
+	return refcnt_query_node(node, pid, vaddr, len,
+				 flags | RCB_RANGE_PACKED, out, cap, nr);
+}
+
+REFCNT_API int refcnt_range_query_packed(pid_t pid, uint64_t vaddr,
+					 uint64_t len, unsigned int flags,
+					 void *out, size_t cap, size_t *nr)
+{
+	return refcnt_query_any(pid, vaddr, len, flags | RCB_RANGE_PACKED,
+				out, cap, nr);
 }
 
 REFCNT_API int refcnt_range_entries(uint64_t vaddr, uint64_t len, size_t *nr)

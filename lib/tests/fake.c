@@ -322,6 +322,23 @@ static void fake_entry(uint64_t h, int extended, struct rcb_page_counters *e)
 		e->refcnt[c] = fake_count(h, c, extended);
 }
 
+/* The same entry packed, RCB_PAGE_SET_SIZE(fake_cps()) bytes at dst. */
+static void fake_entry_packed(uint64_t h, int extended, void *dst)
+{
+	struct rcb_page_set *p = dst;
+	struct rcb_page_counters e;
+	unsigned int c;
+
+	fake_entry(h, extended, &e);
+	memset(p, 0, RCB_PAGE_SET_SIZE(fake_cps()));
+	p->paddr = e.paddr;
+	p->flags = (uint32_t)e.flags;
+	p->cnodeid = (int16_t)e.cnodeid;
+	p->page_shift = e.page_size ? (uint8_t)__builtin_ctzll(e.page_size) : 0;
+	for (c = 0; c < fake_cps(); c++)
+		p->refcnt[c] = e.refcnt[c];
+}
+
 /* -------------------------------------------------------------- ioctls */
 
 static int fake_err(int e)
@@ -352,8 +369,15 @@ static int fake_range_query(struct rcb_range_query *q)
 		return fake_err(EINVAL);
 	if (q->pid == 99999)
 		return fake_err(ESRCH);
-	for (i = 0; i < need; i++)
-		fake_entry(h + i * gran, q->flags & RCB_RANGE_EXTENDED, &out[i]);
+	for (i = 0; i < need; i++) {
+		int ext = q->flags & RCB_RANGE_EXTENDED;
+
+		if (q->flags & RCB_RANGE_PACKED)
+			fake_entry_packed(h + i * gran, ext,
+					  (char *)out + i * RCB_PAGE_SET_SIZE(fake_cps()));
+		else
+			fake_entry(h + i * gran, ext, &out[i]);
+	}
 	q->nr_entries = need;
 	return 0;
 }

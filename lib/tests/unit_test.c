@@ -248,6 +248,115 @@ static void test_range(void)
 	NO_LEAK();
 }
 
+/*
+ * Packed entries of a machine of cnodes nodes (entries of want_size bytes)
+ * against the full ones: 40 hardware pages with every kind of page.
+ */
+static void range_packed_case(uint32_t cnodes, size_t want_size)
+{
+	static struct rcb_page_counters full[40];
+	static unsigned char buf[41 * RCB_PAGE_SET_SIZE(RCB_MAX_COUNTERS)];
+	const uint64_t va = 0x10010, len = 39 * 0x1000;
+	struct refcnt_node *n;
+	struct rcb_info info;
+	unsigned long queries;
+	size_t nr = 0, i, size, bad = 0;
+	unsigned int cps, c, flags;
+
+	fake_reset();
+	fake_cfg.cnodes = cnodes;
+	n = refcnt_node_open(0, 0);
+	CHECK(n, "open");
+	if (!n)
+		return;
+	CHECK(refcnt_node_info(n, &info) == 0, "info");
+	cps = info.rcb_sw_counters_per_set;
+	size = RCB_PAGE_SET_SIZE(cps);
+	CHECK(size == want_size, "%u nodes: entries of %zu bytes, want %zu",
+	      cnodes, size, want_size);
+
+	for (flags = 0; flags <= RCB_RANGE_EXTENDED; flags++) {
+		bad = 0;
+		CHECK(refcnt_range_query(0, va, len, flags, full, 40, &nr) == 0 &&
+		      nr == 40, "full query nr %zu", nr);
+		memset(buf, 0xa5, sizeof(buf));
+		nr = 0;
+		if (flags)
+			CHECK(refcnt_range_query_packed(0, va, len, flags, buf, 40,
+							&nr) == 0 && nr == 40,
+			      "packed query nr %zu: %s", nr, strerror(errno));
+		else	/* RCB_RANGE_PACKED may be given. */
+			CHECK(refcnt_node_range_query_packed(n, 0, va, len,
+							     RCB_RANGE_PACKED, buf,
+							     40, &nr) == 0 && nr == 40,
+			      "node packed query nr %zu: %s", nr, strerror(errno));
+		for (i = 0; i < 40; i++) {
+			const struct rcb_page_set *e = refcnt_page_set(buf, i, cps);
+			const struct rcb_page_counters *f = &full[i];
+			int ok = (const unsigned char *)e == buf + i * size &&
+				 e->paddr == f->paddr && e->flags == (uint32_t)f->flags &&
+				 e->cnodeid == f->cnodeid && e->pad == 0 &&
+				 e->page_shift == (f->page_size ? 12 : 0) &&
+				 (cps % 2 == 0 || e->refcnt[cps] == 0);
+
+			for (c = 0; c < cps; c++)
+				ok &= e->refcnt[c] == f->refcnt[c];
+			if (!ok && bad++ < 3)
+				CHECK(0, "%u nodes flags %u: entry %zu differs", cnodes,
+				      flags, i);
+		}
+		for (i = 40 * size; i < sizeof(buf); i++)
+			bad += buf[i] != 0xa5;
+		CHECK(bad == 0, "%u nodes flags %u: %zu bad entries or bytes past them",
+		      cnodes, flags, bad);
+	}
+
+	/* One entry short: E2BIG, the count needed, nothing written. */
+	memset(buf, 0xa5, sizeof(buf));
+	nr = 0;
+	CHECK_ERR(refcnt_range_query_packed(0, va, len, 0, buf, 39, &nr), E2BIG);
+	CHECK(nr == 40, "E2BIG gives the entries needed: %zu", nr);
+	nr = 0;
+	CHECK_ERR(refcnt_node_range_query_packed(n, 0, va, len, RCB_RANGE_EXTENDED,
+						 buf, 39, &nr), E2BIG);
+	CHECK(nr == 40, "node E2BIG gives the entries needed: %zu", nr);
+	for (i = 0, bad = 0; i < sizeof(buf); i++)
+		bad += buf[i] != 0xa5;
+	CHECK(bad == 0, "E2BIG wrote %zu bytes", bad);
+
+	/* The full form refuses RCB_RANGE_PACKED without asking the kernel. */
+	queries = fake_stats.range_queries;
+	CHECK_ERR(refcnt_range_query(0, va, len, RCB_RANGE_PACKED, full, 40, &nr),
+		  EINVAL);
+	CHECK_ERR(refcnt_range_query(0, va, len, RCB_RANGE_FLAGS, full, 40, &nr),
+		  EINVAL);
+	CHECK_ERR(refcnt_node_range_query(n, 0, va, len, RCB_RANGE_PACKED, full,
+					  40, &nr), EINVAL);
+	CHECK(fake_stats.range_queries == queries, "%lu queries",
+	      fake_stats.range_queries - queries);
+
+	CHECK_ERR(refcnt_range_query_packed(0, va, len, 0x80, buf, 40, &nr), EINVAL);
+	CHECK_ERR(refcnt_range_query_packed(0, va, 0, 0, buf, 40, &nr), EINVAL);
+	CHECK_ERR(refcnt_range_query_packed(0, va, len, 0, buf, 40, NULL), EFAULT);
+	CHECK_ERR(refcnt_range_query_packed(99999, va, len, 0, buf, 40, &nr), ESRCH);
+	CHECK_ERR(refcnt_node_range_query_packed(n, 0, va, len, 0, buf, 40, NULL),
+		  EFAULT);
+	CHECK_ERR(refcnt_node_range_query_packed(NULL, 0, va, len, 0, buf, 40, &nr),
+		  EINVAL);
+	refcnt_node_close(n);
+	NO_LEAK();
+}
+
+static void test_range_packed(void)
+{
+	range_packed_case(1, 24);	/* one counter and the pad */
+	range_packed_case(2, 24);
+	range_packed_case(3, 32);	/* the default, padded */
+	range_packed_case(4, 32);
+	range_packed_case(64, 272);
+	range_packed_case(65, 56);	/* 9 counters of 8 nodes, padded */
+}
+
 /* refcnt_pioctl over a large range with hardware pages of gran bytes. */
 static void pioctl_range(uint32_t gran, uint64_t vaddr, long len, int cmd)
 {
@@ -533,6 +642,7 @@ int main(void)
 	test_locate();
 	test_map();
 	test_range();
+	test_range_packed();
 	test_pioctl();
 	test_data_range();
 	test_numa();

@@ -128,7 +128,7 @@ static void *querier(void *arg)
 		p[(rc_rand(&r) % 64) * 4096] = 1;
 		q = (struct rcb_range_query){
 			.vaddr = (uintptr_t)p, .len = len, .buf = (uintptr_t)e,
-			.buf_entries = 64, .flags = rc_rand(&r) & 1,
+			.buf_entries = 64, .flags = rc_rand(&r) & 3,
 		};
 		if (ioctl(devs[rc_rand(&r) % ndev].fd, RCB_RANGE_QUERY, &q))
 			err("RCB_RANGE_QUERY", errno);

@@ -374,7 +374,7 @@ static uint64_t known_arg(struct fthread *t, unsigned long cmd, int fd)
 		q->buf = fuzz_ptr(t, 288 * 2048);
 		q->pid = rnd(t) & 3 ? (rnd(t) & 1 ? 0 : getpid()) :
 			 pids[rndn(t, 5)];
-		q->flags = rnd(t) & 3 ? rndn(t, 2) : edge32(t);
+		q->flags = rnd(t) & 3 ? rndn(t, 4) : edge32(t);	/* RCB_RANGE_* */
 		q->nr_entries = edge64(t);
 		break;
 	}

@@ -10,7 +10,10 @@
  * needed; bad ranges, flags and pids fail with their errno. Another
  * process's memory can be queried by root; a caller without privileges,
  * through a handle opened before dropping them, sees its own memory
- * without physical addresses and is refused others'.
+ * without physical addresses and is refused others'. The packed form
+ * (refcnt_range_query_packed) says what the full one says, in entries of
+ * RCB_PAGE_SET_SIZE(rcb_sw_counters_per_set) bytes, writes nothing past
+ * them, and has the same E2BIG; the full form refuses RCB_RANGE_PACKED.
  *
  * SKIPs while the module has no RCB_RANGE_QUERY (ENOTTY).
  */
@@ -23,6 +26,7 @@
 FIXTURE(range) {
 	size_t pg;
 	uint64_t gran;
+	unsigned int cps;
 	char *mem;
 	struct rcb_page_counters *buf;
 	size_t cap;
@@ -42,6 +46,7 @@ FIXTURE_SETUP(range)
 	ASSERT_EQ(0, refcnt_node_info(node, &info));
 	refcnt_node_close(node);
 	self->gran = info.rcb_granularity;
+	self->cps = info.rcb_sw_counters_per_set;
 	/* Written: the first half. */
 	self->mem = lh_alloc(NPAGES * self->pg, false);
 	ASSERT_NE(NULL, self->mem);
@@ -199,6 +204,145 @@ TEST_F(range, own_pid)
 					4 * self->pg, 0, b, n, &nr1));
 	EXPECT_EQ(nr0, nr1);
 	EXPECT_EQ(0, memcmp(self->buf, b, n * sizeof(*b)));
+}
+
+/* Bytes of buf from off on that are not 0xa5. */
+static size_t lh_not_a5(const void *buf, size_t off, size_t size)
+{
+	const unsigned char *b = buf;
+	size_t n = 0;
+
+	for (; off < size; off++)
+		n += b[off] != 0xa5;
+	return n;
+}
+
+/* The packed form says what the full one says, field by field. */
+TEST_F(range, packed_matches_full)
+{
+	size_t stride = RCB_PAGE_SET_SIZE(self->cps), size, nr = 0, nr_p = 0;
+	size_t nr_n = 0, i;
+	struct refcnt_node *node;
+	unsigned int c;
+	void *packed, *again;
+	int nid;
+
+	if (geteuid())
+		SKIP(return, "needs root (physical addresses)");
+	ASSERT_LT(0U, self->cps);
+	ASSERT_GE((unsigned int)RCB_MAX_COUNTERS, self->cps);
+	EXPECT_EQ((16 + 4 * self->cps + 7) / 8 * 8, stride);
+	/* cap entries and one more, all 0xa5. */
+	size = (self->cap + 1) * stride;
+	packed = malloc(size);
+	again = malloc(size);
+	ASSERT_NE(NULL, packed);
+	ASSERT_NE(NULL, again);
+	memset(packed, 0xa5, size);
+	memset(again, 0xa5, size);
+
+	ASSERT_EQ(0, refcnt_range_query(0, (uintptr_t)self->mem,
+					NPAGES * self->pg, RCB_RANGE_EXTENDED,
+					self->buf, self->cap, &nr))
+		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, refcnt_range_query_packed(0, (uintptr_t)self->mem,
+					       NPAGES * self->pg,
+					       RCB_RANGE_EXTENDED, packed,
+					       self->cap, &nr_p))
+		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(NPAGES * self->pg / self->gran, nr);
+	ASSERT_EQ(nr, nr_p);
+	for (i = 0; i < nr; i++) {
+		const struct rcb_page_counters *f = &self->buf[i];
+		const struct rcb_page_set *e = refcnt_page_set(packed, i, self->cps);
+
+		ASSERT_EQ((char *)packed + i * stride, (const char *)e);
+		EXPECT_EQ((uint32_t)f->flags, e->flags) TH_LOG("entry %zu", i);
+		EXPECT_EQ(f->paddr, e->paddr) TH_LOG("entry %zu", i);
+		EXPECT_EQ(f->cnodeid, e->cnodeid) TH_LOG("entry %zu", i);
+		if (f->page_size) {
+			ASSERT_EQ(0ULL, f->page_size & (f->page_size - 1));
+			EXPECT_EQ(__builtin_ctzll(f->page_size), e->page_shift)
+				TH_LOG("entry %zu: page size %llu", i,
+				       LH_U64(f->page_size));
+		} else {
+			EXPECT_EQ(0, e->page_shift) TH_LOG("entry %zu", i);
+		}
+		EXPECT_EQ(0, e->pad) TH_LOG("entry %zu", i);
+		for (c = 0; c < self->cps; c++)
+			EXPECT_EQ(f->refcnt[c], e->refcnt[c])
+				TH_LOG("entry %zu counter %u", i, c);
+		if (self->cps % 2)
+			EXPECT_EQ(0U, e->refcnt[self->cps]) TH_LOG("entry %zu pad", i);
+	}
+	/* Nothing past the entries written, nor past cap. */
+	EXPECT_EQ(0U, lh_not_a5(packed, nr * stride, size));
+
+	/* The same through a handle, RCB_RANGE_PACKED given. */
+	ASSERT_LT(0, refcnt_nodes(&nid, 1));
+	node = refcnt_node_open(nid, 0);
+	ASSERT_NE(NULL, node);
+	ASSERT_EQ(0, refcnt_node_range_query_packed(node, 0, (uintptr_t)self->mem,
+						    NPAGES * self->pg,
+						    RCB_RANGE_EXTENDED |
+						    RCB_RANGE_PACKED, again,
+						    self->cap, &nr_n))
+		TH_LOG("%s", strerror(errno));
+	refcnt_node_close(node);
+	EXPECT_EQ(nr, nr_n);
+	EXPECT_EQ(0, memcmp(packed, again, size));
+	free(again);
+	free(packed);
+}
+
+TEST_F(range, packed_short_buffer_is_e2big_and_untouched)
+{
+	size_t stride = RCB_PAGE_SET_SIZE(self->cps), size, need = 0, nr = 0;
+	uint64_t va = (uintptr_t)self->mem;
+	void *packed;
+
+	size = (self->cap + 1) * stride;
+	packed = malloc(size);
+	ASSERT_NE(NULL, packed);
+	memset(packed, 0xa5, size);
+	ASSERT_EQ(0, refcnt_range_entries(va + 1, 8 * self->pg, &need));
+	ASSERT_EQ(8 * self->pg / self->gran + 1, need);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query_packed(0, va + 1, 8 * self->pg, 0,
+						packed, need - 1, &nr));
+	EXPECT_EQ(E2BIG, errno);
+	EXPECT_EQ(need, nr);
+	EXPECT_EQ(0U, lh_not_a5(packed, 0, size));
+	free(packed);
+}
+
+/* The full form's out is struct rcb_page_counters: RCB_RANGE_PACKED is EINVAL. */
+TEST_F(range, full_form_refuses_packed)
+{
+	uint64_t va = (uintptr_t)self->mem;
+	struct refcnt_node *node;
+	size_t nr = 0;
+	int nid;
+
+	memset(self->buf, 0xa5, self->cap * sizeof(*self->buf));
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(0, va, self->pg, RCB_RANGE_PACKED,
+					 self->buf, self->cap, &nr));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(0, va, self->pg, RCB_RANGE_FLAGS,
+					 self->buf, self->cap, &nr));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_LT(0, refcnt_nodes(&nid, 1));
+	node = refcnt_node_open(nid, 0);
+	ASSERT_NE(NULL, node);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_node_range_query(node, 0, va, self->pg,
+					      RCB_RANGE_PACKED, self->buf,
+					      self->cap, &nr));
+	EXPECT_EQ(EINVAL, errno);
+	refcnt_node_close(node);
+	EXPECT_EQ(0U, lh_not_a5(self->buf, 0, self->cap * sizeof(*self->buf)));
 }
 
 /* Root queries a child's memory. */

@@ -266,16 +266,48 @@ struct rcb_page_counters {
 	__u32 pad;
 };
 
+/**
+ * struct rcb_page_set - one hardware page of a virtual range, packed
+ * @paddr:	as in struct rcb_page_counters
+ * @flags:	RCB_PAGE_*
+ * @cnodeid:	as in struct rcb_page_counters
+ * @page_shift:	log2 of the page_size of struct rcb_page_counters; 0 when
+ *		not present
+ * @pad:	0
+ * @refcnt:	the set's rcb_sw_counters_per_set counters, then one 0 if
+ *		their number is odd
+ *
+ * The entry of RCB_RANGE_PACKED: only the counters the machine has, so a
+ * 4-node query writes 32 bytes per page instead of 288. Entries are
+ * RCB_PAGE_SET_SIZE(rcb_sw_counters_per_set) bytes apart.
+ */
+struct rcb_page_set {
+	__u64 paddr;
+	__u32 flags;
+	__s16 cnodeid;
+	__u8 page_shift;
+	__u8 pad;
+	__u32 refcnt[];
+};
+
+/* Bytes of a struct rcb_page_set entry with @n counters (8-byte aligned). */
+#define RCB_PAGE_SET_SIZE(n) \
+	((sizeof(struct rcb_page_set) + 4 * (__u64)(n) + 7) & ~(__u64)7)
+
 /* Report extended counters (PIOCGETSN0EXTREFCNTRS), else hardware ones. */
 #define RCB_RANGE_EXTENDED	(1U << 0)
-#define RCB_RANGE_FLAGS		(RCB_RANGE_EXTENDED)
+/* Entries are struct rcb_page_set, else struct rcb_page_counters. */
+#define RCB_RANGE_PACKED	(1U << 1)
+#define RCB_RANGE_FLAGS		(RCB_RANGE_EXTENDED | RCB_RANGE_PACKED)
 
 /**
  * struct rcb_range_query - argument of RCB_RANGE_QUERY
  * @vaddr:	start of the virtual range
  * @len:	bytes of the range; vaddr + len must not wrap or leave the
  *		user address space
- * @buf:	user pointer to struct rcb_page_counters entries
+ * @buf:	user pointer to struct rcb_page_counters entries, or with
+ *		RCB_RANGE_PACKED to RCB_PAGE_SET_SIZE()-byte struct
+ *		rcb_page_set entries
  * @buf_entries: entries @buf holds; at least the number of hardware pages
  *		the range touches, else E2BIG and nothing is written
  * @pid:	process to query, 0 for the caller; another process needs

@@ -122,7 +122,9 @@ int refcnt_node_sync(struct refcnt_node *node);
  * RCB_RANGE_QUERY: one entry per hardware page of
  * [vaddr rounded down to rcb_granularity, vaddr + len) of process pid
  * (0 or getpid(): the caller; others need CAP_SYS_PTRACE). flags:
- * RCB_RANGE_EXTENDED for the extended counters, 0 for the hardware ones.
+ * RCB_RANGE_EXTENDED for the extended counters, 0 for the hardware ones;
+ * RCB_RANGE_PACKED fails with EINVAL (out is struct rcb_page_counters:
+ * see refcnt_range_query_packed()).
  * out holds cap entries; *nr gets the number written. When out is too
  * small, fails with E2BIG, writes nothing and sets *nr to the number
  * needed. Pages not present are reported (flags without RCB_PAGE_PRESENT,
@@ -139,6 +141,30 @@ int refcnt_node_range_query(struct refcnt_node *node, pid_t pid,
 			    uint64_t vaddr, uint64_t len, unsigned int flags,
 			    struct rcb_page_counters *out, size_t cap,
 			    size_t *nr);
+
+/*
+ * The same query with RCB_RANGE_PACKED: out holds cap struct rcb_page_set
+ * entries of RCB_PAGE_SET_SIZE(rcb_sw_counters_per_set) bytes each (see
+ * refcnt_node_info()), with only the counters the machine has and
+ * page_shift = log2(page size), 0 when not present. flags: 0 or
+ * RCB_RANGE_EXTENDED; RCB_RANGE_PACKED is implied and may be given. E2BIG
+ * and *nr as for refcnt_range_query().
+ */
+int refcnt_range_query_packed(pid_t pid, uint64_t vaddr, uint64_t len,
+			      unsigned int flags, void *out, size_t cap,
+			      size_t *nr);
+int refcnt_node_range_query_packed(struct refcnt_node *node, pid_t pid,
+				   uint64_t vaddr, uint64_t len,
+				   unsigned int flags, void *out, size_t cap,
+				   size_t *nr);
+
+/* Entry i of a packed query's buffer, for sets of counters_per_set. */
+static inline struct rcb_page_set *refcnt_page_set(void *buf, size_t i,
+						   unsigned int counters_per_set)
+{
+	return (struct rcb_page_set *)((char *)buf +
+				       i * RCB_PAGE_SET_SIZE(counters_per_set));
+}
 
 /*
  * Entries a range query of [vaddr, vaddr + len) returns, in *nr: the
