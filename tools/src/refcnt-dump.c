@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "rtools.h"
 
@@ -82,17 +81,8 @@ static void usage(FILE *f)
 
 static uint64_t set_paddr(const struct node *n, uint64_t set)
 {
-	uint64_t gran = n->info.rcb_granularity;
-	int i;
-
-	for (i = 0; i < n->nr_slots; i++) {
-		uint64_t sets = n->slots[i].size / gran;
-
-		if (set < sets)
-			return n->slots[i].base + set * gran;
-		set -= sets;
-	}
-	return 0;
+	return rt_set_paddr(n->slots, n->nr_slots, n->info.rcb_granularity,
+			    set);
 }
 
 /* Sets of [start, end) in node n: [*first, *last) (may be empty). */
@@ -157,8 +147,7 @@ static int dump_node(FILE *f, struct node *n, int *first_json)
 	const int cps = n->info.rcb_sw_counters_per_set;
 	uint32_t *hw, *ext, *lost;
 	uint64_t set;
-	int first_set_json = 1;
-	char what[96];
+	int first_set_json = 1, rc;
 
 	hw = calloc((size_t)CHUNK * cps, sizeof(uint32_t));
 	ext = calloc((size_t)CHUNK * cps, sizeof(uint32_t));
@@ -176,12 +165,11 @@ static int dump_node(FILE *f, struct node *n, int *first_json)
 		uint64_t cnt = n->last - set < CHUNK ? n->last - set : CHUNK, i;
 
 		if (refcnt_node_read_sets(n->h, set, cnt, hw, ext, lost)) {
-			snprintf(what, sizeof(what), "RCB_SETS_READ on " REFCNT_DEV_DIR "/node%d",
-				 n->nid);
+			rc = rt_node_error(errno, "RCB_SETS_READ on ", n->nid);
 			free(hw);
 			free(ext);
 			free(lost);
-			return rt_dev_error(errno, what);
+			return rc;
 		}
 		for (i = 0; i < cnt; i++) {
 			const uint32_t *h = hw + i * cps, *e = ext + i * cps;
@@ -287,12 +275,10 @@ static int draw_heatmap(struct node *nodes, int nr)
 {
 	uint64_t total_sets = 0, bin_sets = 1, max_sets = 0;
 	uint64_t gran = nodes[0].info.rcb_granularity;
-	struct rt_heatmap hm = { 0 };
-	char **rl, **cl, **gn, title[256], note[256], h1[16];
-	int nb, r, c, j, *grp, err;
-	unsigned char *mark;
+	struct rt_heatmap hm;
+	char title[256], note[256], h1[16];
+	int nb, r, c, j, err;
 	struct bin *bins;
-	double *v;
 
 	for (j = 0; j < nr; j++)
 		total_sets += nodes[j].last - nodes[j].first;
@@ -319,40 +305,36 @@ static int draw_heatmap(struct node *nodes, int nr)
 		return RT_EXIT_FAIL;
 	}
 	bins = calloc(nb, sizeof(*bins));
-	v = calloc((size_t)nb * ctr.nr, sizeof(*v));
-	mark = calloc((size_t)nb * ctr.nr, 1);
-	rl = calloc(nb, sizeof(*rl));
-	grp = calloc(nb, sizeof(*grp));
-	cl = calloc(ctr.nr, sizeof(*cl));
-	gn = calloc(ctr.nr_cnodes, sizeof(*gn));
-	if (!bins || !v || !mark || !rl || !grp || !cl || !gn) {
+	if (!bins || rt_heatmap_alloc(&hm, &ctr, nb)) {
 		rt_err("out of memory");
 		return RT_EXIT_FAIL;
 	}
 	make_bins(nodes, nr, bin_sets, opt.skip_empty, bins, nb);
 	for (c = 0; c < ctr.nr_cnodes; c++) {
-		gn[c] = malloc(24);
-		if (gn[c])
-			snprintf(gn[c], 24, "node %d", ctr.cnode_nid[c]);
+		char *name = malloc(24);
+
+		if (name)
+			snprintf(name, 24, "node %d", ctr.cnode_nid[c]);
+		hm.group_name[c] = name;
 	}
-	for (c = 0; c < ctr.nr; c++)
-		cl[c] = ctr.label[c];
 	for (r = 0; r < nb; r++) {
 		struct node *n = bins[r].n;
 		int cps = n->info.rcb_sw_counters_per_set;
+		double *v = hm.v + (size_t)r * ctr.nr;
+		char *label = malloc(32);
 		uint64_t s;
 
-		rl[r] = malloc(32);
-		if (rl[r])
-			snprintf(rl[r], 32, "0x%llx",
+		if (label)
+			snprintf(label, 32, "0x%llx",
 				 (unsigned long long)set_paddr(n, n->first + bins[r].first));
-		grp[r] = (int)n->info.rcb_cnodeid;
+		hm.row_label[r] = label;
+		hm.row_group[r] = (int)n->info.rcb_cnodeid;
 		for (s = bins[r].first; s < bins[r].last; s++)
 			for (c = 0; c < cps && c < ctr.nr; c++)
-				v[(size_t)r * ctr.nr + c] += (double)n->set_refs[s * cps + c];
+				v[c] += (double)n->set_refs[s * cps + c];
 		c = (int)n->info.rcb_cnodeid / ctr.nodes_per_counter;
 		if (c < ctr.nr)
-			mark[(size_t)r * ctr.nr + c] = 1;
+			hm.mark[(size_t)r * ctr.nr + c] = 1;
 	}
 	snprintf(title, sizeof(title),
 		 "refcnt: references by physical address (%s per row) and accessing node",
@@ -360,31 +342,11 @@ static int draw_heatmap(struct node *nodes, int nr)
 	snprintf(note, sizeof(note),
 		 "colour: extended + hardware counts (log scale); outlined: the home node's own references%s",
 		 opt.skip_empty ? "; ranges without references left out" : "");
-	hm.rows = nb;
-	hm.cols = ctr.nr;
-	hm.v = v;
-	hm.row_label = rl;
-	hm.col_label = cl;
-	hm.row_group = grp;
-	hm.group_name = gn;
-	hm.nr_groups = ctr.nr_cnodes;
-	hm.mark = mark;
 	hm.title = title;
-	hm.xlabel = "accessing node";
 	hm.ylabel = "physical address";
-	hm.unit = "references";
 	hm.note = note;
 	err = rt_heatmap_write(&hm, opt.heatmap, opt.width, opt.height);
-	for (r = 0; r < nb; r++)
-		free(rl[r]);
-	for (c = 0; c < ctr.nr_cnodes; c++)
-		free(gn[c]);
-	free(rl);
-	free(gn);
-	free(cl);
-	free(grp);
-	free(mark);
-	free(v);
+	rt_heatmap_free(&hm);
 	free(bins);
 	if (err)
 		return RT_EXIT_FAIL;
@@ -413,7 +375,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int *nids, nr_dev, nr = 0, j, c, rc = 0, first_json = 1;
+	int *nids, nr, j, c, rc = 0, first_json = 1;
 	struct node *nodes;
 	FILE *out = NULL;
 	char *end;
@@ -435,12 +397,8 @@ int main(int argc, char **argv)
 			opt.has_range = 1;
 			break;
 		case 'n':
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 0) {
-				rt_err("--node %s: not a node number", optarg);
+			if (rt_parse_node(optarg, &opt.node))
 				return RT_EXIT_USAGE;
-			}
-			opt.node = v;
 			break;
 		case 'a':
 			opt.all = 1;
@@ -483,15 +441,10 @@ int main(int argc, char **argv)
 			return RT_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		rt_err("unexpected argument '%s'", argv[optind]);
-		usage(stderr);
-		return RT_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return rt_unexpected_arg(argv[optind], usage);
 	if (opt.heatmap) {
-		const char *e = strrchr(opt.heatmap, '.');
-
-		if (!e || (strcasecmp(e, ".svg") && strcasecmp(e, ".png"))) {
+		if (!rt_heatmap_name_ok(opt.heatmap)) {
 			rt_err("--heatmap %s: the name must end in .svg or .png",
 			       opt.heatmap);
 			return RT_EXIT_USAGE;
@@ -500,25 +453,21 @@ int main(int argc, char **argv)
 		opt.format = 'c';
 	}
 
-	nr_dev = rt_node_ids(&nids);
-	if (nr_dev < 0)
-		return -nr_dev;
-	nodes = calloc(nr_dev, sizeof(*nodes));
+	nr = rt_select_nodes(opt.node, &nids);
+	if (nr < 0)
+		return -nr;
+	nodes = calloc(nr, sizeof(*nodes));
 	if (!nodes) {
 		rt_err("out of memory");
 		return RT_EXIT_FAIL;
 	}
-	for (j = 0; j < nr_dev; j++) {
-		struct node *n = &nodes[nr];
-		char what[64];
+	for (j = 0; j < nr; j++) {
+		struct node *n = &nodes[j];
 
-		if (opt.node >= 0 && nids[j] != opt.node)
-			continue;
-		snprintf(what, sizeof(what), REFCNT_DEV_DIR "/node%d", nids[j]);
 		n->nid = nids[j];
-		n->h = refcnt_node_open(nids[j], 0);
-		if (!n->h || refcnt_node_info(n->h, &n->info))
-			return rt_dev_error(errno, what);
+		rc = rt_node_open(n->nid, &n->h, &n->info);
+		if (rc)
+			return rc;
 		n->nr_slots = refcnt_node_slots(n->h, NULL, 0);
 		n->slots = calloc(n->nr_slots > 0 ? n->nr_slots : 1, sizeof(*n->slots));
 		if (!n->slots) {
@@ -542,16 +491,9 @@ int main(int argc, char **argv)
 				return RT_EXIT_FAIL;
 			}
 		}
-		nr++;
 	}
-	if (!nr) {
-		rt_err("--node %d: no such node with counters (see refcnt-info)", opt.node);
-		return RT_EXIT_USAGE;
-	}
-	if (rt_counters_init(&ctr, &nodes[0].info)) {
-		rt_err("cannot learn the nodes: %s", strerror(errno));
+	if (rt_counters_init(&ctr, &nodes[0].info))
 		return RT_EXIT_FAIL;
-	}
 
 	if (opt.format) {
 		out = stdout;

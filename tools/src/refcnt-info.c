@@ -5,7 +5,6 @@
  * (RCB_INFO_GET), slots, table memory and statistics; the module's
  * parameters, the feeds and their state, and the node distances.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,9 +111,9 @@ static void node_meminfo(struct node *nd)
 static int node_load(struct node *nd, const int *dev_nids, int nr_dev)
 {
 	struct refcnt_node *rn;
-	char path[128], what[64];
+	char path[128];
 	unsigned int i;
-	int n, k;
+	int n, k, rc;
 
 	n = refcnt_nid_cpus(nd->nid, NULL, 0);
 	if (n > 0) {
@@ -130,16 +129,9 @@ static int node_load(struct node *nd, const int *dev_nids, int nr_dev)
 			break;
 	if (k == nr_dev)
 		return 0;
-	snprintf(what, sizeof(what), REFCNT_DEV_DIR "/node%d", nd->nid);
-	rn = refcnt_node_open(nd->nid, 0);
-	if (!rn)
-		return rt_dev_error(errno, what);
-	if (refcnt_node_info(rn, &nd->info)) {
-		int err = errno;
-
-		refcnt_node_close(rn);
-		return rt_dev_error(err, what);
-	}
+	rc = rt_node_open(nd->nid, &rn, &nd->info);
+	if (rc)
+		return rc;
 	nd->has_dev = 1;
 	n = refcnt_node_slots(rn, NULL, 0);
 	nd->slots = calloc(n > 0 ? n : 1, sizeof(*nd->slots));
@@ -399,7 +391,6 @@ int main(int argc, char **argv)
 	int json = 0, only = -1, nr_dev, nr, j, c, rc = 0;
 	struct node *nodes;
 	int *dev_nids;
-	char *end;
 
 	rt_prog = "refcnt-info";
 	while ((c = getopt_long(argc, argv, "jn:h", opts, NULL)) != -1) {
@@ -408,11 +399,8 @@ int main(int argc, char **argv)
 			json = 1;
 			break;
 		case 'n':
-			only = strtol(optarg, &end, 10);
-			if (*end || only < 0) {
-				rt_err("--node %s: not a node number", optarg);
+			if (rt_parse_node(optarg, &only))
 				return RT_EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -422,11 +410,8 @@ int main(int argc, char **argv)
 			return RT_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		rt_err("unexpected argument '%s'", argv[optind]);
-		usage(stderr);
-		return RT_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return rt_unexpected_arg(argv[optind], usage);
 	nr_dev = rt_node_ids(&dev_nids);
 	if (nr_dev < 0)
 		return -nr_dev;

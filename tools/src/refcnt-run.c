@@ -164,11 +164,9 @@ static void say(const char *fmt, ...)
 
 	if (opt.quiet)
 		return;
-	fprintf(stderr, "refcnt-run: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	rt_verr(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static void *xcalloc(size_t n, size_t s)
@@ -1136,12 +1134,10 @@ static void report_json(FILE *f, char **argv, int exit_code, long period,
 static void report_heatmap(const struct proc *m)
 {
 	const struct snapshot *s = m ? m->snap : NULL;
-	struct rt_heatmap hm = { 0 };
+	struct rt_heatmap hm;
 	struct region **order;
-	char **rl, **cl, **gn, title[600], note[200];
-	int *grp, i, c, n = 0, maxrows;
-	unsigned char *mark;
-	double *v;
+	char title[600], note[200];
+	int i, c, n = 0, maxrows;
 
 	if (!s) {
 		rt_err("--heatmap %s: no counters were read, no heatmap", opt.heatmap);
@@ -1160,62 +1156,40 @@ static void report_heatmap(const struct proc *m)
 		free(order);
 		return;
 	}
-	v = xcalloc((size_t)n * ctr.nr, sizeof(*v));
-	mark = xcalloc((size_t)n * ctr.nr, 1);
-	rl = xcalloc(n, sizeof(*rl));
-	grp = xcalloc(n, sizeof(*grp));
-	cl = xcalloc(ctr.nr, sizeof(*cl));
-	gn = xcalloc(ctr.nr_cnodes, sizeof(*gn));
-	for (c = 0; c < ctr.nr_cnodes; c++) {
-		gn[c] = xcalloc(1, 24);
-		snprintf(gn[c], 24, "on node %d", ctr.cnode_nid[c]);
+	if (rt_heatmap_alloc(&hm, &ctr, n)) {
+		rt_err("out of memory");
+		exit(RUN_EXIT_FAIL);
 	}
-	for (c = 0; c < ctr.nr; c++)
-		cl[c] = ctr.label[c];
+	for (c = 0; c < ctr.nr_cnodes; c++) {
+		hm.group_name[c] = xcalloc(1, 24);
+		snprintf(hm.group_name[c], 24, "on node %d", ctr.cnode_nid[c]);
+	}
 	for (i = 0; i < n; i++) {
 		const struct region *r = order[i];
+		double *v = hm.v + (size_t)i * ctr.nr;
 		char h[16];
 		int home = main_home(r, NULL), hc = cnode_of_nid(home);
 
-		rl[i] = xcalloc(1, 64);
-		snprintf(rl[i], 64, "%.28s %s", r->name,
+		hm.row_label[i] = xcalloc(1, 64);
+		snprintf(hm.row_label[i], 64, "%.28s %s", r->name,
 			 rt_human(r->end - r->start, h, sizeof(h)));
-		grp[i] = hc;
+		hm.row_group[i] = hc;
 		for (c = 0; c < ctr.nr; c++)
-			v[(size_t)i * ctr.nr + c] = (double)r->refs[c];
+			v[c] = (double)r->refs[c];
 		if (hc >= 0)
-			mark[(size_t)i * ctr.nr + hc / ctr.nodes_per_counter] = 1;
+			hm.mark[(size_t)i * ctr.nr +
+				hc / ctr.nodes_per_counter] = 1;
 	}
 	snprintf(title, sizeof(title), "refcnt-run: references by region and accessing node: %.400s (pid %d)",
 		 m->cmd, (int)m->tgid);
 	snprintf(note, sizeof(note), "colour: references (log scale); outlined cell and left band: the node holding most of the region's pages");
-	hm.rows = n;
-	hm.cols = ctr.nr;
-	hm.v = v;
-	hm.row_label = rl;
-	hm.col_label = cl;
-	hm.row_group = grp;
-	hm.group_name = gn;
-	hm.nr_groups = ctr.nr_cnodes;
-	hm.mark = mark;
 	hm.title = title;
-	hm.xlabel = "accessing node";
 	hm.ylabel = "region (by references)";
-	hm.unit = "references";
 	hm.note = note;
 	if (!rt_heatmap_write(&hm, opt.heatmap, opt.width, opt.height))
 		say("heatmap written to %s (%dx%d)", opt.heatmap, opt.width,
 		    opt.height);
-	for (i = 0; i < n; i++)
-		free(rl[i]);
-	for (c = 0; c < ctr.nr_cnodes; c++)
-		free(gn[c]);
-	free(rl);
-	free(gn);
-	free(cl);
-	free(grp);
-	free(v);
-	free(mark);
+	rt_heatmap_free(&hm);
 	free(order);
 }
 
@@ -1651,21 +1625,13 @@ static int setup_counters(void)
 	n = rt_node_ids(&nids);
 	if (n < 0)
 		return -n == RT_EXIT_NOMODULE ? RUN_EXIT_NOMODULE : RUN_EXIT_FAIL;
-	qnode = refcnt_node_open(nids[0], 0);
-	if (!qnode || refcnt_node_info(qnode, &info)) {
-		char what[64];
-
-		snprintf(what, sizeof(what), REFCNT_DEV_DIR "/node%d", nids[0]);
-		rc = rt_dev_error(errno, what);
-		free(nids);
+	rc = rt_node_open(nids[0], &qnode, &info);
+	free(nids);
+	if (rc)
 		return rc == RT_EXIT_NOMODULE ? RUN_EXIT_NOMODULE :
 		       rc == RT_EXIT_PERM ? RUN_EXIT_PERM : RUN_EXIT_FAIL;
-	}
-	free(nids);
-	if (rt_counters_init(&ctr, &info)) {
-		rt_err("cannot learn the nodes: %s", strerror(errno));
+	if (rt_counters_init(&ctr, &info))
 		return RUN_EXIT_FAIL;
-	}
 	node_has_mem = xcalloc(ctr.nr_cnodes, sizeof(int));
 	node_has_cpu = xcalloc(ctr.nr_cnodes, sizeof(int));
 	for (i = 0; i < ctr.nr_cnodes; i++) {
@@ -1701,12 +1667,10 @@ static int reset_counters(void)
 	n = rt_node_ids(&nids);
 	for (i = 0; i < n; i++) {
 		struct refcnt_node *nd = refcnt_node_open(nids[i], 0);
-		char what[64];
 
-		snprintf(what, sizeof(what), "--reset: RCB_RESET on " REFCNT_DEV_DIR "/node%d",
-			 nids[i]);
 		if (!nd || ioctl(refcnt_node_fd(nd), RCB_RESET)) {
-			int rc = rt_dev_error(errno, what);
+			int rc = rt_node_error(errno, "--reset: RCB_RESET on ",
+					       nids[i]);
 
 			refcnt_node_close(nd);
 			free(nids);
@@ -1931,13 +1895,10 @@ int main(int argc, char **argv)
 		rt_err("--hinting binds memory (MPOL_BIND): it does not go with --preferred or --interleave");
 		return RUN_EXIT_FAIL;
 	}
-	if (opt.heatmap) {
-		const char *e = strrchr(opt.heatmap, '.');
-
-		if (!e || (strcasecmp(e, ".svg") && strcasecmp(e, ".png"))) {
-			rt_err("--heatmap=%s: the name must end in .svg or .png", opt.heatmap);
-			return RUN_EXIT_FAIL;
-		}
+	if (opt.heatmap && !rt_heatmap_name_ok(opt.heatmap)) {
+		rt_err("--heatmap=%s: the name must end in .svg or .png",
+		       opt.heatmap);
+		return RUN_EXIT_FAIL;
 	}
 	if (opt.output) {
 		out = fopen(opt.output, "w");

@@ -174,8 +174,8 @@ static double now(void)
 static uint64_t set_paddr(struct node *n, uint64_t set)
 {
 	struct rcb_slot slots[64], *s = slots;
-	uint64_t gran = n->info.rcb_granularity;
-	int k, i;
+	uint64_t p;
+	int k;
 
 	k = refcnt_node_slots(n->h, NULL, 0);
 	if (k > 64) {
@@ -184,21 +184,10 @@ static uint64_t set_paddr(struct node *n, uint64_t set)
 			return 0;
 	}
 	refcnt_node_slots(n->h, s, k);
-	for (i = 0; i < k; i++) {
-		uint64_t sets = s[i].size / gran;
-
-		if (set < sets) {
-			uint64_t p = s[i].base + set * gran;
-
-			if (s != slots)
-				free(s);
-			return p;
-		}
-		set -= sets;
-	}
+	p = rt_set_paddr(s, k, n->info.rcb_granularity, set);
 	if (s != slots)
 		free(s);
-	return 0;
+	return p;
 }
 
 static int row_before(const struct row *a, const struct row *b)
@@ -256,14 +245,9 @@ static int sample(double dt)
 			if (!opt.extended) {
 				memcpy(n->ext0, e1, cnt * cps * sizeof(uint32_t));
 				if (refcnt_node_read_sets(n->h, set, cnt, n->hw, NULL,
-							  NULL)) {
-					char what[96];
-
-					snprintf(what, sizeof(what),
-						 "RCB_SETS_READ on " REFCNT_DEV_DIR "/node%d",
-						 n->nid);
-					return rt_dev_error(errno, what);
-				}
+							  NULL))
+					return rt_node_error(errno,
+						"RCB_SETS_READ on ", n->nid);
 			}
 			for (i = 0; i < cnt; i++) {
 				uint64_t t = 0, t_after = 0, d;
@@ -473,7 +457,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int *nids, nr_dev, j, c, rc, trows = 24, tcols = 80;
+	int *nids, j, c, rc, trows = 24, tcols = 80;
 	double last = 0, t;
 	struct sigaction sa;
 	long iter = 0;
@@ -510,11 +494,8 @@ int main(int argc, char **argv)
 			opt.sort = j;
 			break;
 		case 'N':
-			opt.node = strtol(optarg, &end, 10);
-			if (*end || opt.node < 0) {
-				rt_err("--node %s: not a node number", optarg);
+			if (rt_parse_node(optarg, &opt.node))
 				return RT_EXIT_USAGE;
-			}
 			break;
 		case 'r':
 			opt.rows = strtol(optarg, &end, 10);
@@ -534,40 +515,30 @@ int main(int argc, char **argv)
 			return RT_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		rt_err("unexpected argument '%s'", argv[optind]);
-		usage(stderr);
-		return RT_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return rt_unexpected_arg(argv[optind], usage);
 	if (!isatty(STDOUT_FILENO))
 		opt.batch = 1;
 
-	nr_dev = rt_node_ids(&nids);
-	if (nr_dev < 0)
-		return -nr_dev;
-	nodes = calloc(nr_dev, sizeof(*nodes));
+	nr_nodes = rt_select_nodes(opt.node, &nids);
+	if (nr_nodes < 0)
+		return -nr_nodes;
+	nodes = calloc(nr_nodes, sizeof(*nodes));
 	if (!nodes) {
 		rt_err("out of memory");
 		return RT_EXIT_FAIL;
 	}
-	for (j = 0; j < nr_dev; j++) {
-		struct node *n = &nodes[nr_nodes];
-		char what[64];
+	for (j = 0; j < nr_nodes; j++) {
+		struct node *n = &nodes[j];
 		size_t cps;
 
-		if (opt.node >= 0 && nids[j] != opt.node)
-			continue;
-		snprintf(what, sizeof(what), REFCNT_DEV_DIR "/node%d", nids[j]);
 		n->nid = nids[j];
-		n->h = refcnt_node_open(nids[j], 0);
-		if (!n->h || refcnt_node_info(n->h, &n->info))
-			return rt_dev_error(errno, what);
+		rc = rt_node_open(n->nid, &n->h, &n->info);
+		if (rc)
+			return rc;
 		n->map = refcnt_node_map(n->h, NULL);
-		if (!n->map) {
-			snprintf(what, sizeof(what), "mmap of " REFCNT_DEV_DIR "/node%d",
-				 nids[j]);
-			return rt_dev_error(errno, what);
-		}
+		if (!n->map)
+			return rt_node_error(errno, "mmap of ", n->nid);
 		cps = n->info.rcb_sw_counters_per_set;
 		n->prev = calloc(n->info.rcb_sw_sets ? n->info.rcb_sw_sets : 1,
 				 sizeof(uint64_t));
@@ -578,16 +549,9 @@ int main(int argc, char **argv)
 			rt_err("out of memory");
 			return RT_EXIT_FAIL;
 		}
-		nr_nodes++;
 	}
-	if (!nr_nodes) {
-		rt_err("--node %d: no such node with counters (see refcnt-info)", opt.node);
-		return RT_EXIT_USAGE;
-	}
-	if (rt_counters_init(&ctr, &nodes[0].info)) {
-		rt_err("cannot learn the nodes: %s", strerror(errno));
+	if (rt_counters_init(&ctr, &nodes[0].info))
 		return RT_EXIT_FAIL;
-	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sig;

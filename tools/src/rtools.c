@@ -21,15 +21,42 @@
 
 const char *rt_prog = "refcnt";
 
+void rt_verr(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", rt_prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void rt_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", rt_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	rt_verr(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+int rt_unexpected_arg(const char *arg, void (*usage)(FILE *f))
+{
+	rt_err("unexpected argument '%s'", arg);
+	usage(stderr);
+	return RT_EXIT_USAGE;
+}
+
+int rt_parse_node(const char *s, int *nid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || *end || errno || v < 0 || v > INT_MAX) {
+		rt_err("--node %s: not a node number", s);
+		return -1;
+	}
+	*nid = v;
+	return 0;
 }
 
 static int rt_module_loaded(void)
@@ -69,6 +96,14 @@ int rt_dev_error(int err, const char *what)
 	}
 }
 
+int rt_node_error(int err, const char *op, int nid)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "%s" REFCNT_DEV_DIR "/node%d", op, nid);
+	return rt_dev_error(err, what);
+}
+
 int rt_node_ids(int **nids)
 {
 	int n, m;
@@ -93,6 +128,54 @@ int rt_node_ids(int **nids)
 	if (m < n)
 		n = m;
 	return n;
+}
+
+int rt_select_nodes(int only, int **nids)
+{
+	int n = rt_node_ids(nids), i;
+
+	if (n < 0 || only < 0)
+		return n;
+	for (i = 0; i < n; i++)
+		if ((*nids)[i] == only) {
+			(*nids)[0] = only;
+			return 1;
+		}
+	free(*nids);
+	*nids = NULL;
+	rt_err("--node %d: no such node with counters (see refcnt-info)", only);
+	return -RT_EXIT_USAGE;
+}
+
+int rt_node_open(int nid, struct refcnt_node **h, struct rcb_info *info)
+{
+	int err;
+
+	*h = refcnt_node_open(nid, 0);
+	if (!*h)
+		return rt_node_error(errno, "", nid);
+	if (refcnt_node_info(*h, info)) {
+		err = errno;
+		refcnt_node_close(*h);
+		*h = NULL;
+		return rt_node_error(err, "", nid);
+	}
+	return 0;
+}
+
+uint64_t rt_set_paddr(const struct rcb_slot *slots, int nr, uint64_t gran,
+		      uint64_t set)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		uint64_t sets = slots[i].size / gran;
+
+		if (set < sets)
+			return slots[i].base + set * gran;
+		set -= sets;
+	}
+	return 0;
 }
 
 int rt_read_line(const char *path, char *buf, size_t size)
@@ -138,7 +221,7 @@ int rt_counters_init(struct rt_counters *c, const struct rcb_info *info)
 	n = info->rcb_num_cnodes ? (int)info->rcb_num_cnodes :
 				   refcnt_num_cnodes();
 	if (n <= 0 || c->nr <= 0 || c->nr > RCB_MAX_COUNTERS) {
-		errno = EIO;
+		rt_err("cannot learn the nodes: %s", strerror(EIO));
 		return -1;
 	}
 	c->nr_cnodes = n;
@@ -146,7 +229,7 @@ int rt_counters_init(struct rt_counters *c, const struct rcb_info *info)
 	c->label = calloc(c->nr, sizeof(*c->label));
 	if (!c->cnode_nid || !c->label) {
 		rt_counters_free(c);
-		errno = ENOMEM;
+		rt_err("cannot learn the nodes: %s", strerror(ENOMEM));
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
@@ -921,18 +1004,67 @@ static int rt_png_save(const char *path, const unsigned char *px, int w,
 	return 0;
 }
 
+int rt_heatmap_alloc(struct rt_heatmap *hm, const struct rt_counters *c,
+		     int rows)
+{
+	int i;
+
+	memset(hm, 0, sizeof(*hm));
+	hm->rows = rows;
+	hm->cols = c->nr;
+	hm->nr_groups = c->nr_cnodes;
+	hm->v = calloc((size_t)rows * c->nr, sizeof(*hm->v));
+	hm->mark = calloc((size_t)rows * c->nr, 1);
+	hm->row_label = calloc(rows, sizeof(*hm->row_label));
+	hm->row_group = calloc(rows, sizeof(*hm->row_group));
+	hm->col_label = calloc(c->nr, sizeof(*hm->col_label));
+	hm->group_name = calloc(c->nr_cnodes, sizeof(*hm->group_name));
+	if (!hm->v || !hm->mark || !hm->row_label || !hm->row_group ||
+	    !hm->col_label || !hm->group_name) {
+		rt_heatmap_free(hm);
+		return -1;
+	}
+	for (i = 0; i < c->nr; i++)
+		hm->col_label[i] = c->label[i];
+	hm->xlabel = "accessing node";
+	hm->unit = "references";
+	return 0;
+}
+
+void rt_heatmap_free(struct rt_heatmap *hm)
+{
+	int i;
+
+	for (i = 0; hm->row_label && i < hm->rows; i++)
+		free(hm->row_label[i]);
+	for (i = 0; hm->group_name && i < hm->nr_groups; i++)
+		free(hm->group_name[i]);
+	free(hm->row_label);
+	free(hm->group_name);
+	free(hm->col_label);	/* its names are the counters' */
+	free(hm->row_group);
+	free(hm->mark);
+	free(hm->v);
+}
+
+int rt_heatmap_name_ok(const char *path)
+{
+	const char *ext = strrchr(path, '.');
+
+	return ext && (!strcasecmp(ext, ".svg") || !strcasecmp(ext, ".png"));
+}
+
 int rt_heatmap_write(const struct rt_heatmap *hm, const char *path,
 		     int width, int height)
 {
 	struct rt_canvas cv = { .w = width, .h = height };
-	const char *ext = strrchr(path, '.');
 	int svg, err;
 
-	if (!ext || (strcasecmp(ext, ".svg") && strcasecmp(ext, ".png"))) {
+	if (!rt_heatmap_name_ok(path)) {
 		rt_err("%s: the heatmap's name must end in .svg or .png", path);
 		return -1;
 	}
-	svg = !strcasecmp(ext, ".svg");
+	svg = !strcasecmp(strrchr(path, '.'), ".svg");
 	if (width < 64 || height < 64 || width > 16384 || height > 16384) {
 		rt_err("heatmap size %dx%d: width and height must be 64..16384 pixels",
 		       width, height);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Shared by the refcnt command-line tools (tools/src/refcnt-*.c): exit
- * codes, error messages that name the cause, node and counter naming,
- * JSON strings, number parsing, and the heatmap writer (SVG, PNG).
+ * codes, error messages that name the cause, option checks, opening the
+ * node devices, node and counter naming, JSON strings, number parsing,
+ * and the heatmap writer (SVG, PNG).
  */
 #ifndef REFCNT_RTOOLS_H
 #define REFCNT_RTOOLS_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,6 +24,13 @@
 extern const char *rt_prog;
 
 void rt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* rt_err() with a va_list: "PROG: message" on stderr. */
+void rt_verr(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/* An operand where none is taken: say so, usage to stderr; RT_EXIT_USAGE. */
+int rt_unexpected_arg(const char *arg, void (*usage)(FILE *f));
+/* --node N into *nid: 0, or -1 with the cause printed. */
+int rt_parse_node(const char *s, int *nid);
 
 /*
  * Explain an errno met opening or using a refcnt device and return the
@@ -29,12 +38,21 @@ void rt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * what names what failed ("/dev/refcnt/node0", "RCB_SETS_READ", ...).
  */
 int rt_dev_error(int err, const char *what);
+/* rt_dev_error() for node nid's device, what = op + "/dev/refcnt/nodeN". */
+int rt_node_error(int err, const char *op, int nid);
 
 /*
  * Linux node ids with a device into *nids (malloc'ed). Prints the cause
  * and returns a negative RT_EXIT_* code when there are none.
  */
 int rt_node_ids(int **nids);
+/* rt_node_ids(), only node `only` if >= 0 (--node); -RT_EXIT_USAGE if none. */
+int rt_select_nodes(int only, int **nids);
+/* Open node nid's device into *h, read its info: 0, or RT_EXIT_* (printed). */
+int rt_node_open(int nid, struct refcnt_node **h, struct rcb_info *info);
+/* Physical address of counter set number set of a table over slots; 0: none. */
+uint64_t rt_set_paddr(const struct rcb_slot *slots, int nr, uint64_t gran,
+		      uint64_t set);
 
 /* A sysfs (or procfs) file's first number; def when it cannot be read. */
 long long rt_read_ll(const char *path, long long def);
@@ -53,7 +71,7 @@ struct rt_counters {
 	char (*label)[24];	/* "3", or "0-7" for a group */
 };
 
-/* From one node's rcb_info and libnuma. 0, or -1 with errno. */
+/* From one node's rcb_info and libnuma. 0, or -1 with the cause printed. */
 int rt_counters_init(struct rt_counters *c, const struct rcb_info *info);
 void rt_counters_free(struct rt_counters *c);
 /* The counter that counts references from node nid, or -1. */
@@ -100,15 +118,24 @@ const char *rt_human(uint64_t bytes, char *buf, size_t size);
  */
 struct rt_heatmap {
 	int rows, cols;
-	const double *v;
-	char *const *row_label;
-	char *const *col_label;
-	const int *row_group;
-	char *const *group_name;
+	double *v;
+	char **row_label;
+	char **col_label;
+	int *row_group;
+	char **group_name;
 	int nr_groups;
-	const unsigned char *mark;
+	unsigned char *mark;
 	const char *title, *xlabel, *ylabel, *unit, *note;
 };
+
+/* Arrays of rows x the counters of c, columns named: 0, or -1 (no memory). */
+int rt_heatmap_alloc(struct rt_heatmap *hm, const struct rt_counters *c,
+		     int rows);
+/* Free what rt_heatmap_alloc() took and the row and group names in it. */
+void rt_heatmap_free(struct rt_heatmap *hm);
+
+/* Whether path ends in .svg or .png (any case): a name it can write. */
+int rt_heatmap_name_ok(const char *path);
 
 /*
  * Write the heatmap to path as an SVG or PNG image (by the name's
