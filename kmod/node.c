@@ -2,6 +2,8 @@
 /*
  * refcnt: the counter hardware of one node, and what RCB_INFO_GET says of it.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/fs.h>
 #include <linux/fs_context.h>
 #include <linux/mount.h>
@@ -56,7 +58,23 @@ static unsigned long *refcnt_bitmap(u64 bits, int nid, size_t *bytes)
 	size_t len = BITS_TO_LONGS(bits) * sizeof(unsigned long);
 
 	*bytes += len;
-	return kvzalloc_node(len, GFP_KERNEL, nid);
+	return kvzalloc_node(len, REFCNT_LOAD_GFP, nid);
+}
+
+/*
+ * prealloc=1: would this node's counter pages leave the machine less
+ * than 1/16 of its memory available? Then fail before taking them, not
+ * after driving everyone else to the OOM killer.
+ */
+static bool refcnt_node_prealloc_fits(struct refcnt_node *node)
+{
+	unsigned long need = node->hw.nr_pages + node->table.counters.nr_pages;
+
+	if (need + totalram_pages() / 16 <= si_mem_available())
+		return true;
+	pr_err("node %d: prealloc=1 needs %lu MiB of counters, which would leave less than 1/16 of memory available\n",
+	       node->nid, need >> (20 - PAGE_SHIFT));
+	return false;
 }
 
 /* Everything but the slots; safe on a half-built node. */
@@ -104,7 +122,8 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 					 refcnt_cfg.event_queue_len);
 	/* Hardware and extended counters; lost ones only come with pegs. */
 	if (!err && refcnt_cfg.prealloc)
-		err = refcnt_sparse_populate(&node->hw) ?:
+		err = !refcnt_node_prealloc_fits(node) ? -ENOMEM :
+		      refcnt_sparse_populate(&node->hw) ?:
 		      refcnt_table_populate(&node->table);
 	if (err)
 		return err;

@@ -22,6 +22,12 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
+/*
+ * Allocations made while loading: fail rather than call the OOM killer, so
+ * a load that cannot get its memory fails cleanly (-ENOMEM).
+ */
+#define REFCNT_LOAD_GFP		(GFP_KERNEL | __GFP_RETRY_MAYFAIL)
+
 struct inode;
 struct rcb_event;
 struct rcb_info;

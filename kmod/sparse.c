@@ -31,7 +31,7 @@ int refcnt_sparse_init(struct refcnt_sparse *sp, int nid, u64 nr_words)
 	sp->nr_pages = DIV_ROUND_UP_ULL(nr_words, REFCNT_WORDS_PER_PAGE);
 	atomic_long_set(&sp->nr_allocated, 0);
 	sp->pages = kvzalloc_node(array_size(sp->nr_pages, sizeof(*sp->pages)),
-				  GFP_KERNEL, nid);
+				  REFCNT_LOAD_GFP, nid);
 	return sp->pages ? 0 : -ENOMEM;
 }
 
