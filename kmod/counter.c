@@ -84,8 +84,8 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 {
 	unsigned int counter = src_cnode >> refcnt_topo.counter_shift;
 	u64 first = set * refcnt_topo.counters_per_set;
+	bool fold, migrate = false;
 	u32 *hw, now, lost, diff;
-	bool raised = false;
 
 	if (unlikely(!count))
 		return;
@@ -100,7 +100,29 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 	now = refcnt_counter_add(hw, count, refcnt_topo.hw_max, &lost);
 	this_cpu_add(node->stats->references, count);
 
-	if (unlikely(lost)) {
+	fold = now >= READ_ONCE(node->abs_threshold);
+	diff = READ_ONCE(node->diff_threshold);
+	if (diff && counter != node->home_counter) {
+		u32 home = refcnt_sparse_read(&node->hw,
+					      first + node->home_counter);
+
+		migrate = now > home && now - home > diff;
+	}
+	if (likely(!lost && !fold && !migrate))
+		goto out;
+
+	/*
+	 * An interrupt may be raised: say who referenced the set first. The
+	 * fold work runs on any CPU, and may find the set pending (another
+	 * set of its word raised it) before this CPU is done here.
+	 */
+	if (ctx)
+		refcnt_ctx_note(node, set, ctx);
+	else if (READ_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set) == set)
+		/* This reference came without one: forget the old. */
+		WRITE_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set, U64_MAX);
+
+	if (lost) {
 		u32 *l = refcnt_counter_get(node, &node->lost,
 					   first + counter);
 
@@ -110,35 +132,13 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 		else
 			this_cpu_add(node->stats->refs_dropped, lost);
 		this_cpu_add(node->stats->pegged, lost);
-		if (!test_and_set_bit(set, node->pegged)) {
+		if (!test_and_set_bit(set, node->pegged))
 			refcnt_raise(node, node->peg_pending, set);
-			raised = true;
-		}
 	}
-
-	if (now >= READ_ONCE(node->abs_threshold) &&
-	    !test_and_set_bit(set, node->fold_pending)) {
+	if (fold && !test_and_set_bit(set, node->fold_pending))
 		refcnt_raise(node, NULL, set);
-		raised = true;
-	}
-
-	diff = READ_ONCE(node->diff_threshold);
-	if (diff && counter != node->home_counter) {
-		u32 home = refcnt_sparse_read(&node->hw,
-					      first + node->home_counter);
-
-		if (now > home && now - home > diff &&
-		    !test_and_set_bit(set, node->migrated)) {
-			refcnt_raise(node, node->migrate_pending, set);
-			raised = true;
-		}
-	}
-
-	if (raised && ctx)
-		refcnt_ctx_note(node, set, ctx);
-	else if (raised && READ_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set) == set)
-		/* This event's reference came without one: forget the old. */
-		WRITE_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set, U64_MAX);
+	if (migrate && !test_and_set_bit(set, node->migrated))
+		refcnt_raise(node, node->migrate_pending, set);
 out:
 	rcu_read_unlock_sched();
 }
