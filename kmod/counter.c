@@ -123,14 +123,9 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 		WRITE_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set, U64_MAX);
 
 	if (lost) {
-		u32 *l = refcnt_counter_get(node, &node->lost,
-					   first + counter);
-
-		if (l)
-			this_cpu_add(node->stats->overflowed,
-				     refcnt_sat_add(l, lost));
-		else
-			this_cpu_add(node->stats->refs_dropped, lost);
+		refcnt_lost_add(node, refcnt_counter_get(node, &node->lost,
+							 first + counter),
+				lost);
 		this_cpu_add(node->stats->pegged, lost);
 		if (!test_and_set_bit(set, node->pegged))
 			refcnt_raise(node, node->peg_pending, set);

@@ -150,14 +150,10 @@ static void refcnt_extend(struct refcnt_node *node, u32 *ext, u64 idx, u32 v)
 	u64 sum = (u64)READ_ONCE(*ext) + v;
 
 	if (unlikely(sum > U32_MAX)) {
-		u32 *lost = refcnt_sparse_get(&node->lost, idx, GFP_KERNEL);
 		u32 over = sum - U32_MAX;
 
-		if (lost)
-			this_cpu_add(node->stats->overflowed,
-				     refcnt_sat_add(lost, over));
-		else
-			this_cpu_add(node->stats->refs_dropped, over);
+		refcnt_lost_add(node, refcnt_sparse_get(&node->lost, idx,
+							GFP_KERNEL), over);
 		this_cpu_add(node->stats->saturated, over);
 		sum = U32_MAX;
 	}

@@ -317,6 +317,24 @@ static inline u32 refcnt_sat_add(u32 *word, u32 v)
 	return old > U32_MAX - v ? v - (U32_MAX - old) : 0;
 }
 
+/**
+ * refcnt_lost_add() - add references to a counter's lost count
+ * @node:	the node
+ * @lost:	the lost count, or NULL when its page could not be had
+ * @n:		references lost
+ *
+ * What the saturating count cannot hold goes to the 'overflowed'
+ * statistic; without a count, all of @n goes to 'refs_dropped'. Any
+ * context.
+ */
+static inline void refcnt_lost_add(struct refcnt_node *node, u32 *lost, u32 n)
+{
+	if (lost)
+		this_cpu_add(node->stats->overflowed, refcnt_sat_add(lost, n));
+	else
+		this_cpu_add(node->stats->refs_dropped, n);
+}
+
 /* table.c */
 int refcnt_table_init(struct refcnt_table *table, int nid, size_t len);
 void refcnt_table_destroy(struct refcnt_table *table);
