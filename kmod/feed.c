@@ -2,13 +2,14 @@
 /*
  * refcnt: the feeds, what makes counters move on a real machine.
  *
- * Page faults: a software perf event per CPU counts user page faults and
- * overflows every fault_period-th one. The overflow comes at the start of
- * the fault, before the page is mapped, so it only queues a task_work;
- * that runs when the task returns to user space, the fault handled, and
- * delivers fault_period references from the faulting CPU's node to the
- * page now mapped (so NUMA hinting faults, migrations and THP count where
- * the page really is).
+ * Page faults: software perf events per CPU count the user page faults
+ * the kernel accounts as minor or major (PERF_COUNT_SW_PAGE_FAULTS_MIN and
+ * _MAJ, the faults getrusage() counts) and overflow every fault_period-th
+ * one. Those events fire at the end of handle_mm_fault(), with the page
+ * mapped, so the overflow handler itself looks the page up and delivers
+ * fault_period references from the faulting CPU's node to it (NUMA
+ * hinting faults, migrations and THP count where the page really is).
+ * Nothing is queued or allocated per sample.
  *
  * PEBS/IBS: precise memory samples with data addresses, in NMI context,
  * delivered through refcnt_reference() with the sampling period as the
@@ -29,9 +30,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
-#include <linux/task_work.h>
 #include <linux/topology.h>
-#include <linux/wait.h>
 #include <asm/processor.h>
 #include <uapi/linux/refcnt.h>
 
@@ -41,25 +40,44 @@
  * struct refcnt_feed - one feed: its per-CPU events and statistics
  * @name:	"fault" or "pebs"
  * @period:	events per delivered sample, 0 when off
- * @events:	per-CPU perf events while on
+ * @configs:	the perf event configs the feed counts (software events)
+ * @nr_configs:	events per CPU: entries of @configs, or 1 for PEBS/IBS
+ * @events:	@nr_configs perf events per CPU while on, CPU-major
  * @samples:	samples taken
  * @delivered:	samples that reached a counter
  * @unresolved:	samples whose page could not be found or is counted by
  *		no node
- * @dropped:	samples lost before they could be handled (no memory)
  */
 struct refcnt_feed {
 	const char *name;
 	unsigned int period;
+	const u64 *configs;
+	unsigned int nr_configs;
 	struct perf_event **events;
 	atomic64_t samples;
 	atomic64_t delivered;
 	atomic64_t unresolved;
-	atomic64_t dropped;
 };
 
-static struct refcnt_feed refcnt_fault_feed = { .name = "fault" };
-static struct refcnt_feed refcnt_pebs_feed = { .name = "pebs" };
+/*
+ * The faults getrusage() counts, accounted once handled (never failed or
+ * retried ones): one event per kind, each overflowing every Nth fault.
+ */
+static const u64 refcnt_fault_configs[] = {
+	PERF_COUNT_SW_PAGE_FAULTS_MIN,
+	PERF_COUNT_SW_PAGE_FAULTS_MAJ,
+};
+
+static struct refcnt_feed refcnt_fault_feed = {
+	.name = "fault",
+	.configs = refcnt_fault_configs,
+	.nr_configs = ARRAY_SIZE(refcnt_fault_configs),
+};
+
+static struct refcnt_feed refcnt_pebs_feed = {
+	.name = "pebs",
+	.nr_configs = 1,
+};
 
 static unsigned int fault_period;
 static unsigned int pebs_period;
@@ -68,81 +86,51 @@ static bool refcnt_feeds_ready;
 
 /* Serialises turning feeds on and off. */
 static DEFINE_MUTEX(refcnt_feed_lock);
-/* Fault task_works queued and not yet run; unload waits for none. */
-static atomic_t refcnt_fault_inflight = ATOMIC_INIT(0);
-static DECLARE_WAIT_QUEUE_HEAD(refcnt_fault_wait);
-
 static unsigned int refcnt_this_cnode(void)
 {
 	return refcnt_topo.nid_to_cnode[numa_node_id()];
 }
 
-/**
- * struct refcnt_fault_sample - a sampled fault waiting for its page
- * @work:	runs on return to user space
- * @addr:	faulting address
- * @cnode:	cnodeid of the CPU that took the fault
- * @weight:	references it stands for
+/*
+ * Deliver @weight references from @cnode to the page mapped at user
+ * address @addr of the current task. NMI-safe: the page is looked up with
+ * get_user_page_fast_only(), as perf_virt_to_phys() does in NMI.
  */
-struct refcnt_fault_sample {
-	struct callback_head work;
-	u64 addr;
-	unsigned int cnode;
-	u32 weight;
-};
-
-static void refcnt_fault_resolve(struct callback_head *work)
+static bool refcnt_sample_user(struct refcnt_feed *feed, u64 addr,
+			       unsigned int cnode, u64 weight)
 {
-	struct refcnt_fault_sample *s =
-		container_of(work, struct refcnt_fault_sample, work);
-	struct refcnt_ctx ctx = { .pid = task_tgid_nr(current), .vaddr = s->addr };
+	struct refcnt_ctx ctx = { .pid = task_tgid_nr(current), .vaddr = addr };
 	struct page *page;
+	bool counted;
 
-	if (get_user_page_fast_only(s->addr & PAGE_MASK, 0, &page)) {
-		u64 paddr = PFN_PHYS(page_to_pfn(page)) + (s->addr & ~PAGE_MASK);
-
-		if (refcnt_reference(paddr, s->cnode, s->weight, &ctx))
-			atomic64_inc(&refcnt_fault_feed.delivered);
-		else
-			atomic64_inc(&refcnt_fault_feed.unresolved);
-		put_page(page);
-	} else {
-		atomic64_inc(&refcnt_fault_feed.unresolved);
+	if (!addr || addr >= TASK_SIZE ||
+	    !get_user_page_fast_only(addr & PAGE_MASK, 0, &page)) {
+		atomic64_inc(&feed->unresolved);
+		return false;
 	}
-	kfree(s);
-	/* Last: unload waits for this count, then for an RCU grace period. */
-	preempt_disable();
-	/* Only an unload waits: no wait-queue lock per sample otherwise. */
-	if (atomic_dec_and_test(&refcnt_fault_inflight) &&
-	    wq_has_sleeper(&refcnt_fault_wait))
-		wake_up(&refcnt_fault_wait);
-	preempt_enable();
+	counted = refcnt_reference(PFN_PHYS(page_to_pfn(page)) +
+				   (addr & ~PAGE_MASK), cnode,
+				   min_t(u64, weight, U32_MAX), &ctx);
+	put_page(page);
+	atomic64_inc(counted ? &feed->delivered : &feed->unresolved);
+	return counted;
 }
 
+/*
+ * A minor or major fault has been handled: the page is mapped, and we are
+ * still in handle_mm_fault(), preemption off, so only lockless lookups.
+ */
 static void refcnt_fault_overflow(struct perf_event *event,
 				  struct perf_sample_data *data,
 				  struct pt_regs *regs)
 {
-	struct refcnt_fault_sample *s;
-
 	atomic64_inc(&refcnt_fault_feed.samples);
-	if (!current->mm || (current->flags & PF_KTHREAD))
-		return;
-	s = kmalloc(sizeof(*s), GFP_ATOMIC | __GFP_NOWARN);
-	if (!s) {
-		atomic64_inc(&refcnt_fault_feed.dropped);
+	if (!current->mm || (current->flags & PF_KTHREAD)) {
+		atomic64_inc(&refcnt_fault_feed.unresolved);
 		return;
 	}
-	s->addr = data->addr;
-	s->cnode = refcnt_this_cnode();
-	s->weight = event->attr.sample_period;
-	init_task_work(&s->work, refcnt_fault_resolve);
-	atomic_inc(&refcnt_fault_inflight);
-	if (task_work_add(current, &s->work, TWA_RESUME)) {
-		atomic_dec(&refcnt_fault_inflight);
-		atomic64_inc(&refcnt_fault_feed.dropped);
-		kfree(s);
-	}
+	refcnt_sample_user(&refcnt_fault_feed, data->addr,
+			   refcnt_this_cnode(), event->attr.sample_period);
 }
 
 /**
@@ -159,24 +147,20 @@ static void refcnt_fault_overflow(struct perf_event *event,
 bool refcnt_pebs_sample(struct perf_sample_data *data, unsigned int cnode)
 {
 	struct refcnt_ctx ctx = { .vaddr = data->addr };
-	u64 paddr = 0;
+	u64 weight = min_t(u64, data->period, U32_MAX);
 
 	atomic64_inc(&refcnt_pebs_feed.samples);
+	if (!(data->sample_flags & PERF_SAMPLE_PHYS_ADDR)) {
+		if (current->mm)
+			return refcnt_sample_user(&refcnt_pebs_feed, data->addr,
+						  cnode, weight);
+		atomic64_inc(&refcnt_pebs_feed.unresolved);
+		return false;
+	}
 	if (current->mm)
 		ctx.pid = task_tgid_nr(current);
-	if (data->sample_flags & PERF_SAMPLE_PHYS_ADDR) {
-		paddr = data->phys_addr;
-	} else if (data->addr && data->addr < TASK_SIZE && current->mm) {
-		struct page *page;
-
-		if (get_user_page_fast_only(data->addr & PAGE_MASK, 0, &page)) {
-			paddr = PFN_PHYS(page_to_pfn(page)) +
-				(data->addr & ~PAGE_MASK);
-			put_page(page);
-		}
-	}
-	if (paddr && refcnt_reference(paddr, cnode,
-				      min_t(u64, data->period, U32_MAX), &ctx)) {
+	if (data->phys_addr &&
+	    refcnt_reference(data->phys_addr, cnode, weight, &ctx)) {
 		atomic64_inc(&refcnt_pebs_feed.delivered);
 		return true;
 	}
@@ -218,13 +202,13 @@ static int refcnt_pebs_attr(struct perf_event_attr *attr, unsigned int period)
 
 static void refcnt_feed_stop(struct refcnt_feed *feed)
 {
-	unsigned int cpu;
+	unsigned int i;
 
 	if (!feed->events)
 		return;
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if (feed->events[cpu])
-			perf_event_release_kernel(feed->events[cpu]);
+	for (i = 0; i < nr_cpu_ids * feed->nr_configs; i++)
+		if (feed->events[i])
+			perf_event_release_kernel(feed->events[i]);
 	kfree(feed->events);
 	feed->events = NULL;
 	feed->period = 0;
@@ -235,12 +219,11 @@ static int refcnt_feed_start(struct refcnt_feed *feed, unsigned int period)
 	perf_overflow_handler_t handler = refcnt_fault_overflow;
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_PAGE_FAULTS,
 		.size = sizeof(attr),
 		.sample_period = period,
 		.exclude_kernel = 1,
 	};
-	unsigned int cpu;
+	unsigned int cpu, k;
 	int err = 0;
 
 	if (feed == &refcnt_pebs_feed) {
@@ -249,21 +232,27 @@ static int refcnt_feed_start(struct refcnt_feed *feed, unsigned int period)
 		if (err)
 			return err;
 	}
-	feed->events = kcalloc(nr_cpu_ids, sizeof(*feed->events), GFP_KERNEL);
+	feed->events = kcalloc(nr_cpu_ids * feed->nr_configs,
+			       sizeof(*feed->events), GFP_KERNEL);
 	if (!feed->events)
 		return -ENOMEM;
 
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
-		struct perf_event *ev;
+		for (k = 0; k < feed->nr_configs && !err; k++) {
+			struct perf_event *ev;
 
-		ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
-						      handler, NULL);
-		if (IS_ERR(ev)) {
-			err = PTR_ERR(ev);
-			break;
+			if (feed->configs)
+				attr.config = feed->configs[k];
+			ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
+							      handler, NULL);
+			if (IS_ERR(ev))
+				err = PTR_ERR(ev);
+			else
+				feed->events[cpu * feed->nr_configs + k] = ev;
 		}
-		feed->events[cpu] = ev;
+		if (err)
+			break;
 	}
 	cpus_read_unlock();
 	if (err) {
@@ -342,21 +331,17 @@ static struct kobj_attribute feed##_##stat##_attr = __ATTR_RO(feed##_##stat)
 REFCNT_FEED_STAT(fault, samples);
 REFCNT_FEED_STAT(fault, delivered);
 REFCNT_FEED_STAT(fault, unresolved);
-REFCNT_FEED_STAT(fault, dropped);
 REFCNT_FEED_STAT(pebs, samples);
 REFCNT_FEED_STAT(pebs, delivered);
 REFCNT_FEED_STAT(pebs, unresolved);
-REFCNT_FEED_STAT(pebs, dropped);
 
 static struct attribute *refcnt_feed_attrs[] = {
 	&fault_samples_attr.attr,
 	&fault_delivered_attr.attr,
 	&fault_unresolved_attr.attr,
-	&fault_dropped_attr.attr,
 	&pebs_samples_attr.attr,
 	&pebs_delivered_attr.attr,
 	&pebs_unresolved_attr.attr,
-	&pebs_dropped_attr.attr,
 	NULL,
 };
 
@@ -406,9 +391,10 @@ void refcnt_feeds_exit(void)
 	mutex_unlock(&refcnt_feed_lock);
 	fault_period = 0;
 	pebs_period = 0;
-	/* Queued task_works run at their tasks' next return to user space. */
-	wait_event(refcnt_fault_wait, !atomic_read(&refcnt_fault_inflight));
-	/* ... and leave refcnt_fault_resolve()'s preempt-disabled tail. */
+	/*
+	 * A software event's handler runs with preemption off: wait for any
+	 * still running on another CPU before the module text goes away.
+	 */
 	synchronize_rcu();
 	sysfs_remove_group(refcnt_kobj, &refcnt_feed_group);
 	kobject_put(refcnt_kobj);

@@ -15,8 +15,9 @@
  *
  *   bench_feeds [-m MIB] [-r REPEAT]     (as root, module loaded)
  *
- * Each figure is the best of REPEAT runs; the fault-feed settings take
- * turns within each round, so that a noisy host hurts them alike. Output is framed by
+ * Each figure is the best of REPEAT runs (of 8 x REPEAT short trials for
+ * the fault feed, whose settings take turns in a rotating order, so that
+ * a noisy host hurts them alike). Output is framed by
  * "=== refcnt bench feeds ===" and "=== end ===" for tools/refcnt-bench.
  */
 #include <errno.h>
@@ -304,30 +305,39 @@ int main(int argc, char **argv)
 		close(r.pagemap);
 	}
 
-	/* Fault feed overhead. */
+	/*
+	 * Fault feed overhead: many short trials (one 16 MiB mapping each),
+	 * the three settings in turn and in a rotating order, best of each:
+	 * on a shared host the fastest of many short runs is the one the
+	 * neighbours disturbed least.
+	 */
 	{
-		struct fault_arg f = { .len = 16 << 20, .rounds = 8 };
-		double off, n1, n16, t;
-		int i;
+		static const char *const setting[3] = { "0", "1", "16" };
+		struct fault_arg f = { .len = 16 << 20, .rounds = 1 };
+		double best[3] = { 1e30, 1e30, 1e30 }, t;
+		double off, n1, n16;
+		int i, k, trials = repeat * 8;
 
-		off = n1 = n16 = 1e30;
-		for (i = 0; i < repeat; i++) {
-			if (set_fault_period("0"))
+		for (i = 0; i < trials; i++) {
+			for (k = 0; k < 3; k++) {
+				int which = (i + k) % 3;
+
+				if (set_fault_period(setting[which]))
+					break;
+				t = time_faults(&f);
+				if (t < best[which])
+					best[which] = t;
+			}
+			if (k < 3)
 				break;
-			t = time_faults(&f);
-			off = t < off ? t : off;
-			if (set_fault_period("1"))
-				break;
-			t = time_faults(&f);
-			n1 = t < n1 ? t : n1;
-			set_fault_period("16");
-			t = time_faults(&f);
-			n16 = t < n16 ? t : n16;
 		}
+		off = best[0];
+		n1 = best[1];
+		n16 = best[2];
 		set_fault_period("0");
 		if (n16 < 1e30) {
-			printf("faults %d x %zu MiB   off %7.1f ms   N=1 %7.1f ms (%+.1f%%, goal <= 5%%)   N=16 %7.1f ms (%+.1f%%, goal <= 1%%)\n",
-			       f.rounds, f.len >> 20, off * 1e3, n1 * 1e3,
+			printf("faults %zu MiB, best of %d   off %6.1f ms   N=1 %6.1f ms (%+.1f%%, goal <= 5%%)   N=16 %6.1f ms (%+.1f%%, goal <= 1%%)\n",
+			       f.len >> 20, trials, off * 1e3, n1 * 1e3,
 			       (n1 / off - 1) * 100, n16 * 1e3,
 			       (n16 / off - 1) * 100);
 		}
