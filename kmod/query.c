@@ -9,10 +9,11 @@
  *    gup otherwise), whole VMA runs at a time and holes in one step;
  *  - write: with the lock dropped (writing to the caller may fault, and
  *    the caller may be the target), look up each page's set and write the
- *    entries with one user-access section per batch. Only the set's own
- *    counters are staged; the rest of each 288-byte entry is stored as
- *    zeros straight to user memory, or, with RCB_RANGE_PACKED, left out
- *    (struct rcb_page_set).
+ *    entries with one user-access section per batch. Entries are staged
+ *    as struct rcb_page_set, which RCB_RANGE_PACKED copies out as they
+ *    are; the full form adds the zeros of the counters the machine does
+ *    not have, straight to user memory. The slot found for one page is
+ *    tried first for the next: the pages of a range lie in few slots.
  */
 #include <linux/capability.h>
 #include <linux/hugetlb.h>
@@ -43,29 +44,13 @@
 /**
  * struct refcnt_probe - what one probed page of the range is mapped to
  * @page:	the page, or NULL when not present
- * @size:	bytes of the page mapping it (hugetlb or THP size)
  * @flags:	RCB_PAGE_* known from the VMA and the page
+ * @shift:	log2 of the bytes of the page mapping it (hugetlb, THP)
  */
 struct refcnt_probe {
 	struct page *page;
-	u64 size;
-	u64 flags;
-};
-
-/**
- * struct refcnt_staged - an entry's fields other than its counters
- * @flags:	RCB_PAGE_*
- * @paddr:	physical address, or 0
- * @page_size:	bytes of the mapping page
- * @cnodeid:	home cnodeid, or -1
- * @nr:		counters staged for it: rcb_sw_counters_per_set, or 0
- */
-struct refcnt_staged {
-	u64 flags;
-	u64 paddr;
-	u64 page_size;
-	s32 cnodeid;
-	u32 nr;
+	u32 flags;
+	u8 shift;
 };
 
 /**
@@ -75,11 +60,13 @@ struct refcnt_staged {
  * @admin:	the caller has CAP_SYS_ADMIN (paddr, shared memory)
  * @extended:	report extended counters, else hardware ones
  * @packed:	write struct rcb_page_set entries, else rcb_page_counters
+ * @slot_hint:	for refcnt_slot_lookup_near()
  * @probes:	REFCNT_QUERY_PROBES probed pages
  * @pages:	page references held for @probes, released per chunk
  * @nr_pages:	entries of @pages in use
- * @staged:	REFCNT_QUERY_BATCH entries waiting to be written
- * @counters:	their counters, rcb_sw_counters_per_set each
+ * @stride:	bytes of a staged entry, RCB_PAGE_SET_SIZE(counters per set)
+ * @staged:	REFCNT_QUERY_BATCH entries waiting to be written, as
+ *		struct rcb_page_set whatever the form asked
  * @nr_staged:	entries of @staged in use
  * @ubuf:	where the next entry goes in the caller's buffer
  */
@@ -89,19 +76,20 @@ struct refcnt_query {
 	bool admin;
 	bool extended;
 	bool packed;
+	unsigned int slot_hint;
 	struct refcnt_probe *probes;
 	struct page **pages;
 	unsigned int nr_pages;
-	struct refcnt_staged *staged;
-	u32 *counters;
+	unsigned int stride;
+	u8 *staged;
 	unsigned int nr_staged;
 	u8 __user *ubuf;
 };
 
 /* What the VMA says of every page of a run in it. */
-static u64 refcnt_vma_flags(struct vm_area_struct *vma, bool admin)
+static u32 refcnt_vma_flags(struct vm_area_struct *vma, bool admin)
 {
-	u64 flags = RCB_PAGE_PRESENT;
+	u32 flags = RCB_PAGE_PRESENT;
 
 	if (is_vm_hugetlb_page(vma))
 		flags |= RCB_PAGE_HUGETLB;
@@ -145,7 +133,8 @@ static void refcnt_probe(struct refcnt_query *q, u64 addr, unsigned int n,
 		u64 a = addr + (u64)i * step, next;
 		struct vm_area_struct *vma = find_vma(q->mm, a);
 		unsigned int run, j;
-		u64 flags;
+		u8 vma_shift;
+		u32 flags;
 		long got;
 
 		if (!vma || vma->vm_start > a) {
@@ -165,21 +154,20 @@ static void refcnt_probe(struct refcnt_query *q, u64 addr, unsigned int n,
 			continue;
 		}
 		flags = refcnt_vma_flags(vma, q->admin);
+		vma_shift = ilog2(vma_kernel_pagesize(vma));
 		for (j = 0; j < got; j++) {
 			struct refcnt_probe *p = &q->probes[i + j];
 			struct folio *folio;
 
 			p->page = q->pages[q->nr_pages + j];
 			p->flags = flags;
-			p->size = PAGE_SIZE;
-			if (flags & RCB_PAGE_HUGETLB) {
-				p->size = vma_kernel_pagesize(vma);
+			p->shift = vma_shift;
+			if (flags & RCB_PAGE_HUGETLB)
 				continue;
-			}
 			folio = page_folio(p->page);
 			if (folio_test_large(folio)) {
 				p->flags |= RCB_PAGE_THP;
-				p->size = folio_size(folio);
+				p->shift = PAGE_SHIFT + folio_order(folio);
 			}
 		}
 		q->nr_pages += got;
@@ -188,18 +176,20 @@ static void refcnt_probe(struct refcnt_query *q, u64 addr, unsigned int n,
 	mmap_read_unlock(q->mm);
 }
 
-/* Stage the counters of the set that counts @paddr; 0 when none does. */
-static unsigned int refcnt_stage_counters(const struct refcnt_query *q,
-					  u32 *out, u64 paddr)
+/* Stage the counters of the set that counts @paddr; false when none does. */
+static bool refcnt_stage_counters(struct refcnt_query *q, u32 *out, u64 paddr)
 {
-	const struct refcnt_slot *slot = refcnt_slot_lookup(paddr);
+	const struct refcnt_slot *slot;
 	unsigned int c, cps = refcnt_topo.counters_per_set;
 	struct refcnt_sparse *sp;
 	u32 *word;
 	u64 first;
 
-	if (!slot)
-		return 0;
+	slot = refcnt_slot_lookup_near(paddr, &q->slot_hint);
+	if (!slot) {
+		memset(out, 0, cps * sizeof(*out));
+		return false;
+	}
 	first = (slot->first_set + ((paddr - slot->base) >>
 				    refcnt_cfg.granularity_shift)) * cps;
 	sp = q->extended ? &slot->node->table.counters : &slot->node->hw;
@@ -215,37 +205,22 @@ static unsigned int refcnt_stage_counters(const struct refcnt_query *q,
 			out[c] = refcnt_sparse_read(sp, first + c);
 	}
 	rcu_read_unlock_sched();
-	return cps;
+	return true;
 }
 
-/* Write the staged entries out as struct rcb_page_set. */
+/* The staged entries as they are: struct rcb_page_set, 8 bytes a store. */
 static int refcnt_flush_packed(struct refcnt_query *q)
 {
-	unsigned int cps = refcnt_topo.counters_per_set, i, c;
-	size_t stride = RCB_PAGE_SET_SIZE(cps);
-	u8 __user *u = q->ubuf;
+	const u64 *w = (const u64 *)q->staged;
+	u64 __user *u = (u64 __user *)q->ubuf;
+	size_t i, n = q->nr_staged * q->stride / sizeof(u64);
 
-	if (!user_access_begin(u, q->nr_staged * stride))
+	if (!user_access_begin(u, n * sizeof(u64)))
 		return -EFAULT;
-	for (i = 0; i < q->nr_staged; i++, u += stride) {
-		struct rcb_page_set __user *e = (struct rcb_page_set __user *)u;
-		const struct refcnt_staged *s = &q->staged[i];
-		const u32 *cnt = q->counters + i * cps;
-
-		unsafe_put_user(s->paddr, &e->paddr, efault);
-		unsafe_put_user((u32)s->flags, &e->flags, efault);
-		unsafe_put_user((s16)s->cnodeid, &e->cnodeid, efault);
-		unsafe_put_user((u8)(s->page_size ? ilog2(s->page_size) : 0),
-				&e->page_shift, efault);
-		unsafe_put_user((u8)0, &e->pad, efault);
-		for (c = 0; c < cps; c++)
-			unsafe_put_user(c < s->nr ? cnt[c] : 0, &e->refcnt[c],
-					efault);
-		if (c % 2)
-			unsafe_put_user(0U, &e->refcnt[c], efault);
-	}
+	for (i = 0; i < n; i++)
+		unsafe_put_user(w[i], &u[i], efault);
 	user_access_end();
-	q->ubuf = u;
+	q->ubuf = (u8 __user *)(u + n);
 	q->nr_staged = 0;
 	return 0;
 efault:
@@ -253,11 +228,12 @@ efault:
 	return -EFAULT;
 }
 
-/* Write the staged entries out, all 288 bytes of each. */
+/* The staged entries as struct rcb_page_counters, all 288 bytes of each. */
 static int refcnt_flush(struct refcnt_query *q)
 {
-	unsigned int cps = refcnt_topo.counters_per_set, i, c;
+	unsigned int pairs = DIV_ROUND_UP(refcnt_topo.counters_per_set, 2);
 	struct rcb_page_counters __user *u = (void __user *)q->ubuf;
+	unsigned int i, c;
 
 	if (!q->nr_staged)
 		return 0;
@@ -266,20 +242,21 @@ static int refcnt_flush(struct refcnt_query *q)
 	if (!user_access_begin(u, q->nr_staged * sizeof(*u)))
 		return -EFAULT;
 	for (i = 0; i < q->nr_staged; i++, u++) {
-		const struct refcnt_staged *s = &q->staged[i];
-		const u32 *cnt = q->counters + i * cps;
+		const struct rcb_page_set *e =
+			(const void *)(q->staged + i * q->stride);
+		/* Counters by pairs (refcnt[] is 8-aligned in both forms). */
+		const u64 *cnt = (const u64 *)e->refcnt;
+		u64 __user *ucnt = (u64 __user *)u->refcnt;
 
-		for (c = 0; c < s->nr; c++)
-			unsafe_put_user(cnt[c], &u->refcnt[c], efault);
-		if (c % 2)
-			unsafe_put_user(0U, &u->refcnt[c++], efault);
-		/* Pairs of zeros, 8 bytes a store (refcnt[] is 8-aligned). */
-		for (; c < RCB_MAX_COUNTERS; c += 2)
-			unsafe_put_user(0ULL, (u64 __user *)&u->refcnt[c], efault);
-		unsafe_put_user(s->flags, &u->flags, efault);
-		unsafe_put_user(s->paddr, &u->paddr, efault);
-		unsafe_put_user(s->page_size, &u->page_size, efault);
-		unsafe_put_user(s->cnodeid, &u->cnodeid, efault);
+		for (c = 0; c < pairs; c++)
+			unsafe_put_user(cnt[c], &ucnt[c], efault);
+		for (; c < RCB_MAX_COUNTERS / 2; c++)
+			unsafe_put_user(0ULL, &ucnt[c], efault);
+		unsafe_put_user((u64)e->flags, &u->flags, efault);
+		unsafe_put_user(e->paddr, &u->paddr, efault);
+		unsafe_put_user(e->page_shift ? 1ULL << e->page_shift : 0,
+				&u->page_size, efault);
+		unsafe_put_user((s32)e->cnodeid, &u->cnodeid, efault);
 		unsafe_put_user(0U, &u->pad, efault);
 	}
 	user_access_end();
@@ -295,27 +272,33 @@ efault:
 static int refcnt_stage(struct refcnt_query *q, const struct refcnt_probe *p,
 			u64 offset)
 {
+	struct rcb_page_set *e = (void *)(q->staged + q->nr_staged * q->stride);
 	unsigned int cps = refcnt_topo.counters_per_set;
-	struct refcnt_staged *s = &q->staged[q->nr_staged];
+	u32 flags = 0;
 	u64 paddr;
 
-	memset(s, 0, sizeof(*s));
-	s->cnodeid = -1;
+	e->paddr = 0;
+	e->cnodeid = -1;
+	e->page_shift = 0;
+	e->pad = 0;
+	if (cps % 2)
+		e->refcnt[cps] = 0;
 	if (p->page) {
-		s->flags = p->flags;
-		s->page_size = p->size;
+		flags = p->flags;
+		e->page_shift = p->shift;
 	}
-	if (p->page && !(p->flags & RCB_PAGE_DENIED)) {
+	if (p->page && !(flags & RCB_PAGE_DENIED)) {
 		paddr = PFN_PHYS(page_to_pfn(p->page)) + offset;
 		paddr = round_down(paddr, refcnt_cfg.granularity);
-		s->cnodeid = refcnt_topo.nid_to_cnode[page_to_nid(p->page)];
-		s->nr = refcnt_stage_counters(q, q->counters +
-					      q->nr_staged * cps, paddr);
-		if (!s->nr)
-			s->flags |= RCB_PAGE_UNCOUNTED;
+		e->cnodeid = refcnt_topo.nid_to_cnode[page_to_nid(p->page)];
+		if (!refcnt_stage_counters(q, e->refcnt, paddr))
+			flags |= RCB_PAGE_UNCOUNTED;
 		if (q->admin)
-			s->paddr = paddr;
+			e->paddr = paddr;
+	} else {
+		memset(e->refcnt, 0, cps * sizeof(e->refcnt[0]));
 	}
+	e->flags = flags;
 	if (++q->nr_staged < REFCNT_QUERY_BATCH)
 		return 0;
 	return refcnt_flush(q);
@@ -368,19 +351,17 @@ static struct task_struct *refcnt_query_task(pid_t pid)
 
 static int refcnt_query_alloc(struct refcnt_query *q)
 {
+	q->stride = RCB_PAGE_SET_SIZE(refcnt_topo.counters_per_set);
 	q->probes = kvcalloc(REFCNT_QUERY_PROBES, sizeof(*q->probes),
 			     GFP_KERNEL);
 	q->pages = kvcalloc(REFCNT_QUERY_PROBES, sizeof(*q->pages), GFP_KERNEL);
-	q->staged = kcalloc(REFCNT_QUERY_BATCH, sizeof(*q->staged), GFP_KERNEL);
-	q->counters = kcalloc(REFCNT_QUERY_BATCH * refcnt_topo.counters_per_set,
-			      sizeof(*q->counters), GFP_KERNEL);
-	return q->probes && q->pages && q->staged && q->counters ? 0 : -ENOMEM;
+	q->staged = kvmalloc_array(REFCNT_QUERY_BATCH, q->stride, GFP_KERNEL);
+	return q->probes && q->pages && q->staged ? 0 : -ENOMEM;
 }
 
 static void refcnt_query_free(struct refcnt_query *q)
 {
-	kfree(q->counters);
-	kfree(q->staged);
+	kvfree(q->staged);
 	kvfree(q->pages);
 	kvfree(q->probes);
 }

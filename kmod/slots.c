@@ -184,6 +184,30 @@ void refcnt_slots_index_free(void)
 	refcnt_slot_index_len = 0;
 }
 
+/* Slots whose base is at most @paddr: one past the candidate. */
+static unsigned int refcnt_slot_search(u64 paddr)
+{
+	unsigned int lo = 0, hi = refcnt_slot_index_len;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (refcnt_slot_index[mid].base <= paddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const struct refcnt_slot *refcnt_slot_holding(unsigned int i,
+						     u64 paddr)
+{
+	const struct refcnt_slot *slot = &refcnt_slot_index[i];
+
+	return paddr - slot->base < slot->size ? slot : NULL;
+}
+
 /**
  * refcnt_slot_lookup() - the slot that counts a physical address
  * @paddr:	physical address
@@ -196,20 +220,34 @@ void refcnt_slots_index_free(void)
  */
 const struct refcnt_slot *refcnt_slot_lookup(u64 paddr)
 {
-	unsigned int lo = 0, hi = refcnt_slot_index_len;
-	const struct refcnt_slot *slot;
+	unsigned int lo = refcnt_slot_search(paddr);
 
-	/* Find the last slot with base <= paddr. */
-	while (lo < hi) {
-		unsigned int mid = lo + (hi - lo) / 2;
+	return lo ? refcnt_slot_holding(lo - 1, paddr) : NULL;
+}
 
-		if (refcnt_slot_index[mid].base <= paddr)
-			lo = mid + 1;
-		else
-			hi = mid;
+/**
+ * refcnt_slot_lookup_near() - refcnt_slot_lookup() for addresses in runs
+ * @paddr:	physical address
+ * @hint:	index of the slot of a previous lookup, updated; any value
+ *		to start with
+ *
+ * The pages of a virtual range mostly lie in few slots: the slot found
+ * last is tried before searching. Same answer as refcnt_slot_lookup().
+ *
+ * Return: the slot, or NULL when no node's slot holds @paddr.
+ */
+const struct refcnt_slot *refcnt_slot_lookup_near(u64 paddr,
+						  unsigned int *hint)
+{
+	unsigned int i = *hint;
+
+	if (i >= refcnt_slot_index_len || refcnt_slot_index[i].base > paddr ||
+	    (i + 1 < refcnt_slot_index_len &&
+	     refcnt_slot_index[i + 1].base <= paddr)) {
+		i = refcnt_slot_search(paddr);
+		if (!i)
+			return NULL;
+		*hint = --i;
 	}
-	if (!lo)
-		return NULL;
-	slot = &refcnt_slot_index[lo - 1];
-	return paddr - slot->base < slot->size ? slot : NULL;
+	return refcnt_slot_holding(i, paddr);
 }
