@@ -86,6 +86,7 @@ static bool refcnt_feeds_ready;
 
 /* Serialises turning feeds on and off. */
 static DEFINE_MUTEX(refcnt_feed_lock);
+
 static unsigned int refcnt_this_cnode(void)
 {
 	return refcnt_topo.nid_to_cnode[numa_node_id()];
