@@ -17,8 +17,9 @@
  *
  * The range query and the fault feed figures are the best of 8 x REPEAT
  * trials, whose kinds take turns in a rotating order, so that a noisy
- * host hurts them alike; the table scan is the best of REPEAT runs. Output is framed by
- * "=== refcnt bench feeds ===" and "=== end ===" for tools/refcnt-bench.
+ * host hurts them alike; the table scan is the best of REPEAT runs.
+ * Output is framed by "=== refcnt bench feeds ===" and "=== end ===" for
+ * tools/refcnt-bench.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -135,29 +136,20 @@ static double time_pagemap(void *a)
 
 /* ---- fault feed overhead ---- */
 
-struct fault_arg {
-	size_t len;
-	int rounds;
-};
-
-static double time_faults(void *a)
+/* First touches of @len bytes of fresh anonymous memory, in 4 KiB pages. */
+static double time_faults(size_t len)
 {
-	struct fault_arg *f = a;
 	double t0 = now();
-	int i;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t off;
 
-	for (i = 0; i < f->rounds; i++) {
-		char *p = mmap(NULL, f->len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		size_t off;
-
-		if (p == MAP_FAILED)
-			return 1e30;
-		madvise(p, f->len, 15 /* MADV_NOHUGEPAGE */);
-		for (off = 0; off < f->len; off += 4096)
-			p[off] = 1;
-		munmap(p, f->len);
-	}
+	if (p == MAP_FAILED)
+		return 1e30;
+	madvise(p, len, 15 /* MADV_NOHUGEPAGE */);
+	for (off = 0; off < len; off += 4096)
+		p[off] = 1;
+	munmap(p, len);
 	return now() - t0;
 }
 
@@ -259,9 +251,9 @@ int main(int argc, char **argv)
 	 */
 	{
 		struct range_arg r = { .fd = fd, .len = mib << 20 };
-		double tq, tk, tp, t;
+		double best[3], tq, tk, tp, t;
 		const char *numab;
-		int i;
+		int i, k;
 
 		r.nr = r.len / info.rcb_granularity;
 		r.mem = mmap(NULL, r.len, PROT_READ | PROT_WRITE,
@@ -282,29 +274,23 @@ int main(int argc, char **argv)
 		memset(r.pm, 0, r.len / 4096 * sizeof(uint64_t));
 		numab = read_numa_balancing();
 		write_numa_balancing("0");
-		/* Many trials, the three in a rotating order, best of each. */
-		tq = tk = tp = 1e30;
+		/* Many trials, the three kinds in a rotating order, best of each. */
+		for (k = 0; k < 3; k++)
+			best[k] = 1e30;
 		for (i = 0; i < repeat * 8; i++) {
-			int k;
-
 			for (k = 0; k < 3; k++) {
-				switch ((i + k) % 3) {
-				case 0:
-					r.flags = 0;
-					t = time_range_query(&r);
-					tq = t < tq ? t : tq;
-					break;
-				case 1:
-					r.flags = RCB_RANGE_PACKED;
-					t = time_range_query(&r);
-					tk = t < tk ? t : tk;
-					break;
-				default:
-					t = time_pagemap(&r);
-					tp = t < tp ? t : tp;
-				}
+				int which = (i + k) % 3;
+
+				r.flags = which == 1 ? RCB_RANGE_PACKED : 0;
+				t = which == 2 ? time_pagemap(&r) :
+						 time_range_query(&r);
+				if (t < best[which])
+					best[which] = t;
 			}
 		}
+		tq = best[0];
+		tk = best[1];
+		tp = best[2];
 		printf("range query %zu MiB    %8.1f ms   pagemap %8.1f ms   query/pagemap %.2fx (goal <= 2x)\n",
 		       mib, tq * 1e3, tp * 1e3, tq / tp);
 		printf("  packed (%u B/entry) %8.1f ms   pagemap %8.1f ms   query/pagemap %.2fx (goal <= 2x)\n",
@@ -328,7 +314,7 @@ int main(int argc, char **argv)
 	{
 		static const char *const setting[] = { "0", "1", "16", "1048576" };
 		enum { NSET = sizeof(setting) / sizeof(setting[0]) };
-		struct fault_arg f = { .len = 16 << 20, .rounds = 1 };
+		size_t len = 16 << 20;
 		double best[NSET], t;
 		int i, k, trials = repeat * 8;
 
@@ -345,8 +331,8 @@ int main(int argc, char **argv)
 				 * events patches kernel text (static keys),
 				 * which TCG must translate again.
 				 */
-				time_faults(&f);
-				t = time_faults(&f);
+				time_faults(len);
+				t = time_faults(len);
 				if (t < best[which])
 					best[which] = t;
 			}
@@ -356,7 +342,7 @@ int main(int argc, char **argv)
 		set_fault_period("0");
 		if (best[NSET - 1] < 1e30) {
 			printf("faults %zu MiB, best of %d   off %6.1f ms   N=1 %6.1f ms (%+.1f%%, goal <= 5%%)   N=16 %6.1f ms (%+.1f%%, goal <= 1%%)\n",
-			       f.len >> 20, trials, best[0] * 1e3, best[1] * 1e3,
+			       len >> 20, trials, best[0] * 1e3, best[1] * 1e3,
 			       (best[1] / best[0] - 1) * 100, best[2] * 1e3,
 			       (best[2] / best[0] - 1) * 100);
 			printf("  feed on, no sample (N=%s)  %6.1f ms (%+.1f%%: perf's accounting of each fault)\n",
