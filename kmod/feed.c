@@ -19,13 +19,13 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/atomic.h>
 #include <linux/cpu.h>
 #include <linux/hardirq.h>
 #include <linux/kobject.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -37,16 +37,30 @@
 #include "refcnt.h"
 
 /**
+ * struct refcnt_feed_stats - what a feed did with its samples, in samples
+ * @samples:	samples taken
+ * @delivered:	samples that reached a counter
+ * @unresolved:	samples whose page could not be found or is counted by
+ *		no node
+ */
+struct refcnt_feed_stats {
+	u64 samples;
+	u64 delivered;
+	u64 unresolved;
+};
+
+static DEFINE_PER_CPU(struct refcnt_feed_stats, refcnt_fault_stats);
+static DEFINE_PER_CPU(struct refcnt_feed_stats, refcnt_pebs_stats);
+
+/**
  * struct refcnt_feed - one feed: its per-CPU events and statistics
  * @name:	"fault" or "pebs"
  * @period:	events per delivered sample, 0 when off
  * @configs:	the perf event configs the feed counts (software events)
  * @nr_configs:	events per CPU: entries of @configs, or 1 for PEBS/IBS
  * @events:	@nr_configs perf events per CPU while on, CPU-major
- * @samples:	samples taken
- * @delivered:	samples that reached a counter
- * @unresolved:	samples whose page could not be found or is counted by
- *		no node
+ * @stats:	its statistics, per CPU: the fault and NMI paths only add to
+ *		their own CPU's (one instruction on x86, NMI-safe)
  */
 struct refcnt_feed {
 	const char *name;
@@ -54,9 +68,7 @@ struct refcnt_feed {
 	const u64 *configs;
 	unsigned int nr_configs;
 	struct perf_event **events;
-	atomic64_t samples;
-	atomic64_t delivered;
-	atomic64_t unresolved;
+	struct refcnt_feed_stats __percpu *stats;
 };
 
 /*
@@ -72,11 +84,13 @@ static struct refcnt_feed refcnt_fault_feed = {
 	.name = "fault",
 	.configs = refcnt_fault_configs,
 	.nr_configs = ARRAY_SIZE(refcnt_fault_configs),
+	.stats = &refcnt_fault_stats,
 };
 
 static struct refcnt_feed refcnt_pebs_feed = {
 	.name = "pebs",
 	.nr_configs = 1,
+	.stats = &refcnt_pebs_stats,
 };
 
 static unsigned int fault_period;
@@ -106,14 +120,17 @@ static bool refcnt_sample_user(struct refcnt_feed *feed, u64 addr,
 
 	if (!addr || addr >= TASK_SIZE ||
 	    !get_user_page_fast_only(addr & PAGE_MASK, 0, &page)) {
-		atomic64_inc(&feed->unresolved);
+		this_cpu_inc(feed->stats->unresolved);
 		return false;
 	}
 	counted = refcnt_reference(PFN_PHYS(page_to_pfn(page)) +
 				   (addr & ~PAGE_MASK), cnode,
 				   min_t(u64, weight, U32_MAX), &ctx);
 	put_page(page);
-	atomic64_inc(counted ? &feed->delivered : &feed->unresolved);
+	if (counted)
+		this_cpu_inc(feed->stats->delivered);
+	else
+		this_cpu_inc(feed->stats->unresolved);
 	return counted;
 }
 
@@ -125,9 +142,9 @@ static void refcnt_fault_overflow(struct perf_event *event,
 				  struct perf_sample_data *data,
 				  struct pt_regs *regs)
 {
-	atomic64_inc(&refcnt_fault_feed.samples);
+	this_cpu_inc(refcnt_fault_feed.stats->samples);
 	if (!current->mm || (current->flags & PF_KTHREAD)) {
-		atomic64_inc(&refcnt_fault_feed.unresolved);
+		this_cpu_inc(refcnt_fault_feed.stats->unresolved);
 		return;
 	}
 	refcnt_sample_user(&refcnt_fault_feed, data->addr,
@@ -150,22 +167,22 @@ bool refcnt_pebs_sample(struct perf_sample_data *data, unsigned int cnode)
 	struct refcnt_ctx ctx = { .vaddr = data->addr };
 	u64 weight = min_t(u64, data->period, U32_MAX);
 
-	atomic64_inc(&refcnt_pebs_feed.samples);
+	this_cpu_inc(refcnt_pebs_feed.stats->samples);
 	if (!(data->sample_flags & PERF_SAMPLE_PHYS_ADDR)) {
 		if (current->mm)
 			return refcnt_sample_user(&refcnt_pebs_feed, data->addr,
 						  cnode, weight);
-		atomic64_inc(&refcnt_pebs_feed.unresolved);
+		this_cpu_inc(refcnt_pebs_feed.stats->unresolved);
 		return false;
 	}
 	if (current->mm)
 		ctx.pid = task_tgid_nr(current);
 	if (data->phys_addr &&
 	    refcnt_reference(data->phys_addr, cnode, weight, &ctx)) {
-		atomic64_inc(&refcnt_pebs_feed.delivered);
+		this_cpu_inc(refcnt_pebs_feed.stats->delivered);
 		return true;
 	}
-	atomic64_inc(&refcnt_pebs_feed.unresolved);
+	this_cpu_inc(refcnt_pebs_feed.stats->unresolved);
 	return false;
 }
 
@@ -320,12 +337,29 @@ MODULE_PARM_DESC(pebs_period,
 /* /sys/kernel/refcnt/<feed>_<stat> */
 static struct kobject *refcnt_kobj;
 
+/* A feed's statistics summed over the CPUs: exact once the feed is quiet. */
+static struct refcnt_feed_stats
+refcnt_feed_stats_sum(const struct refcnt_feed *feed)
+{
+	struct refcnt_feed_stats sum = {};
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct refcnt_feed_stats *s = per_cpu_ptr(feed->stats, cpu);
+
+		sum.samples += s->samples;
+		sum.delivered += s->delivered;
+		sum.unresolved += s->unresolved;
+	}
+	return sum;
+}
+
 #define REFCNT_FEED_STAT(feed, stat)					\
 static ssize_t feed##_##stat##_show(struct kobject *kobj,		\
 				    struct kobj_attribute *attr, char *buf) \
 {									\
-	return sysfs_emit(buf, "%lld\n",				\
-			  atomic64_read(&refcnt_##feed##_feed.stat));	\
+	return sysfs_emit(buf, "%llu\n",				\
+			  refcnt_feed_stats_sum(&refcnt_##feed##_feed).stat); \
 }									\
 static struct kobj_attribute feed##_##stat##_attr = __ATTR_RO(feed##_##stat)
 
