@@ -4,21 +4,29 @@
  * (refcnt(5) PIOCGETSN0REFCNTRS and PIOCGETSN0EXTREFCNTRS).
  *
  * One entry per hardware page of the range, in two phases per chunk:
- *  - probe: under the target's mmap lock, find the pages mapped, without
- *    faulting any in (gup-fast for the caller's own pages, FOLL_NOFAULT
- *    gup otherwise), whole VMA runs at a time and holes in one step;
+ *  - probe: under the target's mmap lock, read its page tables with
+ *    hmm_range_fault(), which takes no page reference and faults nothing
+ *    in (the query's interval notifier only lets it run). What that walk
+ *    does not show, gup with FOLL_NOFAULT | FOLL_FORCE looks at: pages of
+ *    PROT_NONE mappings and those NUMA balancing made PROT_NONE, which
+ *    are still mapped;
  *  - write: with the lock dropped (writing to the caller may fault, and
  *    the caller may be the target), look up each page's set and write the
  *    entries with one user-access section per batch. Entries are staged
  *    as struct rcb_page_set, which RCB_RANGE_PACKED copies out as they
  *    are; the full form adds the zeros of the counters the machine does
- *    not have, straight to user memory. The slot found for one page is
- *    tried first for the next: the pages of a range lie in few slots.
+ *    not have, straight to user memory. Pages physically in a row take
+ *    their sets in a row: a run skips the slot and counter page lookups.
+ *
+ * Like /proc/pid/pagemap, the query reports what the page tables said
+ * while it read them; it does not retry when they change after.
  */
 #include <linux/capability.h>
+#include <linux/hmm.h>
 #include <linux/hugetlb.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/mmu_notifier.h>
 #include <linux/pagemap.h>
 #include <linux/pid.h>
 #include <linux/sched/mm.h>
@@ -43,12 +51,13 @@
 
 /**
  * struct refcnt_probe - what one probed page of the range is mapped to
- * @page:	the page, or NULL when not present
- * @flags:	RCB_PAGE_* known from the VMA and the page
+ * @pfn:	page frame number of the page, when @flags is not 0
+ * @flags:	RCB_PAGE_* known from the VMA and the mapping; 0 when the
+ *		page is not present
  * @shift:	log2 of the bytes of the page mapping it (hugetlb, THP)
  */
 struct refcnt_probe {
-	struct page *page;
+	unsigned long pfn;
 	u32 flags;
 	u8 shift;
 };
@@ -56,13 +65,22 @@ struct refcnt_probe {
 /**
  * struct refcnt_query - one RCB_RANGE_QUERY in progress
  * @mm:		the target's address space
- * @own:	@mm is the caller's: gup-fast works on it
+ * @notifier:	interval notifier over the range, for hmm_range_fault()
+ * @walk:	@notifier is inserted: page tables are read by
+ *		hmm_range_fault(), else by gup
  * @admin:	the caller has CAP_SYS_ADMIN (paddr, shared memory)
  * @extended:	report extended counters, else hardware ones
  * @packed:	write struct rcb_page_set entries, else rcb_page_counters
- * @slot_hint:	for refcnt_slot_lookup_near()
+ * @slot_hint:	for refcnt_slot_lookup_run()
+ * @run_paddr:	the hardware page after the last one staged
+ * @run_word:	the counters of its set, if @run_sets (NULL: all 0)
+ * @run_sets:	sets from @run_word on that @run_slot counts, in the same
+ *		page of its counter array: pages physically in a row
+ *		skip the lookup
+ * @run_slot:	the slot of the last hardware page staged
  * @probes:	REFCNT_QUERY_PROBES probed pages
- * @pages:	page references held for @probes, released per chunk
+ * @pfns:	REFCNT_QUERY_PROBES hmm_range_fault() results
+ * @pages:	page references held for pages gup found, released per chunk
  * @nr_pages:	entries of @pages in use
  * @stride:	bytes of a staged entry, RCB_PAGE_SET_SIZE(counters per set)
  * @staged:	REFCNT_QUERY_BATCH entries waiting to be written, as
@@ -72,18 +90,41 @@ struct refcnt_probe {
  */
 struct refcnt_query {
 	struct mm_struct *mm;
-	bool own;
+	struct mmu_interval_notifier notifier;
+	bool walk;
 	bool admin;
 	bool extended;
 	bool packed;
 	unsigned int slot_hint;
+	u64 run_paddr;
+	const u32 *run_word;
+	u64 run_sets;
+	const struct refcnt_slot *run_slot;
 	struct refcnt_probe *probes;
+	unsigned long *pfns;
 	struct page **pages;
 	unsigned int nr_pages;
 	unsigned int stride;
 	u8 *staged;
 	unsigned int nr_staged;
 	u8 __user *ubuf;
+};
+
+/*
+ * hmm_range_fault() checks the sequence an invalidation moves, to tell
+ * that a walk raced one. The query keeps nothing an invalidation would
+ * make stale: it only records the sequence.
+ */
+static bool refcnt_query_invalidate(struct mmu_interval_notifier *sub,
+				    const struct mmu_notifier_range *range,
+				    unsigned long cur_seq)
+{
+	mmu_interval_set_seq(sub, cur_seq);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops refcnt_query_notifier_ops = {
+	.invalidate = refcnt_query_invalidate,
 };
 
 /* What the VMA says of every page of a run in it. */
@@ -99,24 +140,134 @@ static u32 refcnt_vma_flags(struct vm_area_struct *vma, bool admin)
 	return flags;
 }
 
-/* Take references on up to @nr present pages from @addr; 0 if none. */
-static long refcnt_probe_get(struct refcnt_query *q, u64 addr,
-			     unsigned int nr, struct page **pages)
+/*
+ * Read the page tables of @nr base pages at @addr into @q->pfns, taking
+ * no page reference and faulting nothing in. False if an invalidation
+ * got in the way: gup does the work then.
+ */
+static bool refcnt_probe_walk(struct refcnt_query *q, u64 addr,
+			      unsigned int nr)
 {
+	struct hmm_range range = {
+		.notifier = &q->notifier,
+		.start = addr,
+		.end = addr + (u64)nr * PAGE_SIZE,
+		.hmm_pfns = q->pfns,
+	};
+
+	if (!q->walk)
+		return false;
+	range.notifier_seq = mmu_interval_read_begin(&q->notifier);
+	return !hmm_range_fault(&range);
+}
+
+/*
+ * Probe with gup @nr base pages at @addr of @vma, into @out: for what
+ * hmm_range_fault() does not show, pages NUMA balancing made PROT_NONE
+ * and PROT_NONE mappings, and when it could not run. gup takes a
+ * reference on each page found, dropped at the end of the chunk; the
+ * size reported is that of the folio.
+ */
+static void refcnt_probe_gup(struct refcnt_query *q,
+			     struct vm_area_struct *vma, u64 addr,
+			     unsigned int nr, struct refcnt_probe *out)
+{
+	u32 flags = refcnt_vma_flags(vma, q->admin);
+	u8 vma_shift = ilog2(vma_kernel_pagesize(vma));
+	unsigned int i = 0, j;
 	long got;
 
-	if (q->own) {
-		/* Lockless and batched; it stops at PROT_NONE and the like. */
-		got = get_user_pages_fast_only(addr, nr, 0, pages);
-		if (got > 0)
-			return got;
+	while (i < nr) {
+		/*
+		 * The whole run, not one page: NUMA balancing makes 256 MiB
+		 * at a time PROT_NONE, and a call per page of that was 3x
+		 * slower.
+		 */
+		got = refcnt_gup_remote(q->mm, addr + (u64)i * PAGE_SIZE,
+					nr - i, REFCNT_QUERY_GUP,
+					q->pages + q->nr_pages);
+		if (got <= 0) {
+			out[i++].flags = 0;
+			continue;
+		}
+		for (j = 0; j < got; j++) {
+			struct page *page = q->pages[q->nr_pages + j];
+			struct refcnt_probe *p = &out[i + j];
+			struct folio *folio = page_folio(page);
+
+			p->pfn = page_to_pfn(page);
+			p->flags = flags;
+			p->shift = vma_shift;
+			if (!(flags & RCB_PAGE_HUGETLB) &&
+			    folio_test_large(folio)) {
+				p->flags |= RCB_PAGE_THP;
+				p->shift = PAGE_SHIFT + folio_order(folio);
+			}
+		}
+		q->nr_pages += got;
+		i += got;
 	}
-	/*
-	 * The whole run, not one page: NUMA balancing makes 256 MiB at a
-	 * time PROT_NONE, and a call per page of that was 3x slower.
-	 */
-	got = refcnt_gup_remote(q->mm, addr, nr, REFCNT_QUERY_GUP, pages);
-	return max_t(long, got, 0);
+}
+
+/*
+ * Probe @nr base pages at @addr into @out: the page tables as one walk,
+ * then gup for the runs it found nothing in that a VMA covers.
+ */
+static void refcnt_probe_pages(struct refcnt_query *q, u64 addr,
+			       unsigned int nr, struct refcnt_probe *out)
+{
+	bool walked = refcnt_probe_walk(q, addr, nr);
+	unsigned int i = 0, j, run;
+
+	while (i < nr) {
+		u64 a = addr + (u64)i * PAGE_SIZE;
+		struct vm_area_struct *vma = find_vma(q->mm, a);
+		u8 vma_shift;
+		u32 flags;
+
+		if (!vma || vma->vm_start > a) {
+			/* A hole, up to the next VMA: nothing present. */
+			u64 next = vma ? vma->vm_start : U64_MAX;
+
+			do {
+				out[i++].flags = 0;
+			} while (i < nr && addr + (u64)i * PAGE_SIZE < next);
+			continue;
+		}
+		run = min_t(u64, nr - i, (vma->vm_end - a) >> PAGE_SHIFT);
+		if (!walked) {
+			refcnt_probe_gup(q, vma, a, run, out + i);
+			i += run;
+			continue;
+		}
+		flags = refcnt_vma_flags(vma, q->admin);
+		vma_shift = ilog2(vma_kernel_pagesize(vma));
+		for (j = i; j < i + run; j++) {
+			unsigned long pfn = q->pfns[j];
+			unsigned int k = j;
+
+			if (!(pfn & HMM_PFN_VALID)) {
+				/* Up to the next page the walk found. */
+				while (k + 1 < i + run &&
+				       !(q->pfns[k + 1] & HMM_PFN_VALID))
+					k++;
+				refcnt_probe_gup(q, vma,
+						 addr + (u64)j * PAGE_SIZE,
+						 k + 1 - j, out + j);
+				j = k;
+				continue;
+			}
+			out[j].pfn = pfn & ~HMM_PFN_FLAGS;
+			out[j].flags = flags;
+			out[j].shift = vma_shift;
+			if (!(flags & RCB_PAGE_HUGETLB) &&
+			    hmm_pfn_to_map_order(pfn)) {
+				out[j].flags |= RCB_PAGE_THP;
+				out[j].shift += hmm_pfn_to_map_order(pfn);
+			}
+		}
+		i += run;
+	}
 }
 
 /*
@@ -126,86 +277,63 @@ static long refcnt_probe_get(struct refcnt_query *q, u64 addr,
 static void refcnt_probe(struct refcnt_query *q, u64 addr, unsigned int n,
 			 u64 step)
 {
-	unsigned int i = 0;
+	unsigned int i;
 
 	mmap_read_lock(q->mm);
-	while (i < n) {
-		u64 a = addr + (u64)i * step, next;
-		struct vm_area_struct *vma = find_vma(q->mm, a);
-		unsigned int run, j;
-		u8 vma_shift;
-		u32 flags;
-		long got;
-
-		if (!vma || vma->vm_start > a) {
-			/* A hole, up to the next VMA: nothing present. */
-			next = vma ? vma->vm_start : U64_MAX;
-			do {
-				q->probes[i++].page = NULL;
-			} while (i < n && addr + (u64)i * step < next);
-			continue;
-		}
-		run = 1;
-		if (step == PAGE_SIZE)
-			run = min_t(u64, n - i, (vma->vm_end - a) >> PAGE_SHIFT);
-		got = refcnt_probe_get(q, a, run, q->pages + q->nr_pages);
-		if (!got) {
-			q->probes[i++].page = NULL;
-			continue;
-		}
-		flags = refcnt_vma_flags(vma, q->admin);
-		vma_shift = ilog2(vma_kernel_pagesize(vma));
-		for (j = 0; j < got; j++) {
-			struct refcnt_probe *p = &q->probes[i + j];
-			struct folio *folio;
-
-			p->page = q->pages[q->nr_pages + j];
-			p->flags = flags;
-			p->shift = vma_shift;
-			if (flags & RCB_PAGE_HUGETLB)
-				continue;
-			folio = page_folio(p->page);
-			if (folio_test_large(folio)) {
-				p->flags |= RCB_PAGE_THP;
-				p->shift = PAGE_SHIFT + folio_order(folio);
-			}
-		}
-		q->nr_pages += got;
-		i += got;
-	}
+	if (step == PAGE_SIZE)
+		refcnt_probe_pages(q, addr, n, q->probes);
+	else
+		for (i = 0; i < n; i++)
+			refcnt_probe_pages(q, addr + i * step, 1,
+					   &q->probes[i]);
 	mmap_read_unlock(q->mm);
 }
 
-/* Stage the counters of the set that counts @paddr; false when none does. */
-static bool refcnt_stage_counters(struct refcnt_query *q, u32 *out, u64 paddr)
+/*
+ * Stage the counters of the set that counts @paddr; NULL when none does.
+ * Under rcu_read_lock_sched(): a reset frees counter pages only after a
+ * grace period, and the run keeps a pointer into one.
+ */
+static const struct refcnt_slot *
+refcnt_stage_counters(struct refcnt_query *q, u32 *out, u64 paddr)
 {
-	const struct refcnt_slot *slot;
 	unsigned int c, cps = refcnt_topo.counters_per_set;
-	struct refcnt_sparse *sp;
-	u32 *word;
-	u64 first;
+	const u32 *word;
 
-	slot = refcnt_slot_lookup_near(paddr, &q->slot_hint);
-	if (!slot) {
-		memset(out, 0, cps * sizeof(*out));
-		return false;
+	if (paddr != q->run_paddr || !q->run_sets) {
+		unsigned int shift = refcnt_cfg.granularity_shift;
+		const struct refcnt_slot *slot;
+		struct refcnt_sparse *sp;
+		u64 first, end, in_page;
+
+		q->run_sets = 0;
+		slot = refcnt_slot_lookup_run(paddr, &q->slot_hint, &end);
+		if (!slot) {
+			memset(out, 0, cps * sizeof(*out));
+			return NULL;
+		}
+		first = (slot->first_set + ((paddr - slot->base) >> shift)) *
+			cps;
+		sp = q->extended ? &slot->node->table.counters : &slot->node->hw;
+		in_page = (PAGE_SIZE / 4 - first % (PAGE_SIZE / 4)) / cps;
+		if (!in_page) {
+			/* The set spans two pages of the array. */
+			for (c = 0; c < cps; c++)
+				out[c] = refcnt_sparse_read(sp, first + c);
+			return slot;
+		}
+		q->run_slot = slot;
+		q->run_paddr = paddr;
+		q->run_word = refcnt_sparse_word(sp, first);
+		q->run_sets = min(in_page, (end - paddr) >> shift);
 	}
-	first = (slot->first_set + ((paddr - slot->base) >>
-				    refcnt_cfg.granularity_shift)) * cps;
-	sp = q->extended ? &slot->node->table.counters : &slot->node->hw;
-	/* A reset frees counter pages only after an RCU-sched grace period. */
-	rcu_read_lock_sched();
-	word = refcnt_sparse_word(sp, first);
-	if (first % (PAGE_SIZE / 4) + cps <= PAGE_SIZE / 4) {
-		/* The whole set in one page of the array (the usual case). */
-		for (c = 0; c < cps; c++)
-			out[c] = word ? READ_ONCE(word[c]) : 0;
-	} else {
-		for (c = 0; c < cps; c++)
-			out[c] = refcnt_sparse_read(sp, first + c);
-	}
-	rcu_read_unlock_sched();
-	return true;
+	word = q->run_word;
+	for (c = 0; c < cps; c++)
+		out[c] = word ? READ_ONCE(word[c]) : 0;
+	q->run_word = word ? word + cps : NULL;
+	q->run_paddr += refcnt_cfg.granularity;
+	q->run_sets--;
+	return q->run_slot;
 }
 
 /* The staged entries as they are: struct rcb_page_set, 8 bytes a store. */
@@ -250,8 +378,15 @@ static int refcnt_flush(struct refcnt_query *q)
 
 		for (c = 0; c < pairs; c++)
 			unsafe_put_user(cnt[c], &ucnt[c], efault);
-		for (; c < RCB_MAX_COUNTERS / 2; c++)
+		for (; c % 4; c++)
 			unsafe_put_user(0ULL, &ucnt[c], efault);
+		/* Four stores a turn: the zeros are most of the entry. */
+		for (; c < RCB_MAX_COUNTERS / 2; c += 4) {
+			unsafe_put_user(0ULL, &ucnt[c], efault);
+			unsafe_put_user(0ULL, &ucnt[c + 1], efault);
+			unsafe_put_user(0ULL, &ucnt[c + 2], efault);
+			unsafe_put_user(0ULL, &ucnt[c + 3], efault);
+		}
 		unsafe_put_user((u64)e->flags, &u->flags, efault);
 		unsafe_put_user(e->paddr, &u->paddr, efault);
 		unsafe_put_user(e->page_shift ? 1ULL << e->page_shift : 0,
@@ -269,46 +404,49 @@ efault:
 }
 
 /* Stage the entry of the hardware page at @offset into probed page @p. */
-static int refcnt_stage(struct refcnt_query *q, const struct refcnt_probe *p,
-			u64 offset)
+static void refcnt_stage(struct refcnt_query *q, const struct refcnt_probe *p,
+			 u64 offset)
 {
 	struct rcb_page_set *e = (void *)(q->staged + q->nr_staged * q->stride);
 	unsigned int cps = refcnt_topo.counters_per_set;
-	u32 flags = 0;
-	u64 paddr;
+	const struct refcnt_slot *slot;
+	u32 flags = p->flags;
+	s16 cnodeid = -1;
+	u64 paddr = 0;
 
-	e->paddr = 0;
-	e->cnodeid = -1;
-	e->page_shift = 0;
-	e->pad = 0;
 	if (cps % 2)
 		e->refcnt[cps] = 0;
-	if (p->page) {
-		flags = p->flags;
-		e->page_shift = p->shift;
-	}
-	if (p->page && !(flags & RCB_PAGE_DENIED)) {
-		paddr = PFN_PHYS(page_to_pfn(p->page)) + offset;
-		paddr = round_down(paddr, refcnt_cfg.granularity);
-		e->cnodeid = refcnt_topo.nid_to_cnode[page_to_nid(p->page)];
-		if (!refcnt_stage_counters(q, e->refcnt, paddr))
+	if (flags && !(flags & RCB_PAGE_DENIED)) {
+		paddr = round_down(PFN_PHYS(p->pfn) + offset,
+				   refcnt_cfg.granularity);
+		slot = refcnt_stage_counters(q, e->refcnt, paddr);
+		if (slot) {
+			/* A slot is memory of its node: no struct page read. */
+			cnodeid = slot->node->cnodeid;
+		} else {
 			flags |= RCB_PAGE_UNCOUNTED;
-		if (q->admin)
-			e->paddr = paddr;
+			cnodeid = refcnt_topo.nid_to_cnode[pfn_to_nid(p->pfn)];
+		}
+		if (!q->admin)
+			paddr = 0;
 	} else {
 		memset(e->refcnt, 0, cps * sizeof(e->refcnt[0]));
 	}
-	e->flags = flags;
-	if (++q->nr_staged < REFCNT_QUERY_BATCH)
-		return 0;
-	return refcnt_flush(q);
+	/* The header as one assignment, which the compiler merges. */
+	*e = (struct rcb_page_set) {
+		.paddr = paddr,
+		.flags = flags,
+		.cnodeid = cnodeid,
+		.page_shift = flags ? p->shift : 0,
+	};
+	q->nr_staged++;
 }
 
 /* Probe the pages under hardware pages [*h, end) and write their entries. */
 static int refcnt_query_chunk(struct refcnt_query *q, u64 *h, u64 end)
 {
-	u64 gran = refcnt_cfg.granularity, base = round_down(*h, PAGE_SIZE);
-	u64 step = max_t(u64, gran, PAGE_SIZE);
+	u64 gran = refcnt_cfg.granularity, hw = *h;
+	u64 base = round_down(hw, PAGE_SIZE), step = max_t(u64, gran, PAGE_SIZE);
 	unsigned int n, i;
 	int err = 0;
 
@@ -316,17 +454,30 @@ static int refcnt_query_chunk(struct refcnt_query *q, u64 *h, u64 end)
 	q->nr_pages = 0;
 	refcnt_probe(q, base, n, step);
 
+	q->run_sets = 0;
+	rcu_read_lock_sched();
 	for (i = 0; i < n && !err; i++) {
 		u64 page_start = base + i * step;
 		u64 page_end = min(page_start + step, end);
 
-		for (; *h < page_end && !err; *h += gran)
-			err = refcnt_stage(q, &q->probes[i],
-					   gran < PAGE_SIZE ? *h - page_start : 0);
+		for (; hw < page_end && !err; hw += gran) {
+			refcnt_stage(q, &q->probes[i],
+				     gran < PAGE_SIZE ? hw - page_start : 0);
+			if (q->nr_staged < REFCNT_QUERY_BATCH)
+				continue;
+			/* Writing to the caller may fault: not under RCU. */
+			rcu_read_unlock_sched();
+			err = refcnt_flush(q);
+			rcu_read_lock_sched();
+			q->run_sets = 0;
+		}
 	}
+	rcu_read_unlock_sched();
 	if (!err)
 		err = refcnt_flush(q);
-	release_pages(q->pages, q->nr_pages);
+	if (q->nr_pages)
+		release_pages(q->pages, q->nr_pages);
+	*h = hw;
 	return err;
 }
 
@@ -354,15 +505,17 @@ static int refcnt_query_alloc(struct refcnt_query *q)
 	q->stride = RCB_PAGE_SET_SIZE(refcnt_topo.counters_per_set);
 	q->probes = kvcalloc(REFCNT_QUERY_PROBES, sizeof(*q->probes),
 			     GFP_KERNEL);
+	q->pfns = kvcalloc(REFCNT_QUERY_PROBES, sizeof(*q->pfns), GFP_KERNEL);
 	q->pages = kvcalloc(REFCNT_QUERY_PROBES, sizeof(*q->pages), GFP_KERNEL);
 	q->staged = kvmalloc_array(REFCNT_QUERY_BATCH, q->stride, GFP_KERNEL);
-	return q->probes && q->pages && q->staged ? 0 : -ENOMEM;
+	return q->probes && q->pfns && q->pages && q->staged ? 0 : -ENOMEM;
 }
 
 static void refcnt_query_free(struct refcnt_query *q)
 {
 	kvfree(q->staged);
 	kvfree(q->pages);
+	kvfree(q->pfns);
 	kvfree(q->probes);
 }
 
@@ -402,7 +555,16 @@ int refcnt_range_query(struct rcb_range_query *rq)
 	put_task_struct(task);
 	if (!q.mm)
 		return -ESRCH;
-	q.own = q.mm == current->mm;
+	/*
+	 * hmm_range_fault() needs an interval notifier. Inserting the first
+	 * one in an mm allocates its notifier state, for the mm's lifetime;
+	 * without it, gup does all the work, taking a reference per page.
+	 */
+	q.walk = !mmu_interval_notifier_insert(&q.notifier, q.mm,
+					       round_down(h, PAGE_SIZE),
+					       PAGE_ALIGN(end) -
+					       round_down(h, PAGE_SIZE),
+					       &refcnt_query_notifier_ops);
 
 	err = refcnt_query_alloc(&q);
 	rq->nr_entries = 0;
@@ -416,6 +578,8 @@ int refcnt_range_query(struct rcb_range_query *rq)
 		cond_resched();
 	}
 	refcnt_query_free(&q);
+	if (q.walk)
+		mmu_interval_notifier_remove(&q.notifier);
 	mmput(q.mm);
 	return err;
 }

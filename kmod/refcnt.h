@@ -276,8 +276,8 @@ int refcnt_slots_discover(struct refcnt_node *node, u32 granularity);
 int refcnt_slots_index(struct refcnt_node **nodes, unsigned int nr_nodes);
 void refcnt_slots_index_free(void);
 const struct refcnt_slot *refcnt_slot_lookup(u64 paddr);
-const struct refcnt_slot *refcnt_slot_lookup_near(u64 paddr,
-						  unsigned int *hint);
+const struct refcnt_slot *refcnt_slot_lookup_run(u64 paddr, unsigned int *hint,
+						 u64 *end);
 
 /* sparse.c */
 int refcnt_sparse_init(struct refcnt_sparse *sp, int nid, u64 nr_words);

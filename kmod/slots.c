@@ -226,19 +226,25 @@ const struct refcnt_slot *refcnt_slot_lookup(u64 paddr)
 }
 
 /**
- * refcnt_slot_lookup_near() - refcnt_slot_lookup() for addresses in runs
+ * refcnt_slot_lookup_run() - refcnt_slot_lookup() for addresses in runs
  * @paddr:	physical address
  * @hint:	index of the slot of a previous lookup, updated; any value
  *		to start with
+ * @end:	set to where the slot found stops counting: its end, or the
+ *		base of the next slot where rounding made them overlap
  *
- * The pages of a virtual range mostly lie in few slots: the slot found
- * last is tried before searching. Same answer as refcnt_slot_lookup().
+ * The pages of a virtual range mostly lie in few slots, and often run
+ * in physical order: the slot found last is tried before searching, and
+ * the caller can skip the lookups of the addresses below @end. Same
+ * answer as refcnt_slot_lookup().
  *
- * Return: the slot, or NULL when no node's slot holds @paddr.
+ * Return: the slot, or NULL when no node's slot holds @paddr (@end is
+ * then not set).
  */
-const struct refcnt_slot *refcnt_slot_lookup_near(u64 paddr,
-						  unsigned int *hint)
+const struct refcnt_slot *refcnt_slot_lookup_run(u64 paddr, unsigned int *hint,
+						 u64 *end)
 {
+	const struct refcnt_slot *slot;
 	unsigned int i = *hint;
 
 	if (i >= refcnt_slot_index_len || refcnt_slot_index[i].base > paddr ||
@@ -249,5 +255,11 @@ const struct refcnt_slot *refcnt_slot_lookup_near(u64 paddr,
 			return NULL;
 		*hint = --i;
 	}
-	return refcnt_slot_holding(i, paddr);
+	slot = refcnt_slot_holding(i, paddr);
+	if (slot) {
+		*end = slot->base + slot->size;
+		if (i + 1 < refcnt_slot_index_len)
+			*end = min(*end, refcnt_slot_index[i + 1].base);
+	}
+	return slot;
 }
