@@ -14,9 +14,12 @@
  * (refcnt_range_query_packed) says what the full one says, in entries of
  * RCB_PAGE_SET_SIZE(rcb_sw_counters_per_set) bytes, writes nothing past
  * them, and has the same E2BIG; the full form refuses RCB_RANGE_PACKED.
+ * Pages of PROT_NONE mappings are seen; pages dropped and faulted back
+ * during a query are each either absent or present with sane fields.
  *
  * SKIPs while the module has no RCB_RANGE_QUERY (ENOTTY).
  */
+#include <pthread.h>
 #include <sys/prctl.h>
 
 #include "lib_helpers.h"
@@ -204,6 +207,102 @@ TEST_F(range, own_pid)
 					4 * self->pg, 0, b, n, &nr1));
 	EXPECT_EQ(nr0, nr1);
 	EXPECT_EQ(0, memcmp(self->buf, b, n * sizeof(*b)));
+}
+
+/*
+ * Pages of a PROT_NONE mapping are still mapped, as are those NUMA
+ * balancing makes PROT_NONE: the query sees them, with what it saw before.
+ */
+TEST_F(range, prot_none_pages_are_seen)
+{
+	size_t n = NPAGES / 2 * self->pg / self->gran, nr = 0, i;
+	struct rcb_page_counters *b = self->buf + n;
+
+	ASSERT_LE(2 * n, self->cap);
+	ASSERT_EQ(0, refcnt_range_query(0, (uintptr_t)self->mem,
+					NPAGES / 2 * self->pg, 0, self->buf, n,
+					&nr));
+	ASSERT_EQ(n, nr);
+	/* The middle of the written half: three VMAs, one PROT_NONE. */
+	ASSERT_EQ(0, mprotect(self->mem + 4 * self->pg, 8 * self->pg,
+			      PROT_NONE));
+	ASSERT_EQ(0, refcnt_range_query(0, (uintptr_t)self->mem,
+					NPAGES / 2 * self->pg, 0, b, n, &nr));
+	ASSERT_EQ(n, nr);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(RCB_PAGE_PRESENT, b[i].flags) TH_LOG("entry %zu", i);
+		EXPECT_EQ(self->buf[i].paddr, b[i].paddr) TH_LOG("entry %zu", i);
+		EXPECT_EQ(self->buf[i].cnodeid, b[i].cnodeid);
+		EXPECT_EQ(self->buf[i].page_size, b[i].page_size);
+	}
+	ASSERT_EQ(0, mprotect(self->mem + 4 * self->pg, 8 * self->pg,
+			      PROT_READ | PROT_WRITE));
+}
+
+struct lh_churn {
+	char *mem;
+	size_t len;
+	volatile bool stop;
+	unsigned long rounds;
+};
+
+/* Drop the pages of the range and write them again, until told to stop. */
+static void *lh_churn(void *arg)
+{
+	struct lh_churn *c = arg;
+
+	while (!c->stop) {
+		madvise(c->mem, c->len, MADV_DONTNEED);
+		memset(c->mem, 2, c->len);
+		c->rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * Pages that go and come back while the range is read (MADV_DONTNEED
+ * needs only the mmap lock for reading, so it runs during the query):
+ * each entry is either not present or a page of the right node, the
+ * query never fails.
+ */
+TEST_F(range, pages_come_and_go_during_the_query)
+{
+	size_t n = NPAGES * self->pg / self->gran, nr, i, present = 0, absent = 0;
+	struct lh_churn c = { .mem = self->mem, .len = NPAGES / 2 * self->pg };
+	pthread_t thread;
+	int round;
+
+	ASSERT_EQ(0, pthread_create(&thread, NULL, lh_churn, &c));
+	for (round = 0; round < 300; round++) {
+		nr = 0;
+		ASSERT_EQ(0, refcnt_range_query(0, (uintptr_t)self->mem,
+						NPAGES * self->pg,
+						RCB_RANGE_EXTENDED, self->buf,
+						self->cap, &nr))
+			TH_LOG("round %d: %s", round, strerror(errno));
+		ASSERT_EQ(n, nr);
+		for (i = 0; i < n; i++) {
+			const struct rcb_page_counters *e = &self->buf[i];
+
+			if (!e->flags) {
+				ASSERT_EQ(-1, e->cnodeid);
+				ASSERT_EQ(0ULL, e->paddr);
+				absent++;
+				continue;
+			}
+			ASSERT_EQ(RCB_PAGE_PRESENT, e->flags)
+				TH_LOG("round %d entry %zu", round, i);
+			ASSERT_LT(i, NPAGES / 2 * self->pg / self->gran);
+			ASSERT_LE(0, e->cnodeid);
+			ASSERT_NE(0ULL, e->paddr);
+			ASSERT_EQ(self->pg, e->page_size);
+			present++;
+		}
+	}
+	c.stop = true;
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	TH_LOG("%d queries, %zu entries present, %zu not, %lu rounds of churn",
+	       round, present, absent, c.rounds);
 }
 
 /* Bytes of buf from off on that are not 0xa5. */

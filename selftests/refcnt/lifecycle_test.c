@@ -563,6 +563,67 @@ FIXTURE_TEARDOWN(good_params)
 	}
 }
 
+/* Physical address of @va, from /proc/self/pagemap (root); 0 if none. */
+static uint64_t va_to_pa(const void *va)
+{
+	size_t pg = rc_page_size();
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &ent, sizeof(ent),
+		  (uintptr_t)va / pg * sizeof(ent)) != sizeof(ent))
+		ent = 0;
+	close(fd);
+	if (!(ent & (1ULL << 63)))
+		return 0;
+	return (ent & ((1ULL << 55) - 1)) * pg + (uintptr_t)va % pg;
+}
+
+/*
+ * The range query at the loaded granularity, above, at or below the base
+ * page size: one entry per hardware page, each the hardware page holding
+ * the first byte of its virtual range, as pagemap says.
+ */
+static void check_range_query(struct __test_metadata *_metadata, int fd,
+			      uint64_t gran)
+{
+	size_t pg = rc_page_size(), len = 8 * (gran > pg ? gran : pg), i, n;
+	struct rcb_page_counters *e;
+	struct rcb_range_query q;
+	char *map, *mem;
+
+	/* Aligned to the granularity, so that every entry is ours. */
+	map = mmap(NULL, len + gran, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	mem = (char *)(((uintptr_t)map + gran - 1) & ~(uintptr_t)(gran - 1));
+	ASSERT_EQ(0, madvise(mem, len, MADV_NOHUGEPAGE));
+	memset(mem, 1, len);
+	n = len / gran;
+	e = calloc(n, sizeof(*e));
+	ASSERT_NE(NULL, e);
+	q = (struct rcb_range_query) {
+		.vaddr = (uintptr_t)mem, .len = len, .buf = (uintptr_t)e,
+		.buf_entries = n, .flags = RCB_RANGE_EXTENDED,
+	};
+	ASSERT_EQ(0, ioctl(fd, RCB_RANGE_QUERY, &q)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(n, q.nr_entries);
+	for (i = 0; i < n; i++) {
+		uint64_t pa = va_to_pa(mem + i * gran);
+
+		ASSERT_NE(0ULL, pa);
+		EXPECT_EQ(RCB_PAGE_PRESENT, e[i].flags) TH_LOG("entry %zu", i);
+		EXPECT_EQ(pa & ~(gran - 1), e[i].paddr)
+			TH_LOG("entry %zu of %zu, granularity %llu", i, n,
+			       (unsigned long long)gran);
+		EXPECT_EQ(pg, e[i].page_size);
+	}
+	free(e);
+	munmap(map, len + gran);
+}
+
 /* The module loads; parameters, every rcb_info field and the slots follow. */
 TEST_F_TIMEOUT(good_params, loaded, 300)
 {
@@ -599,6 +660,8 @@ TEST_F_TIMEOUT(good_params, loaded, 300)
 		} else {
 			EXPECT_EQ(11U, info.rcb_hw_counter_bits);
 		}
+		if (!i)
+			check_range_query(_metadata, fd, info.rcb_granularity);
 		close(fd);
 	}
 	use_every_node(_metadata, &self->mem);
