@@ -41,12 +41,15 @@ int refcnt_sparse_init(struct refcnt_sparse *sp, int nid, u64 nr_words)
  * @idx:	entry index, below @sp->nr_words
  * @gfp:	allocation flags for a missing page (never from NMI)
  *
+ * Callers that may race with refcnt_sparse_clear() hold
+ * rcu_read_lock_sched() while they use the entry.
+ *
  * Return: the entry, or NULL if its page could not be allocated.
  */
 u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp)
 {
 	u32 *word = refcnt_sparse_word(sp, idx);
-	struct page *page;
+	struct page *page, *old;
 	unsigned long i;
 
 	if (likely(word))
@@ -67,11 +70,19 @@ u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp)
 	if (!page)
 		return NULL;
 	i = idx / REFCNT_WORDS_PER_PAGE;
-	if (cmpxchg(&sp->pages[i], NULL, page))
+	old = cmpxchg(&sp->pages[i], NULL, page);
+	if (old) {
 		__free_page(page);	/* another CPU installed one first */
-	else
+		page = old;
+	} else {
 		atomic_long_inc(&sp->nr_allocated);
-	return refcnt_sparse_word(sp, idx);
+	}
+	/*
+	 * Not read back from the array: a reset may have taken the page out
+	 * already. It frees it after a grace period, so the entry is still
+	 * ours to use, and the reset counts what we add as discarded.
+	 */
+	return (u32 *)page_address(page) + idx % REFCNT_WORDS_PER_PAGE;
 }
 
 /**
