@@ -210,8 +210,21 @@ static void refcnt_probe_gup(struct refcnt_query *q,
 }
 
 /*
+ * Whether the walk's result for a page leaves it to gup. A page mapped
+ * but inaccessible (PROT_NONE: NUMA balancing's, or the program's) reads
+ * as its frame without HMM_PFN_VALID (so in 6.1 and 6.12; the selftests
+ * check that such pages are seen), a mapping the walk does not handle as
+ * HMM_PFN_ERROR; 0 is no page at all, which gup would not find either.
+ * Asking gup about every empty page made sparse ranges 20x pagemap.
+ */
+static bool refcnt_probe_needs_gup(unsigned long hmm_pfn)
+{
+	return hmm_pfn && !(hmm_pfn & HMM_PFN_VALID);
+}
+
+/*
  * Probe @nr base pages at @addr into @out: the page tables as one walk,
- * then gup for the runs it found nothing in that a VMA covers.
+ * then gup for the pages it saw mapped but could not read.
  */
 static void refcnt_probe_pages(struct refcnt_query *q, u64 addr,
 			       unsigned int nr, struct refcnt_probe *out)
@@ -246,10 +259,15 @@ static void refcnt_probe_pages(struct refcnt_query *q, u64 addr,
 			unsigned long pfn = q->pfns[j];
 			unsigned int k = j;
 
+			if (!pfn) {
+				/* No PTE, swapped out or migrating. */
+				out[j].flags = 0;
+				continue;
+			}
 			if (!(pfn & HMM_PFN_VALID)) {
-				/* Up to the next page the walk found. */
+				/* Up to the next page that gup need not see. */
 				while (k + 1 < i + run &&
-				       !(q->pfns[k + 1] & HMM_PFN_VALID))
+				       refcnt_probe_needs_gup(q->pfns[k + 1]))
 					k++;
 				refcnt_probe_gup(q, vma,
 						 addr + (u64)j * PAGE_SIZE,

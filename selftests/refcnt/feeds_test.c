@@ -4,7 +4,8 @@
  * getrusage, page sizes of THP and hugetlb in the range query, synthetic
  * PEBS/IBS samples through the NMI handler's code, the PEBS feed refused
  * without a PMU, and NUMA-balancing hinting faults that keep references
- * flowing without migrating pages (MPOL_BIND | MPOL_F_NUMA_BALANCING).
+ * flowing without migrating pages (MPOL_BIND | MPOL_F_NUMA_BALANCING),
+ * and the range query sees the pages NUMA balancing made PROT_NONE.
  */
 #include <sched.h>
 #include <sys/resource.h>
@@ -475,6 +476,93 @@ TEST_F(feeds, hinting_faults_keep_sampling_without_migration)
 	for (i = 0; i < len; i += rc_page_size())
 		EXPECT_EQ(self->mem_node, rc_page_node(p + i));
 	munmap(p, len);
+}
+
+/* Burn about @secs of CPU without touching memory: NUMA scans run on ticks. */
+static void rc_spin(double secs)
+{
+	volatile unsigned long x = 0;
+	double t0 = rc_now();
+
+	while (rc_now() - t0 < secs)
+		for (int i = 0; i < 100000; i++)
+			x += i;
+}
+
+/*
+ * Pages NUMA balancing made PROT_NONE are still mapped: the range query
+ * reports them present, on their node, and faults none of them in. A
+ * round counts when the touches after the query took one hinting fault
+ * per page (each page was PROT_NONE then, and nothing touched it since
+ * the scan before the query).
+ */
+TEST_F(feeds, query_sees_pages_numa_balancing_protected)
+{
+	struct rc_knob delay = { 0 }, period = { 0 };
+	size_t pg = rc_page_size(), n = 64, len = n * pg, i;
+	int rounds = 0, counted = 0;
+	struct rusage before, after;
+	double t0;
+	char *p;
+
+	if (self->memory.n < 2)
+		SKIP(return, "NUMA balancing needs two nodes with memory");
+	if (rc_knob_set(&self->numa_balancing, "/proc/sys/kernel/numa_balancing",
+			"1"))
+		SKIP(return, "no NUMA balancing in this kernel");
+	rc_knob_set(&delay, "/sys/kernel/debug/sched/numa_balancing/scan_delay_ms",
+		    "0");
+	rc_knob_set(&period,
+		    "/sys/kernel/debug/sched/numa_balancing/scan_period_min_ms",
+		    "100");
+	rc_pin(_metadata, self->cpu_node);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	madvise(p, len, MADV_NOHUGEPAGE);
+	if (rc_mbind(p, len, MPOL_BIND | RC_MPOL_F_NUMA_BALANCING,
+		     self->mem_node)) {
+		rc_knob_restore(&delay);
+		rc_knob_restore(&period);
+		SKIP(return, "MPOL_F_NUMA_BALANCING needs Linux 5.12");
+	}
+	for (i = 0; i < len; i += pg)
+		p[i] = 1;
+
+	t0 = rc_now();
+	while (rc_now() - t0 < 30 && counted < 3) {
+		struct rcb_range_query q = {
+			.vaddr = (uintptr_t)p, .len = len,
+			.buf = (uintptr_t)self->e, .buf_entries = n,
+			.flags = RCB_RANGE_EXTENDED,
+		};
+
+		rc_spin(0.3);
+		ASSERT_EQ(0, ioctl(self->fd, RCB_RANGE_QUERY, &q));
+		ASSERT_EQ(n, q.nr_entries);
+		for (i = 0; i < n; i++) {
+			ASSERT_EQ(RCB_PAGE_PRESENT, self->e[i].flags)
+				TH_LOG("round %d, page %zu", rounds, i);
+			ASSERT_EQ(rc_list_index(&self->online, self->mem_node),
+				  self->e[i].cnodeid);
+		}
+		rounds++;
+		ASSERT_EQ(0, getrusage(RUSAGE_SELF, &before));
+		for (i = 0; i < len; i += pg)
+			p[i]++;
+		ASSERT_EQ(0, getrusage(RUSAGE_SELF, &after));
+		if (after.ru_minflt - before.ru_minflt >= (long)n)
+			counted++;
+	}
+	rc_knob_restore(&delay);
+	rc_knob_restore(&period);
+	TH_LOG("%d rounds, %d with every page PROT_NONE at the query", rounds,
+	       counted);
+	for (i = 0; i < len; i += pg)
+		EXPECT_EQ(self->mem_node, rc_page_node(p + i));
+	munmap(p, len);
+	if (!counted)
+		SKIP(return, "NUMA balancing never made the pages PROT_NONE");
 }
 
 TEST_HARNESS_MAIN
