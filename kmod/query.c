@@ -66,6 +66,8 @@ struct refcnt_probe {
  * struct refcnt_query - one RCB_RANGE_QUERY in progress
  * @mm:		the target's address space
  * @notifier:	interval notifier over the range, for hmm_range_fault()
+ * @notifier_lock: taken by @notifier's invalidations; held while the
+ *		results of a walk are used
  * @walk:	@notifier is inserted: page tables are read by
  *		hmm_range_fault(), else by gup
  * @admin:	the caller has CAP_SYS_ADMIN (paddr, shared memory)
@@ -91,6 +93,8 @@ struct refcnt_probe {
 struct refcnt_query {
 	struct mm_struct *mm;
 	struct mmu_interval_notifier notifier;
+	/* Invalidations wait on it while a walk's pages are looked at. */
+	spinlock_t notifier_lock;
 	bool walk;
 	bool admin;
 	bool extended;
@@ -111,15 +115,20 @@ struct refcnt_query {
 };
 
 /*
- * hmm_range_fault() checks the sequence an invalidation moves, to tell
- * that a walk raced one. The query keeps nothing an invalidation would
- * make stale: it only records the sequence.
+ * An invalidation of the range: pages the last walk saw may be going.
+ * It waits for a chunk whose walk it did not disturb to be done with its
+ * pages, and makes the others fall back to gup.
  */
 static bool refcnt_query_invalidate(struct mmu_interval_notifier *sub,
 				    const struct mmu_notifier_range *range,
 				    unsigned long cur_seq)
 {
+	struct refcnt_query *q = container_of(sub, struct refcnt_query,
+					      notifier);
+
+	spin_lock(&q->notifier_lock);
 	mmu_interval_set_seq(sub, cur_seq);
+	spin_unlock(&q->notifier_lock);
 	return true;
 }
 
@@ -143,10 +152,11 @@ static u32 refcnt_vma_flags(struct vm_area_struct *vma, bool admin)
 /*
  * Read the page tables of @nr base pages at @addr into @q->pfns, taking
  * no page reference and faulting nothing in. False if an invalidation
- * got in the way: gup does the work then.
+ * got in the way: gup does the work then. @seq is for
+ * mmu_interval_read_retry().
  */
 static bool refcnt_probe_walk(struct refcnt_query *q, u64 addr,
-			      unsigned int nr)
+			      unsigned int nr, unsigned long *seq)
 {
 	struct hmm_range range = {
 		.notifier = &q->notifier,
@@ -158,15 +168,34 @@ static bool refcnt_probe_walk(struct refcnt_query *q, u64 addr,
 	if (!q->walk)
 		return false;
 	range.notifier_seq = mmu_interval_read_begin(&q->notifier);
+	*seq = range.notifier_seq;
 	return !hmm_range_fault(&range);
 }
 
+/* The mappings hmm_range_fault() reads; it reports the others as errors. */
+static bool refcnt_vma_walked(struct vm_area_struct *vma)
+{
+	return (vma->vm_flags & VM_READ) &&
+	       !(vma->vm_flags & (VM_IO | VM_PFNMAP));
+}
+
+/* Page @p is frame @pfn; a huge page, whose size @p gets, if @folio is. */
+static void refcnt_probe_set(struct refcnt_probe *p, unsigned long pfn,
+			     u32 flags, u8 shift, struct folio *folio)
+{
+	p->pfn = pfn;
+	p->flags = flags;
+	p->shift = shift;
+	if (!(flags & RCB_PAGE_HUGETLB) && folio && folio_test_large(folio)) {
+		p->flags |= RCB_PAGE_THP;
+		p->shift = PAGE_SHIFT + folio_order(folio);
+	}
+}
+
 /*
- * Probe with gup @nr base pages at @addr of @vma, into @out: for what
- * hmm_range_fault() does not show, pages NUMA balancing made PROT_NONE
- * and PROT_NONE mappings, and when it could not run. gup takes a
- * reference on each page found, dropped at the end of the chunk; the
- * size reported is that of the folio.
+ * Probe with gup @nr base pages at @addr of @vma, into @out: for the
+ * mappings the walk does not read, and when it could not run. gup takes
+ * a reference on each page found, dropped at the end of the chunk.
  */
 static void refcnt_probe_gup(struct refcnt_query *q,
 			     struct vm_area_struct *vma, u64 addr,
@@ -192,17 +221,9 @@ static void refcnt_probe_gup(struct refcnt_query *q,
 		}
 		for (j = 0; j < got; j++) {
 			struct page *page = q->pages[q->nr_pages + j];
-			struct refcnt_probe *p = &out[i + j];
-			struct folio *folio = page_folio(page);
 
-			p->pfn = page_to_pfn(page);
-			p->flags = flags;
-			p->shift = vma_shift;
-			if (!(flags & RCB_PAGE_HUGETLB) &&
-			    folio_test_large(folio)) {
-				p->flags |= RCB_PAGE_THP;
-				p->shift = PAGE_SHIFT + folio_order(folio);
-			}
+			refcnt_probe_set(&out[i + j], page_to_pfn(page), flags,
+					 vma_shift, page_folio(page));
 		}
 		q->nr_pages += got;
 		i += got;
@@ -210,81 +231,106 @@ static void refcnt_probe_gup(struct refcnt_query *q,
 }
 
 /*
- * Whether the walk's result for a page leaves it to gup. A page mapped
- * but inaccessible (PROT_NONE: NUMA balancing's, or the program's) reads
- * as its frame without HMM_PFN_VALID (so in 6.1 and 6.12; the selftests
- * check that such pages are seen), a mapping the walk does not handle as
- * HMM_PFN_ERROR; 0 is no page at all, which gup would not find either.
- * Asking gup about every empty page made sparse ranges 20x pagemap.
+ * The walk's results for the @nr pages of @vma from page @i of the
+ * window, into @out. The size of a page is that of the mapping the walk
+ * saw (a PMD-mapped THP, a hugetlb page). A page mapped but inaccessible
+ * (NUMA balancing's PROT_NONE) reads as its frame without HMM_PFN_VALID
+ * (so in 6.1 and 6.12; feeds_test checks such pages are seen), and then
+ * the folio tells its size. Under @q->notifier_lock with the sequence
+ * unchanged since the walk: whatever the walk saw mapped is still mapped,
+ * so its pages cannot go while we look at them.
  */
-static bool refcnt_probe_needs_gup(unsigned long hmm_pfn)
+static void refcnt_probe_frames(struct refcnt_query *q,
+				struct vm_area_struct *vma, unsigned int i,
+				unsigned int nr, struct refcnt_probe *out)
 {
-	return hmm_pfn && !(hmm_pfn & HMM_PFN_VALID);
+	u32 flags = refcnt_vma_flags(vma, q->admin);
+	u8 vma_shift = ilog2(vma_kernel_pagesize(vma));
+	unsigned int j;
+
+	for (j = 0; j < nr; j++) {
+		unsigned long hmm_pfn = q->pfns[i + j];
+		unsigned long pfn = hmm_pfn & ~HMM_PFN_FLAGS;
+		unsigned int order = hmm_pfn_to_map_order(hmm_pfn);
+		struct refcnt_probe *p = &out[j];
+
+		if (hmm_pfn & HMM_PFN_VALID) {
+			p->pfn = pfn;
+			p->flags = flags;
+			p->shift = vma_shift;
+			if (!(flags & RCB_PAGE_HUGETLB) && order) {
+				p->flags |= RCB_PAGE_THP;
+				p->shift += order;
+			}
+		} else if (!(hmm_pfn & HMM_PFN_ERROR) && pfn &&
+			   !(flags & RCB_PAGE_HUGETLB) && pfn_valid(pfn)) {
+			/*
+			 * PROT_NONE. Not in hugetlb mappings, which NUMA
+			 * balancing leaves alone and where an entry not
+			 * present (migrating) reads as a bogus frame.
+			 */
+			refcnt_probe_set(p, pfn, flags, vma_shift,
+					 page_folio(pfn_to_page(pfn)));
+		} else {
+			/* Nothing (0: no PTE, swapped out, migrating). */
+			p->flags = 0;
+		}
+	}
+}
+
+/* The VMA under page @i of the window at @addr, NULL in a hole; @run set. */
+static struct vm_area_struct *refcnt_probe_vma(struct refcnt_query *q,
+					       u64 addr, unsigned int i,
+					       unsigned int nr,
+					       unsigned int *run)
+{
+	u64 a = addr + (u64)i * PAGE_SIZE;
+	struct vm_area_struct *vma = find_vma(q->mm, a);
+
+	if (!vma || vma->vm_start > a) {
+		/* A hole, up to the next VMA. */
+		*run = min_t(u64, nr - i,
+			     ((vma ? vma->vm_start : TASK_SIZE_MAX) - a) >>
+			     PAGE_SHIFT);
+		*run = max(*run, 1U);
+		return NULL;
+	}
+	*run = min_t(u64, nr - i, (vma->vm_end - a) >> PAGE_SHIFT);
+	return vma;
 }
 
 /*
  * Probe @nr base pages at @addr into @out: the page tables as one walk,
- * then gup for the pages it saw mapped but could not read.
+ * then gup (which may sleep, so after the notifier lock) for the
+ * mappings the walk does not read, or all if the walk could not run.
  */
 static void refcnt_probe_pages(struct refcnt_query *q, u64 addr,
 			       unsigned int nr, struct refcnt_probe *out)
 {
-	bool walked = refcnt_probe_walk(q, addr, nr);
-	unsigned int i = 0, j, run;
+	struct vm_area_struct *vma;
+	unsigned int i, j, run;
+	unsigned long seq;
+	bool walked = refcnt_probe_walk(q, addr, nr, &seq);
 
-	while (i < nr) {
-		u64 a = addr + (u64)i * PAGE_SIZE;
-		struct vm_area_struct *vma = find_vma(q->mm, a);
-		u8 vma_shift;
-		u32 flags;
-
-		if (!vma || vma->vm_start > a) {
-			/* A hole, up to the next VMA: nothing present. */
-			u64 next = vma ? vma->vm_start : U64_MAX;
-
-			do {
-				out[i++].flags = 0;
-			} while (i < nr && addr + (u64)i * PAGE_SIZE < next);
-			continue;
+	if (walked) {
+		spin_lock(&q->notifier_lock);
+		walked = !mmu_interval_read_retry(&q->notifier, seq);
+		for (i = 0; walked && i < nr; i += run) {
+			vma = refcnt_probe_vma(q, addr, i, nr, &run);
+			if (vma && refcnt_vma_walked(vma))
+				refcnt_probe_frames(q, vma, i, run, out + i);
 		}
-		run = min_t(u64, nr - i, (vma->vm_end - a) >> PAGE_SHIFT);
-		if (!walked) {
-			refcnt_probe_gup(q, vma, a, run, out + i);
-			i += run;
-			continue;
+		spin_unlock(&q->notifier_lock);
+	}
+	for (i = 0; i < nr; i += run) {
+		vma = refcnt_probe_vma(q, addr, i, nr, &run);
+		if (!vma) {
+			for (j = 0; j < run; j++)
+				out[i + j].flags = 0;
+		} else if (!walked || !refcnt_vma_walked(vma)) {
+			refcnt_probe_gup(q, vma, addr + (u64)i * PAGE_SIZE, run,
+					 out + i);
 		}
-		flags = refcnt_vma_flags(vma, q->admin);
-		vma_shift = ilog2(vma_kernel_pagesize(vma));
-		for (j = i; j < i + run; j++) {
-			unsigned long pfn = q->pfns[j];
-			unsigned int k = j;
-
-			if (!pfn) {
-				/* No PTE, swapped out or migrating. */
-				out[j].flags = 0;
-				continue;
-			}
-			if (!(pfn & HMM_PFN_VALID)) {
-				/* Up to the next page that gup need not see. */
-				while (k + 1 < i + run &&
-				       refcnt_probe_needs_gup(q->pfns[k + 1]))
-					k++;
-				refcnt_probe_gup(q, vma,
-						 addr + (u64)j * PAGE_SIZE,
-						 k + 1 - j, out + j);
-				j = k;
-				continue;
-			}
-			out[j].pfn = pfn & ~HMM_PFN_FLAGS;
-			out[j].flags = flags;
-			out[j].shift = vma_shift;
-			if (!(flags & RCB_PAGE_HUGETLB) &&
-			    hmm_pfn_to_map_order(pfn)) {
-				out[j].flags |= RCB_PAGE_THP;
-				out[j].shift += hmm_pfn_to_map_order(pfn);
-			}
-		}
-		i += run;
 	}
 }
 
@@ -578,6 +624,7 @@ int refcnt_range_query(struct rcb_range_query *rq)
 	 * one in an mm allocates its notifier state, for the mm's lifetime;
 	 * without it, gup does all the work, taking a reference per page.
 	 */
+	spin_lock_init(&q.notifier_lock);
 	q.walk = !mmu_interval_notifier_insert(&q.notifier, q.mm,
 					       round_down(h, PAGE_SIZE),
 					       PAGE_ALIGN(end) -
