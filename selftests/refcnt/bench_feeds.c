@@ -245,9 +245,10 @@ int main(int argc, char **argv)
 	printf("=== refcnt bench feeds ===\n");
 
 	/*
-	 * Range query vs pagemap, NUMA balancing off: its scanner makes
-	 * 256 MiB at a time PROT_NONE, pages the query then reads through
-	 * the slow path, so figures would depend on when it last ran.
+	 * Range query vs pagemap, NUMA balancing off from before the pages
+	 * are written: its scanner makes 256 MiB at a time PROT_NONE, which
+	 * stays so until touched, and the query reads those pages on
+	 * another path, so figures would depend on when it last ran.
 	 */
 	{
 		struct range_arg r = { .fd = fd, .len = mib << 20 };
@@ -255,6 +256,8 @@ int main(int argc, char **argv)
 		const char *numab;
 		int i, k;
 
+		numab = read_numa_balancing();
+		write_numa_balancing("0");
 		r.nr = r.len / info.rcb_granularity;
 		r.mem = mmap(NULL, r.len, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -268,12 +271,12 @@ int main(int argc, char **argv)
 		r.pagemap = open("/proc/self/pagemap", O_RDONLY);
 		if (r.mem == MAP_FAILED || !r.e || !r.pm || r.pagemap < 0) {
 			perror("range setup");
+			if (numab[0])
+				write_numa_balancing(numab);
 			return 1;
 		}
 		memset(r.e, 0, r.nr * sizeof(*r.e));
 		memset(r.pm, 0, r.len / 4096 * sizeof(uint64_t));
-		numab = read_numa_balancing();
-		write_numa_balancing("0");
 		/* Many trials, the three kinds in a rotating order, best of each. */
 		for (k = 0; k < 3; k++)
 			best[k] = 1e30;
