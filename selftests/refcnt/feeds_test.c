@@ -112,7 +112,7 @@ static uint64_t rc_range_refs(int fd, void *addr, size_t len, unsigned int ctr,
 
 FIXTURE(feeds) {
 	struct rc_nodes online, memory;
-	struct rc_knob fault_period, numa_balancing;
+	struct rc_knob fault_period, numa_balancing, scan_delay, scan_period;
 	struct rcb_info info;
 	struct rcb_page_counters *e;
 	int fd;
@@ -159,6 +159,8 @@ FIXTURE_TEARDOWN(feeds)
 {
 	rc_knob_restore(&self->fault_period);
 	rc_knob_restore(&self->numa_balancing);
+	rc_knob_restore(&self->scan_delay);
+	rc_knob_restore(&self->scan_period);
 	free(self->e);
 	close(self->fd);
 }
@@ -415,46 +417,68 @@ static double rc_now(void)
 }
 
 /*
+ * NUMA balancing on, scanning soon and often, and @len bytes bound to the
+ * memory node with MPOL_BIND | MPOL_F_NUMA_BALANCING, so that nothing
+ * migrates: the memory, or MAP_FAILED with *@skip saying why the test
+ * cannot run (NULL: mmap itself failed).
+ */
+static char *rc_numab_memory(FIXTURE_DATA(feeds) *self, size_t len,
+			     const char **skip)
+{
+	char *p;
+
+	*skip = "NUMA balancing needs two nodes with memory";
+	if (self->memory.n < 2)
+		return MAP_FAILED;
+	*skip = "no NUMA balancing in this kernel";
+	if (rc_knob_set(&self->numa_balancing, "/proc/sys/kernel/numa_balancing",
+			"1"))
+		return MAP_FAILED;
+	/* Debugfs knobs of 5.x/6.x; the defaults only take longer. */
+	rc_knob_set(&self->scan_delay,
+		    "/sys/kernel/debug/sched/numa_balancing/scan_delay_ms", "0");
+	rc_knob_set(&self->scan_period,
+		    "/sys/kernel/debug/sched/numa_balancing/scan_period_min_ms",
+		    "100");
+	*skip = NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return MAP_FAILED;
+	madvise(p, len, MADV_NOHUGEPAGE);
+	if (rc_mbind(p, len, MPOL_BIND | RC_MPOL_F_NUMA_BALANCING,
+		     self->mem_node)) {
+		munmap(p, len);
+		*skip = "MPOL_F_NUMA_BALANCING needs Linux 5.12";
+		return MAP_FAILED;
+	}
+	return p;
+}
+
+/*
  * Continuous sampling: with NUMA balancing on and the memory bound with
  * MPOL_BIND | MPOL_F_NUMA_BALANCING, hinting faults keep sampling a
  * program's references after its first touch, and no page moves.
  */
 TEST_F(feeds, hinting_faults_keep_sampling_without_migration)
 {
-	struct rc_knob delay = { 0 }, period = { 0 };
-	unsigned int ctr;
 	size_t len = 64 * rc_page_size(), i;
 	uint64_t first, now = 0;
+	const char *skip;
+	unsigned int ctr;
 	double t0;
 	char *p;
 
-	if (self->memory.n < 2)
-		SKIP(return, "NUMA balancing needs two nodes with memory");
-	if (rc_knob_set(&self->numa_balancing, "/proc/sys/kernel/numa_balancing",
-			"1"))
-		SKIP(return, "no NUMA balancing in this kernel");
-	/* Scan soon and often (debugfs knobs of 5.x/6.x). */
-	rc_knob_set(&delay, "/sys/kernel/debug/sched/numa_balancing/scan_delay_ms",
-		    "0");
-	rc_knob_set(&period,
-		    "/sys/kernel/debug/sched/numa_balancing/scan_period_min_ms",
-		    "100");
+	p = rc_numab_memory(self, len, &skip);
+	if (p == MAP_FAILED && skip)
+		SKIP(return, "%s", skip);
+	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, rc_knob_set(&self->fault_period,
 				 RC_PARAMDIR "/fault_period", "1"));
 	rc_pin(_metadata, self->cpu_node);
 	ctr = rc_list_index(&self->online, self->cpu_node) /
 	      self->info.rcb_nodes_per_counter;
 
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, p);
-	madvise(p, len, MADV_NOHUGEPAGE);
-	if (rc_mbind(p, len, MPOL_BIND | RC_MPOL_F_NUMA_BALANCING,
-		     self->mem_node)) {
-		rc_knob_restore(&delay);
-		rc_knob_restore(&period);
-		SKIP(return, "MPOL_F_NUMA_BALANCING needs Linux 5.12");
-	}
 	for (i = 0; i < len; i += rc_page_size())
 		p[i] = 1;
 	first = rc_range_refs(self->fd, p, len, ctr, self->e, 64);
@@ -470,8 +494,8 @@ TEST_F(feeds, hinting_faults_keep_sampling_without_migration)
 	TH_LOG("first touch %llu references, %llu after %.1f s",
 	       (unsigned long long)first, (unsigned long long)now,
 	       rc_now() - t0);
-	rc_knob_restore(&delay);
-	rc_knob_restore(&period);
+	rc_knob_restore(&self->scan_delay);
+	rc_knob_restore(&self->scan_period);
 	EXPECT_LT(first, now);
 	for (i = 0; i < len; i += rc_page_size())
 		EXPECT_EQ(self->mem_node, rc_page_node(p + i));
@@ -498,34 +522,18 @@ static void rc_spin(double secs)
  */
 TEST_F(feeds, query_sees_pages_numa_balancing_protected)
 {
-	struct rc_knob delay = { 0 }, period = { 0 };
 	size_t pg = rc_page_size(), n = 64, len = n * pg, i;
 	int rounds = 0, counted = 0;
 	struct rusage before, after;
+	const char *skip;
 	double t0;
 	char *p;
 
-	if (self->memory.n < 2)
-		SKIP(return, "NUMA balancing needs two nodes with memory");
-	if (rc_knob_set(&self->numa_balancing, "/proc/sys/kernel/numa_balancing",
-			"1"))
-		SKIP(return, "no NUMA balancing in this kernel");
-	rc_knob_set(&delay, "/sys/kernel/debug/sched/numa_balancing/scan_delay_ms",
-		    "0");
-	rc_knob_set(&period,
-		    "/sys/kernel/debug/sched/numa_balancing/scan_period_min_ms",
-		    "100");
-	rc_pin(_metadata, self->cpu_node);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = rc_numab_memory(self, len, &skip);
+	if (p == MAP_FAILED && skip)
+		SKIP(return, "%s", skip);
 	ASSERT_NE(MAP_FAILED, p);
-	madvise(p, len, MADV_NOHUGEPAGE);
-	if (rc_mbind(p, len, MPOL_BIND | RC_MPOL_F_NUMA_BALANCING,
-		     self->mem_node)) {
-		rc_knob_restore(&delay);
-		rc_knob_restore(&period);
-		SKIP(return, "MPOL_F_NUMA_BALANCING needs Linux 5.12");
-	}
+	rc_pin(_metadata, self->cpu_node);
 	for (i = 0; i < len; i += pg)
 		p[i] = 1;
 
@@ -554,8 +562,8 @@ TEST_F(feeds, query_sees_pages_numa_balancing_protected)
 		if (after.ru_minflt - before.ru_minflt >= (long)n)
 			counted++;
 	}
-	rc_knob_restore(&delay);
-	rc_knob_restore(&period);
+	rc_knob_restore(&self->scan_delay);
+	rc_knob_restore(&self->scan_period);
 	TH_LOG("%d rounds, %d with every page PROT_NONE at the query", rounds,
 	       counted);
 	for (i = 0; i < len; i += pg)
