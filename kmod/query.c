@@ -442,15 +442,8 @@ static int refcnt_flush(struct refcnt_query *q)
 
 		for (c = 0; c < pairs; c++)
 			unsafe_put_user(cnt[c], &ucnt[c], efault);
-		for (; c % 4; c++)
+		for (; c < RCB_MAX_COUNTERS / 2; c++)
 			unsafe_put_user(0ULL, &ucnt[c], efault);
-		/* Four stores a turn: the zeros are most of the entry. */
-		for (; c < RCB_MAX_COUNTERS / 2; c += 4) {
-			unsafe_put_user(0ULL, &ucnt[c], efault);
-			unsafe_put_user(0ULL, &ucnt[c + 1], efault);
-			unsafe_put_user(0ULL, &ucnt[c + 2], efault);
-			unsafe_put_user(0ULL, &ucnt[c + 3], efault);
-		}
 		unsafe_put_user((u64)e->flags, &u->flags, efault);
 		unsafe_put_user(e->paddr, &u->paddr, efault);
 		unsafe_put_user(e->page_shift ? 1ULL << e->page_shift : 0,
