@@ -6,10 +6,11 @@
  * One entry per hardware page of the range, in two phases per chunk:
  *  - probe: under the target's mmap lock, read its page tables with
  *    hmm_range_fault(), which takes no page reference and faults nothing
- *    in (the query's interval notifier only lets it run). What that walk
- *    does not show, gup with FOLL_NOFAULT | FOLL_FORCE looks at: pages of
- *    PROT_NONE mappings and those NUMA balancing made PROT_NONE, which
- *    are still mapped;
+ *    in; its results are used under the lock the query's interval
+ *    notifier takes, so the pages seen stay mapped meanwhile (that is how
+ *    pages NUMA balancing made PROT_NONE are read). gup with FOLL_NOFAULT
+ *    | FOLL_FORCE does the rest: PROT_NONE and VM_IO | VM_PFNMAP
+ *    mappings, and chunks whose walk an invalidation disturbed;
  *  - write: with the lock dropped (writing to the caller may fault, and
  *    the caller may be the target), look up each page's set and write the
  *    entries with one user-access section per batch. Entries are staged
@@ -179,14 +180,14 @@ static bool refcnt_vma_walked(struct vm_area_struct *vma)
 	       !(vma->vm_flags & (VM_IO | VM_PFNMAP));
 }
 
-/* Page @p is frame @pfn; a huge page, whose size @p gets, if @folio is. */
+/* Page @p is frame @pfn, of @folio: a huge page if the folio is large. */
 static void refcnt_probe_set(struct refcnt_probe *p, unsigned long pfn,
 			     u32 flags, u8 shift, struct folio *folio)
 {
 	p->pfn = pfn;
 	p->flags = flags;
 	p->shift = shift;
-	if (!(flags & RCB_PAGE_HUGETLB) && folio && folio_test_large(folio)) {
+	if (!(flags & RCB_PAGE_HUGETLB) && folio_test_large(folio)) {
 		p->flags |= RCB_PAGE_THP;
 		p->shift = PAGE_SHIFT + folio_order(folio);
 	}
@@ -207,11 +208,7 @@ static void refcnt_probe_gup(struct refcnt_query *q,
 	long got;
 
 	while (i < nr) {
-		/*
-		 * The whole run, not one page: NUMA balancing makes 256 MiB
-		 * at a time PROT_NONE, and a call per page of that was 3x
-		 * slower.
-		 */
+		/* The whole run per call: a call per page was 3x slower. */
 		got = refcnt_gup_remote(q->mm, addr + (u64)i * PAGE_SIZE,
 					nr - i, REFCNT_QUERY_GUP,
 					q->pages + q->nr_pages);
