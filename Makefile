@@ -70,7 +70,7 @@ $(BUILD)/linux-source/.stamp: $(LINUX_SOURCE)
 
 # Each kernel gets its own copy of the sources: kbuild builds in place.
 module: $(KMOD_SRCS) uapi/linux/refcnt.h
-	@test -d $(KDIR) || { echo "no kernel build directory $(KDIR): install linux-headers-$(KVER) (tools/refcnt-setup deps)" >&2; exit 1; }
+	@test -d $(KDIR) || { echo "no kernel build directory $(KDIR): install linux-headers-$(KVER) (tools/testing/refcnt-setup deps)" >&2; exit 1; }
 	@rm -rf $(MODULE_OUT)/kmod $(MODULE_OUT)/uapi
 	@mkdir -p $(MODULE_OUT)/kmod $(MODULE_OUT)/uapi/linux
 	@cp $(KMOD_SRCS) $(MODULE_OUT)/kmod/
@@ -100,13 +100,13 @@ checkpatch: $(BUILD)/linux-source/.stamp
 	@echo "  CHECKPATCH clean: kmod/ uapi/"
 
 check:
-	@tools/refcnt-check
+	@tools/testing/refcnt-check
 
 demo:
-	@tools/refcnt-demo
+	@tools/testing/refcnt-demo
 
 bench:
-	@tools/refcnt-bench
+	@tools/testing/refcnt-bench
 
 # make install [DESTDIR=] [PREFIX=/usr/local] [KVER=$(uname -r)]: the module
 # (modules_install for KVER), librefcnt with its headers, pkg-config file and
@@ -130,11 +130,11 @@ install: tools
 
 # Build kmod/ through DKMS against every guest kernel's headers.
 dkms-check:
-	@tools/refcnt-dkms-check
+	@tools/testing/refcnt-dkms-check
 
 # Build kmod/ inside a kernel tree through its Kconfig (linux-source-6.1).
 intree-check:
-	@tools/refcnt-intree-check
+	@tools/testing/refcnt-intree-check
 
 clean:
 	rm -rf $(BUILD)

@@ -17,7 +17,7 @@
  * (goal: >= 0.5 on one CPU). The node's counters are reset afterwards.
  *
  * The table is framed by "=== refcnt bench ===" and "=== end ===" lines so
- * that tools/refcnt-bench can pick it out of a guest's console.
+ * that tools/testing/refcnt-bench can pick it out of a guest's console.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -19,7 +19,7 @@
  * trials, whose kinds take turns in a rotating order, so that a noisy
  * host hurts them alike; the table scan is the best of REPEAT runs.
  * Output is framed by "=== refcnt bench feeds ===" and "=== end ===" for
- * tools/refcnt-bench.
+ * tools/testing/refcnt-bench.
  */
 #include <errno.h>
 #include <fcntl.h>
