@@ -8,6 +8,8 @@
 #   make module KVER=v    build kmod/ for kernel release v (W=1, sparse C=2;
 #                         any warning fails) into build/v/refcnt.ko
 #   make module KDIR=d    the same against a kernel build directory d
+#   make lib              librefcnt (static, shared, refcnt.pc) into build/lib/,
+#                         the one build tools, selftests and install use
 #   make selftests        static test binaries into build/selftests/
 #   make tools            command-line tools into build/tools/
 #   make checkpatch       checkpatch.pl --strict over kmod/ and uapi/
@@ -28,17 +30,28 @@ CHECKPATCH := $(BUILD)/linux-source/scripts/checkpatch.pl
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
 MODULE_OUT := $(BUILD)/$(KVER)
 
-.PHONY: all module selftests tools checkpatch check demo bench install dkms-check \
-	intree-check clean
+.PHONY: all lib module selftests tools checkpatch check demo bench install dkms-check \
+	intree-check clean FORCE
 
-all: selftests tools
+all: lib selftests tools
+
+# librefcnt, built once: lib/Makefile decides what is out of date. PREFIX
+# only goes into refcnt.pc. CFLAGS, LDFLAGS and WERROR=1 pass through.
+PREFIX ?= /usr/local
+LIB_OUT := $(BUILD)/lib
+LIB_MAKE = $(MAKE) --no-print-directory -C lib O=$(LIB_OUT) UAPI_DIR=$(TOP)/uapi \
+	PREFIX=$(PREFIX)
+lib: $(LIB_OUT)/librefcnt.a
+
+$(LIB_OUT)/librefcnt.a: FORCE
+	@$(LIB_MAKE) all
 
 # Command-line tools, static so they run in the test guests as they are.
 TOOLS := refcnt-info refcnt-run refcnt-top refcnt-dump demo-workload
 TOOLS_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(TOP)/uapi \
 	-I$(TOP)/lib/include -I$(TOP)/tools/src
 # Linked with librefcnt.a, libnuma and (heatmaps) libpng + zlib, all static.
-TOOLS_LIBREFCNT := $(BUILD)/selftests/lib/librefcnt.a
+TOOLS_LIBREFCNT := $(BUILD)/lib/librefcnt.a
 TOOLS_LIBS := $(TOOLS_LIBREFCNT) -lnuma -lpng -lz -lm
 TOOLS_COMMON := tools/src/rtools.c tools/src/rtools.h uapi/linux/refcnt.h
 tools: $(addprefix $(BUILD)/tools/,$(TOOLS))
@@ -52,9 +65,6 @@ $(BUILD)/tools/demo-workload: examples/demo-workload.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
-
-$(TOOLS_LIBREFCNT): $(wildcard lib/Makefile lib/librefcnt.map lib/src/*.[ch] lib/include/refcnt/*.h) uapi/linux/refcnt.h
-	@$(MAKE) --no-print-directory -C lib O=$(BUILD)/selftests/lib UAPI_DIR=$(TOP)/uapi static
 
 # Extract only the few files we use from the kernel source tarball.
 $(BUILD)/linux-source/.stamp: $(LINUX_SOURCE)
@@ -82,9 +92,9 @@ module: $(KMOD_SRCS) uapi/linux/refcnt.h
 	@cp $(MODULE_OUT)/kmod/refcnt.ko $(MODULE_OUT)/refcnt.ko
 	@echo "  MODULE  $(MODULE_OUT)/refcnt.ko"
 
-selftests: $(BUILD)/linux-source/.stamp
+selftests: $(BUILD)/linux-source/.stamp $(LIB_OUT)/librefcnt.a
 	@$(MAKE) -C selftests/refcnt O=$(BUILD)/selftests KSFT_DIR=$(KSFT_DIR) \
-		UAPI_DIR=$(TOP)/uapi
+		UAPI_DIR=$(TOP)/uapi LIBREFCNT=$(LIB_OUT)/librefcnt.a
 
 # kmod/compat.h is the one place allowed to test kernel versions; BIT()
 # does not exist for uapi headers.
@@ -112,14 +122,13 @@ bench:
 # (modules_install for KVER), librefcnt with its headers, pkg-config file and
 # man pages, the tools and their man pages, and the udev rule that gives the
 # "refcnt" group read access to /dev/refcnt/nodeN.
-PREFIX ?= /usr/local
 UDEVDIR ?= /lib/udev/rules.d
-install: tools
+install: lib tools
 	@test -d $(KDIR) || { echo "no kernel build directory $(KDIR): set KVER or KDIR" >&2; exit 1; }
 	$(MAKE) -C kmod KDIR=$(KDIR)
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_PATH=$(DESTDIR) \
 		INSTALL_MOD_DIR=updates modules_install
-	$(MAKE) -C lib O=$(BUILD)/lib PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) install
+	$(LIB_MAKE) DESTDIR=$(DESTDIR) install
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(UDEVDIR)
 	install -m 0755 $(addprefix $(BUILD)/tools/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin/
