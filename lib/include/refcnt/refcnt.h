@@ -30,7 +30,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <linux/refcnt.h>
+/*
+ * The library's own copy of the module's uapi header, installed as
+ * <refcnt/linux/refcnt.h>: <linux/refcnt.h> belongs to the distribution's
+ * kernel headers once the module is merged.
+ */
+#include <refcnt/linux/refcnt.h>
 
 #ifdef __cplusplus
 extern "C" {
