@@ -33,7 +33,34 @@ static int refcnt_pioctl_chunk(void *arg, size_t first,
 	return 0;
 }
 
-REFCNT_API int refcnt_pioctl(pid_t pid, int cmd, sn0_refcnt_args_t *args)
+/*
+ * refcnt(5) programs size their buffer for 4 KB hardware pages: below that
+ * granularity the range has more entries than such a buffer holds.
+ */
+#define REFCNT_PIOCTL_IRIX_PAGE	4096
+
+/*
+ * Check the range against the buffer: bufsize bytes, or with sized false
+ * a buffer of refcnt(5)'s size, which only a granularity of at least 4 KB
+ * is sure not to overflow. 0 or -1/errno.
+ */
+static int refcnt_pioctl_fits(const sn0_refcnt_args_t *args, uint64_t gran,
+			      bool sized, size_t bufsize)
+{
+	size_t need;
+
+	if (refcnt__entries((uintptr_t)args->vaddr, (uint64_t)args->len, gran,
+			    &need))
+		return -1;
+	if (!sized)
+		return gran < REFCNT_PIOCTL_IRIX_PAGE ? refcnt__err(EOVERFLOW) : 0;
+	if (need > bufsize / sizeof(sn0_refcnt_buf_t))
+		return refcnt__err(E2BIG);
+	return 0;
+}
+
+static int refcnt_pioctl_common(pid_t pid, int cmd, sn0_refcnt_args_t *args,
+				bool sized, size_t bufsize)
 {
 	struct rcb_info info;
 	unsigned int flags;
@@ -61,6 +88,9 @@ REFCNT_API int refcnt_pioctl(pid_t pid, int cmd, sn0_refcnt_args_t *args)
 		return -1;
 	ret = refcnt__info(fd, &info);
 	if (!ret)
+		ret = refcnt_pioctl_fits(args, info.rcb_granularity, sized,
+					 bufsize);
+	if (!ret)
 		ret = refcnt__walk(fd, info.rcb_granularity, pid,
 				   (uintptr_t)args->vaddr,
 				   (uint64_t)args->len, flags,
@@ -69,4 +99,15 @@ REFCNT_API int refcnt_pioctl(pid_t pid, int cmd, sn0_refcnt_args_t *args)
 	close(fd);
 	errno = err;
 	return ret ? -1 : 0;
+}
+
+REFCNT_API int refcnt_pioctl(pid_t pid, int cmd, sn0_refcnt_args_t *args)
+{
+	return refcnt_pioctl_common(pid, cmd, args, false, 0);
+}
+
+REFCNT_API int refcnt_pioctl_sized(pid_t pid, int cmd, sn0_refcnt_args_t *args,
+				   size_t bufsize)
+{
+	return refcnt_pioctl_common(pid, cmd, args, true, bufsize);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
- * librefcnt: the range query (RCB_RANGE_QUERY), chunked walks of a range,
- * and the PAPI-style data-range totals.
+ * librefcnt: the range query (RCB_RANGE_QUERY) and chunked walks of a
+ * range.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -207,105 +207,5 @@ int refcnt__walk(int fd, uint64_t gran, pid_t pid, uint64_t vaddr,
 		return -1;
 	}
 	free(buf);
-	return 0;
-}
-
-/* ------------------------------------------------------- data range */
-
-static bool refcnt_counted(const struct rcb_page_counters *e)
-{
-	return (e->flags & RCB_PAGE_PRESENT) &&
-	       !(e->flags & (RCB_PAGE_DENIED | RCB_PAGE_UNCOUNTED));
-}
-
-static int refcnt_data_chunk(void *arg, size_t first,
-			     const struct rcb_page_counters *e,
-			     const struct rcb_page_counters *hw, size_t n)
-{
-	struct refcnt_data_range *dr = arg;
-	size_t i;
-	uint32_t c;
-
-	(void)first;
-	for (i = 0; i < n; i++) {
-		if (!(e[i].flags & RCB_PAGE_PRESENT)) {
-			dr->pages_not_present++;
-			continue;
-		}
-		dr->pages_present++;
-		if (e[i].flags & RCB_PAGE_DENIED) {
-			dr->pages_denied++;
-			continue;
-		}
-		if (e[i].flags & RCB_PAGE_UNCOUNTED) {
-			dr->pages_uncounted++;
-			continue;
-		}
-		dr->pages_counted++;
-		for (c = 0; c < dr->nr_counters; c++)
-			dr->totals[c] += e[i].refcnt[c];
-		/* The hardware half, if the page did not move in between. */
-		if (hw && refcnt_counted(&hw[i]) &&
-		    hw[i].cnodeid == e[i].cnodeid && hw[i].paddr == e[i].paddr)
-			for (c = 0; c < dr->nr_counters; c++)
-				dr->totals[c] += hw[i].refcnt[c];
-	}
-	return 0;
-}
-
-REFCNT_API int refcnt_data_range(pid_t pid, uint64_t start, uint64_t end,
-				 unsigned int flags,
-				 struct refcnt_data_range *out)
-{
-	struct refcnt_data_range dr;
-	struct rcb_info info;
-	unsigned int wflags;
-	size_t pages;
-	uint32_t c;
-	int fd, ret, err;
-
-	if (!out)
-		return refcnt__err(EFAULT);
-	if (flags & ~(REFCNT_DATA_EXTENDED | REFCNT_DATA_TOTAL) ||
-	    ((flags & REFCNT_DATA_EXTENDED) && (flags & REFCNT_DATA_TOTAL)) ||
-	    end <= start)
-		return refcnt__err(EINVAL);
-	wflags = flags & REFCNT_DATA_TOTAL ? REFCNT__WALK_BOTH :
-		 flags & REFCNT_DATA_EXTENDED ? RCB_RANGE_EXTENDED : 0;
-
-	fd = refcnt__open_any();
-	if (fd < 0)
-		return -1;
-	ret = refcnt__info(fd, &info);
-	if (!ret && (!info.rcb_granularity ||
-		     info.rcb_sw_counters_per_set > RCB_MAX_COUNTERS))
-		ret = refcnt__err(EIO);
-	if (!ret)
-		ret = refcnt__entries(start, end - start, info.rcb_granularity,
-				      &pages);
-	if (!ret) {
-		memset(&dr, 0, sizeof(dr));
-		dr.start = start;
-		dr.end = end;
-		dr.granularity = info.rcb_granularity;
-		dr.covered_start = start - start % dr.granularity;
-		dr.covered_end = dr.covered_start + pages * dr.granularity;
-		dr.start_off = start - dr.covered_start;
-		dr.end_off = dr.covered_end - end;
-		dr.pages = pages;
-		dr.nr_counters = info.rcb_sw_counters_per_set;
-		dr.nodes_per_counter = info.rcb_nodes_per_counter;
-		ret = refcnt__walk(fd, info.rcb_granularity, pid, start,
-				   end - start, wflags, refcnt_data_chunk, &dr);
-	}
-	err = errno;
-	close(fd);
-	if (ret) {
-		errno = err;
-		return -1;
-	}
-	for (c = 0; c < dr.nr_counters; c++)
-		dr.total += dr.totals[c];
-	*out = dr;
 	return 0;
 }

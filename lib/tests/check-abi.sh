@@ -13,8 +13,8 @@ t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 
 nm -D --defined-only "$so" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' |
-	sort > "$t/exported"
-sed -n 's/^[[:space:]]*\(refcnt_[a-z_]*\);$/\1/p' "$map" | sort > "$t/map"
+	sort -u > "$t/exported"
+sed -n 's/^[[:space:]]*\(refcnt_[a-z_]*\);$/\1/p' "$map" | sort -u > "$t/map"
 cat "$@" | tr '\n' ' ' | tr ';' '\n' > "$t/statements"
 grep -v 'static inline' "$t/statements" |
 	sed -n 's/^.*[^a-z_]\(refcnt_[a-z_0-9]*\)(.*$/\1/p' | sort -u > "$t/declared"

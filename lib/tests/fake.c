@@ -191,6 +191,36 @@ static int fake_open_dev(const char *path)
 	return fd;
 }
 
+static int fake_err(int e);
+
+/* A module parameter file: a memfd holding the configured value. */
+#define FAKE_PARAMS	"/sys/module/refcnt/parameters/"
+static int fake_open_param(const char *path)
+{
+	const char *name = path + strlen(FAKE_PARAMS);
+	char buf[32];
+	int fd, len;
+
+	if (fake_cfg.params_missing) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (!strcmp(name, "fault_period"))
+		len = snprintf(buf, sizeof(buf), "%u\n", fake_cfg.fault_period);
+	else if (!strcmp(name, "pebs_period"))
+		len = snprintf(buf, sizeof(buf), "%u\n", fake_cfg.pebs_period);
+	else
+		return fake_err(ENOENT);
+	fd = memfd_create("fake-param", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, buf, len) != len || lseek(fd, 0, SEEK_SET)) {
+		__real_close(fd);
+		return fake_err(EIO);
+	}
+	return fd;
+}
+
 int __wrap_open(const char *path, int flags, ...)
 {
 	va_list ap;
@@ -198,6 +228,8 @@ int __wrap_open(const char *path, int flags, ...)
 
 	if (!strncmp(path, "/dev/refcnt/node", 16))
 		return fake_open_dev(path);
+	if (!strncmp(path, FAKE_PARAMS, strlen(FAKE_PARAMS)))
+		return fake_open_param(path);
 	va_start(ap, flags);
 	mode = va_arg(ap, mode_t);
 	va_end(ap);
@@ -211,6 +243,8 @@ int __wrap_open64(const char *path, int flags, ...)
 
 	if (!strncmp(path, "/dev/refcnt/node", 16))
 		return fake_open_dev(path);
+	if (!strncmp(path, FAKE_PARAMS, strlen(FAKE_PARAMS)))
+		return fake_open_param(path);
 	va_start(ap, flags);
 	mode = va_arg(ap, mode_t);
 	va_end(ap);
@@ -289,8 +323,16 @@ uint32_t fake_count(uint64_t h, unsigned int c, int extended)
 
 uint64_t fake_paddr(uint64_t h)
 {
+	uint64_t gran = fake_cfg.granularity, page = h / gran;
+
 	if (!fake_present(h) || fake_denied(h))
 		return 0;
+	if (fake_cfg.paddr_in_slots) {
+		const struct rcb_slot *s =
+			&fake_cfg.nodes[page % fake_cfg.cnodes].slots[0];
+
+		return s->base + page % (s->size / gran) * gran;
+	}
 	return 0x100000000ULL + (h / fake_cfg.granularity) * fake_cfg.granularity;
 }
 

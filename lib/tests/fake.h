@@ -24,6 +24,11 @@ struct fake_config {
 	uint32_t granularity;
 	uint32_t cnodes;		/* counters per set = min(cnodes, 64) */
 	struct fake_node nodes[FAKE_MAX_NODES];
+	/* physical addresses in the slots of the page's node (else above) */
+	int paddr_in_slots;
+	/* /sys/module/refcnt/parameters/{fault,pebs}_period; or missing */
+	unsigned int fault_period, pebs_period;
+	int params_missing;
 };
 
 struct fake_stats {
@@ -39,7 +44,10 @@ extern struct fake_stats fake_stats;
 /* Reset to a default configuration (4 KiB hardware pages, 3 cnodes). */
 void fake_reset(void);
 
-/* What the fake reports for the hardware page at virtual address h. */
+/*
+ * What the fake reports for the hardware page at virtual address h.
+ * RCB_SETS_READ reports lost[c] = c in every set.
+ */
 int fake_present(uint64_t h);
 uint32_t fake_count(uint64_t h, unsigned int c, int extended);
 uint64_t fake_paddr(uint64_t h);

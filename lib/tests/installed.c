@@ -27,7 +27,7 @@ int main(void)
 	if (refcnt_data_range(0, (uintptr_t)&dr, (uintptr_t)(&dr + 1), 0,
 			      &dr) && errno != ENOENT)
 		return 1;
-	if (refcnt_pioctl(0, PIOCGETSN0REFCNTRS, &args) &&
+	if (refcnt_pioctl_sized(0, PIOCGETSN0REFCNTRS, &args, sizeof(buf)) &&
 	    errno != ENOENT)
 		return 1;
 	printf("ok\n");

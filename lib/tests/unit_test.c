@@ -358,6 +358,7 @@ static void test_range_packed(void)
 }
 
 /* refcnt_pioctl over a large range with hardware pages of gran bytes. */
+/* Through refcnt_pioctl_sized() below 4 KB pages, where it is needed. */
 static void pioctl_range(uint32_t gran, uint64_t vaddr, long len, int cmd)
 {
 	size_t n, i, bad = 0;
@@ -378,7 +379,12 @@ static void pioctl_range(uint32_t gran, uint64_t vaddr, long len, int cmd)
 	a.vaddr = (caddr_t)(uintptr_t)vaddr;
 	a.len = len;
 	a.buf = buf;
-	CHECK(refcnt_pioctl(getpid(), cmd, &a) == 0, "pioctl: %s", strerror(errno));
+	if (gran < 4096)
+		CHECK(refcnt_pioctl_sized(getpid(), cmd, &a, n * sizeof(*buf)) == 0,
+		      "pioctl_sized: %s", strerror(errno));
+	else
+		CHECK(refcnt_pioctl(getpid(), cmd, &a) == 0, "pioctl: %s",
+		      strerror(errno));
 	CHECK(fake_stats.last_pid == 0, "own pid passed as 0");
 	for (i = 0; i < n; i++) {
 		uint64_t h = h0 + i * gran;
@@ -436,16 +442,72 @@ static void test_pioctl(void)
 	pioctl_range(16384, 0x2001000, 600 * 16384L, PIOCGETSN0EXTREFCNTRS);
 }
 
-/* Data range against the formulas. */
+/*
+ * Below 4 KB hardware pages refcnt_pioctl() refuses (EOVERFLOW): the
+ * refcnt(5) program's buffer would overflow. refcnt_pioctl_sized() checks
+ * the buffer at any granularity (E2BIG), writing nothing when it refuses.
+ */
+static void test_pioctl_sized(void)
+{
+	sn0_refcnt_buf_t b[40];
+	sn0_refcnt_args_t a = { (caddr_t)0x10080, 8192, b };
+	unsigned int i;
+
+	fake_reset();
+	fake_cfg.granularity = 256;
+	memset(b, 0x5a, sizeof(b));
+	CHECK_ERR(refcnt_pioctl(0, PIOCGETSN0REFCNTRS, &a), EOVERFLOW);
+	/* [0x10000, 0x12080): 33 entries of 256 bytes */
+	CHECK_ERR(refcnt_pioctl_sized(0, PIOCGETSN0REFCNTRS, &a, 32 * sizeof(b[0])),
+		  E2BIG);
+	CHECK_ERR(refcnt_pioctl_sized(0, PIOCGETSN0REFCNTRS, &a, 33 * sizeof(b[0]) - 1),
+		  E2BIG);
+	for (i = 0; i < 40; i++)
+		CHECK(b[i].cnodeid == 0x5a5a, "entry %u written on a refusal", i);
+	CHECK(fake_stats.range_queries == 0, "queried on a refusal");
+	CHECK(refcnt_pioctl_sized(0, PIOCGETSN0EXTREFCNTRS, &a, 33 * sizeof(b[0])) == 0,
+	      "exact size: %s", strerror(errno));
+	CHECK(b[32].cnodeid == fake_cnodeid(0x12000) && b[33].cnodeid == 0x5a5a,
+	      "33 entries written: %d %d", b[32].cnodeid, b[33].cnodeid);
+	CHECK_ERR(refcnt_pioctl_sized(0, 0, &a, sizeof(b)), ENOTTY);
+	CHECK_ERR(refcnt_pioctl_sized(0, PIOCGETSN0REFCNTRS, NULL, sizeof(b)), EFAULT);
+	a.len = 0;
+	CHECK_ERR(refcnt_pioctl_sized(0, PIOCGETSN0REFCNTRS, &a, sizeof(b)), EINVAL);
+	NO_LEAK();
+
+	/* At 4 KB and above a refcnt(5)-sized buffer is enough. */
+	fake_cfg.granularity = 4096;
+	a.len = 8192;
+	CHECK(refcnt_pioctl(0, PIOCGETSN0REFCNTRS, &a) == 0, "4 KB: %s",
+	      strerror(errno));
+	CHECK_ERR(refcnt_pioctl_sized(0, PIOCGETSN0REFCNTRS, &a, 2 * sizeof(b[0])),
+		  E2BIG);
+	CHECK(refcnt_pioctl_sized(0, PIOCGETSN0REFCNTRS, &a, 3 * sizeof(b[0])) == 0,
+	      "4 KB sized: %s", strerror(errno));
+	NO_LEAK();
+}
+
+/* LIBREFCNT_1.0's refcnt_data_range (flags 0: hardware), src/datarange.c. */
+int refcnt__data_range_1_0(pid_t pid, uint64_t start, uint64_t end,
+			   unsigned int flags, struct refcnt_data_range *out);
+
+/*
+ * Data range against the formulas; with paddr_in_slots the fake's physical
+ * addresses lie in its nodes' slots, so the lost counts (c in counter c)
+ * are read: 0 + 1 + 2 per counted page.
+ */
 static void data_range_case(uint32_t gran, uint64_t start, uint64_t end,
-			    unsigned int flags)
+			    unsigned int flags, int paddr_in_slots)
 {
 	struct refcnt_data_range dr, want;
+	int ext = flags != REFCNT_DATA_HARDWARE && flags != 0x80000000u;
+	int hw = flags != REFCNT_DATA_EXTENDED;
 	uint64_t h;
 	unsigned int c;
 
 	fake_reset();
 	fake_cfg.granularity = gran;
+	fake_cfg.paddr_in_slots = paddr_in_slots;
 	memset(&want, 0, sizeof(want));
 	want.covered_start = start / gran * gran;
 	want.covered_end = (end + gran - 1) / gran * gran;
@@ -466,15 +528,19 @@ static void data_range_case(uint32_t gran, uint64_t start, uint64_t end,
 		}
 		want.pages_counted++;
 		for (c = 0; c < 3; c++) {
-			if (flags != 0)
+			if (ext)
 				want.totals[c] += fake_count(h, c, 1);
-			if (flags != REFCNT_DATA_EXTENDED)
+			if (hw)
 				want.totals[c] += fake_count(h, c, 0);
 		}
 	}
 	memset(&dr, 0xff, sizeof(dr));
-	CHECK(refcnt_data_range(0, start, end, flags, &dr) == 0,
-	      "data range: %s", strerror(errno));
+	if (flags == 0x80000000u)	/* a program linked against 1.0, flags 0 */
+		CHECK(refcnt__data_range_1_0(0, start, end, 0, &dr) == 0,
+		      "data range 1.0: %s", strerror(errno));
+	else
+		CHECK(refcnt_data_range(0, start, end, flags, &dr) == 0,
+		      "data range: %s", strerror(errno));
 	CHECK(dr.start == start && dr.end == end, "request");
 	CHECK(dr.covered_start == want.covered_start &&
 	      dr.covered_end == want.covered_end, "covered [0x%llx, 0x%llx)",
@@ -504,8 +570,33 @@ static void data_range_case(uint32_t gran, uint64_t start, uint64_t end,
 		      (unsigned long long)want.totals[c]);
 	CHECK(dr.total == want.totals[0] + want.totals[1] + want.totals[2],
 	      "total");
-	for (c = 0; c < 8; c++)
+	/* fake_reset(): both feed parameters 0 */
+	CHECK(dr.status == (paddr_in_slots ? REFCNT_DATA_LOST_COUNTED : 0u),
+	      "status 0x%x", dr.status);
+	CHECK(dr.lost == (paddr_in_slots ? 3 * want.pages_counted : 0),
+	      "lost %llu, %llu counted pages", (unsigned long long)dr.lost,
+	      (unsigned long long)want.pages_counted);
+	CHECK(dr.reserved32 == 0, "reserved32");
+	for (c = 0; c < 6; c++)
 		CHECK(dr.reserved[c] == 0, "reserved");
+	NO_LEAK();
+}
+
+/* Which feeds were on, read from the module's parameters. */
+static void data_range_feeds(unsigned int fault, unsigned int pebs,
+			     int missing, uint32_t want)
+{
+	struct refcnt_data_range dr;
+
+	fake_reset();
+	fake_cfg.fault_period = fault;
+	fake_cfg.pebs_period = pebs;
+	fake_cfg.params_missing = missing;
+	CHECK(refcnt_data_range(0, 0x10000, 0x20000, 0, &dr) == 0,
+	      "data range: %s", strerror(errno));
+	CHECK((dr.status & ~REFCNT_DATA_LOST_COUNTED) == want,
+	      "feeds %u %u missing %d: status 0x%x want 0x%x", fault, pebs,
+	      missing, dr.status, want);
 	NO_LEAK();
 }
 
@@ -513,17 +604,32 @@ static void test_data_range(void)
 {
 	struct refcnt_data_range dr;
 
-	data_range_case(4096, 0x10010, 0x10010 + 100 * 4096 + 5, 0);
-	data_range_case(4096, 0x10000, 0x10000 + 2000 * 4096, REFCNT_DATA_EXTENDED);
-	data_range_case(4096, 0x10fff, 0x11001, REFCNT_DATA_TOTAL);
-	data_range_case(256, 0x100080, 0x100080 + 1500 * 256 - 3, REFCNT_DATA_TOTAL);
-	data_range_case(65536, 0x100080, 0x100081, 0);
+	/* flags 0 is REFCNT_DATA_TOTAL; 0x80000000: the 1.0 symbol's 0 */
+	data_range_case(4096, 0x10010, 0x10010 + 100 * 4096 + 5, 0, 0);
+	data_range_case(4096, 0x10010, 0x10010 + 100 * 4096 + 5, 0, 1);
+	data_range_case(4096, 0x10000, 0x10000 + 2000 * 4096, REFCNT_DATA_EXTENDED, 1);
+	data_range_case(4096, 0x10fff, 0x11001, REFCNT_DATA_TOTAL, 0);
+	data_range_case(4096, 0x10fff, 0x31001, REFCNT_DATA_HARDWARE, 1);
+	data_range_case(4096, 0x10fff, 0x31001, 0x80000000u, 0);
+	data_range_case(256, 0x100080, 0x100080 + 1500 * 256 - 3, REFCNT_DATA_TOTAL, 1);
+	data_range_case(65536, 0x100080, 0x100081, 0, 0);
+	data_range_case(65536, 0x100080, 0x100081 + 65536 * 7, REFCNT_DATA_HARDWARE, 1);
+
+	data_range_feeds(0, 0, 0, 0);
+	data_range_feeds(64, 0, 0, REFCNT_DATA_FEED_FAULT);
+	data_range_feeds(0, 10007, 0, REFCNT_DATA_FEED_PEBS);
+	data_range_feeds(1, 1, 0, REFCNT_DATA_FEED_FAULT | REFCNT_DATA_FEED_PEBS);
+	data_range_feeds(64, 64, 1, REFCNT_DATA_FEEDS_UNKNOWN);
 
 	fake_reset();
 	CHECK_ERR(refcnt_data_range(0, 0x2000, 0x2000, 0, &dr), EINVAL);
 	CHECK_ERR(refcnt_data_range(0, 0x3000, 0x2000, 0, &dr), EINVAL);
 	CHECK_ERR(refcnt_data_range(0, 0x1000, 0x2000, 0x4, &dr), EINVAL);
 	CHECK_ERR(refcnt_data_range(0, 0x1000, 0x2000, REFCNT_DATA_EXTENDED | REFCNT_DATA_TOTAL, &dr),
+		  EINVAL);
+	CHECK_ERR(refcnt_data_range(0, 0x1000, 0x2000, REFCNT_DATA_HARDWARE | REFCNT_DATA_TOTAL, &dr),
+		  EINVAL);
+	CHECK_ERR(refcnt_data_range(0, 0x1000, 0x2000, REFCNT_DATA_HARDWARE | REFCNT_DATA_EXTENDED, &dr),
 		  EINVAL);
 	CHECK_ERR(refcnt_data_range(0, 0x1000, 0x2000, 0, NULL), EFAULT);
 	CHECK_ERR(refcnt_data_range(99999, 0x1000, 0x2000, 0, &dr), ESRCH);
@@ -644,6 +750,7 @@ int main(void)
 	test_range();
 	test_range_packed();
 	test_pioctl();
+	test_pioctl_sized();
 	test_data_range();
 	test_numa();
 

@@ -9,7 +9,9 @@
  *	fd = open(path, O_RDONLY);
  *	ioctl(fd, PIOCGETSN0REFCNTRS, &args);
  *
- * by refcnt_pioctl(pid, PIOCGETSN0REFCNTRS, &args). The mmap interface is
+ * by refcnt_pioctl(pid, PIOCGETSN0REFCNTRS, &args), or better by
+ * refcnt_pioctl_sized(), which also takes the size of args.buf and so
+ * works below 4 KB hardware pages (see below). The mmap interface is
  * the same as on IRIX: open /dev/refcnt/nodeN (in place of
  * /hw/module/M/slot/nS/node/refcnt), ioctl(fd, RCB_INFO_GET, &rcbinfo),
  * ioctl(fd, RCB_SLOT_GET, slots) and mmap(2) the rcb_len bytes read-only.
@@ -18,6 +20,7 @@
 #ifndef REFCNT_HWCNTRS_H
 #define REFCNT_HWCNTRS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -95,8 +98,18 @@ typedef struct rcb_slot rcb_slot_t;
  * size, args->vaddr + args->len). Returns 0, or -1 with errno as ioctl(2):
  * ENOTTY for an unknown cmd, EFAULT for a NULL args or buf, EINVAL for a
  * bad range, ENOENT when no refcnt device exists, the kernel's errors.
+ *
+ * refcnt_pioctl() cannot know the size of args->buf: it fails with
+ * EOVERFLOW, writing nothing, when the module's hardware pages are smaller
+ * than refcnt(5)'s 4 KB, since a buffer sized for 4 KB pages would
+ * overflow. refcnt_pioctl_sized() takes bufsize, the bytes of args->buf,
+ * works at any granularity and fails with E2BIG, writing nothing, when
+ * the range has more entries than bufsize holds (refcnt_range_entries()
+ * tells how many).
  */
 int refcnt_pioctl(pid_t pid, int cmd, sn0_refcnt_args_t *args);
+int refcnt_pioctl_sized(pid_t pid, int cmd, sn0_refcnt_args_t *args,
+			size_t bufsize);
 
 #ifdef __cplusplus
 }

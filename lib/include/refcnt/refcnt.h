@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define REFCNT_VERSION_MAJOR	1
-#define REFCNT_VERSION_MINOR	0
+#define REFCNT_VERSION_MINOR	1
 
 /* Directory of the node devices. */
 #define REFCNT_DEV_DIR		"/dev/refcnt"
@@ -180,9 +180,21 @@ int refcnt_range_entries(uint64_t vaddr, uint64_t len, size_t *nr);
 
 /* ------------------------------------------------------- data range */
 
-/* refcnt_data_range() flags; 0: hardware counters. */
+/*
+ * refcnt_data_range() flags: which counters to add up. 0 is
+ * REFCNT_DATA_TOTAL, what a PAPI user expects: every reference counted,
+ * folded or not (since librefcnt 1.1; 1.0 read the hardware counters only
+ * and programs linked against 1.0 keep that).
+ */
 #define REFCNT_DATA_EXTENDED	RCB_RANGE_EXTENDED  /* extended counters */
 #define REFCNT_DATA_TOTAL	(1U << 16)	/* extended + hardware */
+#define REFCNT_DATA_HARDWARE	(1U << 17)	/* hardware: cleared at every fold */
+
+/* struct refcnt_data_range.status */
+#define REFCNT_DATA_FEED_FAULT	(1U << 0)	/* page-fault feed on */
+#define REFCNT_DATA_FEED_PEBS	(1U << 1)	/* PEBS/IBS feed on */
+#define REFCNT_DATA_FEEDS_UNKNOWN (1U << 2)	/* feed parameters unreadable */
+#define REFCNT_DATA_LOST_COUNTED (1U << 3)	/* @lost is known */
 
 /**
  * struct refcnt_data_range - counts of a data structure, PAPI_DATA_ADDRESS
@@ -205,7 +217,18 @@ int refcnt_range_entries(uint64_t vaddr, uint64_t len, size_t *nr);
  * @totals:		references to the counted pages, by cnodeid (or
  *			cnodeid group) of the referencing node
  * @total:		sum of @totals
+ * @status:		REFCNT_DATA_*: the feeds that were on (none: only
+ *			injected references can have counted), and whether
+ *			@lost is known (since 1.1)
+ * @reserved32:		0
+ * @lost:		references to the counted pages lost to pegging (in no
+ *			counter), when status has REFCNT_DATA_LOST_COUNTED:
+ *			that needs the pages' physical addresses
+ *			(CAP_SYS_ADMIN); else 0 (since 1.1)
  * @reserved:		0
+ *
+ * The caller allocates it: fields are added out of @reserved, so its size
+ * never changes.
  */
 struct refcnt_data_range {
 	uint64_t start;
@@ -225,14 +248,17 @@ struct refcnt_data_range {
 	uint32_t nodes_per_counter;
 	uint64_t totals[RCB_MAX_COUNTERS];
 	uint64_t total;
-	uint64_t reserved[8];
+	uint32_t status;
+	uint32_t reserved32;
+	uint64_t lost;
+	uint64_t reserved[6];
 };
 
 /*
  * Totals per referencing cnodeid for the data at [start, end) of process
- * pid (as refcnt_range_query()). flags: 0 (hardware counters),
- * REFCNT_DATA_EXTENDED, or REFCNT_DATA_TOTAL (extended + hardware: two
- * queries per chunk, exact once the counters are quiet).
+ * pid (as refcnt_range_query()). flags: 0 or REFCNT_DATA_TOTAL (extended
+ * + hardware: two queries per chunk, exact once the counters are quiet),
+ * REFCNT_DATA_EXTENDED, or REFCNT_DATA_HARDWARE.
  */
 int refcnt_data_range(pid_t pid, uint64_t start, uint64_t end,
 		      unsigned int flags, struct refcnt_data_range *out);
