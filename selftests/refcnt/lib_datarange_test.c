@@ -7,8 +7,10 @@
  * hardware pages, start_off = start - covered_start, end_off = covered_end
  * - end (zero when exact), and the pages present or not. References
  * injected into the array's pages (root) appear in the per-cnodeid totals:
- * extended totals grow by what was folded, extended + hardware totals by
- * exactly what was injected; hardware totals alone by what was not folded.
+ * extended totals grow by what was folded, extended + hardware totals (the
+ * default, flags 0) by exactly what was injected; hardware totals alone by
+ * what was not folded. References lost to pegging are reported exactly
+ * (root), and so are the feeds that were on.
  *
  * A module without RCB_RANGE_QUERY (ENOTTY) fails: it is built from the
  * same tree.
@@ -77,8 +79,11 @@ TEST_F(dr, covered_range_and_offsets)
 	EXPECT_EQ(self->info.rcb_nodes_per_counter, r.nodes_per_counter);
 	for (i = r.nr_counters; i < RCB_MAX_COUNTERS; i++)
 		EXPECT_EQ(0ULL, r.totals[i]);
-	for (i = 0; i < 8; i++)
+	EXPECT_EQ(0U, r.reserved32);
+	for (i = 0; i < 6; i++)
 		EXPECT_EQ(0ULL, r.reserved[i]);
+	/* The guest loads the module without feeds; root sees paddrs. */
+	EXPECT_EQ(geteuid() ? 0U : REFCNT_DATA_LOST_COUNTED, r.status);
 
 	/* Exactly aligned: nothing added. */
 	ASSERT_EQ(0, refcnt_data_range(0, base, base + 2 * self->gran, 0, &r));
@@ -145,7 +150,7 @@ TEST_F(dr, totals_follow_injected_references)
 	uint64_t end = base + NPAGES * self->pg - 1;
 	uint64_t big = self->info.rcb_abs_threshold, small = 3, n;
 	struct rcb_page_counters e[NPAGES * 16];
-	struct refcnt_data_range h, x, t;
+	struct refcnt_data_range h, x, t, d;
 	unsigned int a, b, ca, cb, c;
 	size_t nr, i;
 
@@ -178,9 +183,10 @@ TEST_F(dr, totals_follow_injected_references)
 		refcnt_node_close(node);
 	}
 
-	ASSERT_EQ(0, refcnt_data_range(0, start, end, 0, &h));
+	ASSERT_EQ(0, refcnt_data_range(0, start, end, REFCNT_DATA_HARDWARE, &h));
 	ASSERT_EQ(0, refcnt_data_range(0, start, end, REFCNT_DATA_EXTENDED, &x));
 	ASSERT_EQ(0, refcnt_data_range(0, start, end, REFCNT_DATA_TOTAL, &t));
+	ASSERT_EQ(0, refcnt_data_range(0, start, end, 0, &d));
 	for (c = 0; c < t.nr_counters; c++) {
 		uint64_t want_x = c == ca ? n * big : 0;
 		uint64_t want_h = c == cb && cb != ca ? n * small : 0;
@@ -188,10 +194,115 @@ TEST_F(dr, totals_follow_injected_references)
 		EXPECT_EQ(want_x, x.totals[c]) TH_LOG("extended, counter %u", c);
 		EXPECT_EQ(want_h, h.totals[c]) TH_LOG("hardware, counter %u", c);
 		EXPECT_EQ(want_x + want_h, t.totals[c]) TH_LOG("total, counter %u", c);
+		EXPECT_EQ(want_x + want_h, d.totals[c]) TH_LOG("default, counter %u", c);
 	}
 	EXPECT_EQ(n * (big + (cb != ca ? small : 0)), t.total);
 	EXPECT_EQ(t.total, h.total + x.total);
+	EXPECT_EQ(t.total, d.total);
+	/* Nothing pegged: none lost, and the library could tell. */
+	EXPECT_EQ(REFCNT_DATA_LOST_COUNTED, d.status);
+	EXPECT_EQ(0ULL, d.lost);
 	ASSERT_EQ(0, reset_all());
+}
+
+/* Inject count references from cnodeid src into every page of e. */
+static int inject_pages(const struct rcb_page_counters *e, size_t nr,
+			unsigned int src, uint32_t count)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		struct refcnt_node *node;
+		int ret;
+
+		node = refcnt_node_open(refcnt_cnode_to_nid(e[i].cnodeid), 0);
+		if (!node)
+			return -errno;
+		ret = lh_inject(refcnt_node_fd(node), e[i].paddr, src, count);
+		refcnt_node_close(node);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * max + 7 references in one batch: the hardware counter pegs at max
+ * (folded, so the extended counter gets max) and 7 are lost, per page.
+ */
+TEST_F(dr, lost_to_pegging)
+{
+	uint64_t base = (uintptr_t)self->mem, end = base + NPAGES * self->pg;
+	uint64_t max = self->info.rcb_hw_counter_max;
+	struct rcb_page_counters e[NPAGES * 16];
+	struct refcnt_data_range r;
+	unsigned int src = self->info.rcb_num_cnodes - 1, c;
+	size_t nr;
+
+	if (geteuid())
+		SKIP(return, "RCB_RESET, RCB_INJECT and physical addresses need root");
+	ASSERT_EQ(0, reset_all()) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, refcnt_range_query(0, base, end - base, 0, e,
+					NPAGES * 16, &nr));
+	ASSERT_EQ(0, inject_pages(e, nr, src, (uint32_t)max + 7));
+
+	ASSERT_EQ(0, refcnt_data_range(0, base, end, 0, &r));
+	EXPECT_EQ(nr, r.pages_counted);
+	EXPECT_EQ(REFCNT_DATA_LOST_COUNTED, r.status);
+	EXPECT_EQ(nr * 7, r.lost);
+	for (c = 0; c < r.nr_counters; c++)
+		EXPECT_EQ(c == lh_counter(&self->info, src) ? nr * max : 0,
+			  r.totals[c]) TH_LOG("counter %u", c);
+	ASSERT_EQ(0, refcnt_data_range(0, base, end, REFCNT_DATA_HARDWARE, &r));
+	EXPECT_EQ(0ULL, r.total);
+	EXPECT_EQ(nr * 7, r.lost);
+	ASSERT_EQ(0, reset_all());
+	ASSERT_EQ(0, refcnt_data_range(0, base, end, 0, &r));
+	EXPECT_EQ(0ULL, r.lost);
+	EXPECT_EQ(0ULL, r.total);
+}
+
+/* Write a module parameter (root). 0 or -errno. */
+static int set_param(const char *name, const char *val)
+{
+	char path[128];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/module/refcnt/parameters/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * The status names the page-fault feed while it is on. (The PEBS feed
+ * needs a PMU the test guests do not have; feeds_test covers it.)
+ */
+TEST_F(dr, feeds_reported)
+{
+	uint64_t base = (uintptr_t)self->mem;
+	struct refcnt_data_range r;
+	int ret;
+
+	if (geteuid())
+		SKIP(return, "module parameters need root");
+	ASSERT_EQ(0, refcnt_data_range(0, base, base + 1, 0, &r));
+	EXPECT_EQ(0U, r.status & (REFCNT_DATA_FEED_FAULT | REFCNT_DATA_FEED_PEBS |
+				  REFCNT_DATA_FEEDS_UNKNOWN));
+	ret = set_param("fault_period", "64");
+	ASSERT_EQ(0, ret) TH_LOG("fault_period=64: %s", strerror(-ret));
+	ret = refcnt_data_range(0, base, base + 1, 0, &r);
+	EXPECT_EQ(0, set_param("fault_period", "0"));
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(REFCNT_DATA_FEED_FAULT,
+		  r.status & (REFCNT_DATA_FEED_FAULT | REFCNT_DATA_FEED_PEBS |
+			      REFCNT_DATA_FEEDS_UNKNOWN));
+	ASSERT_EQ(0, refcnt_data_range(0, base, base + 1, 0, &r));
+	EXPECT_EQ(0U, r.status & REFCNT_DATA_FEED_FAULT);
 }
 
 TEST_F(dr, bad_arguments)
@@ -211,6 +322,10 @@ TEST_F(dr, bad_arguments)
 	errno = 0;
 	EXPECT_EQ(-1, refcnt_data_range(0, base, base + 10,
 					REFCNT_DATA_EXTENDED | REFCNT_DATA_TOTAL, &r));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_data_range(0, base, base + 10,
+					REFCNT_DATA_HARDWARE | REFCNT_DATA_TOTAL, &r));
 	EXPECT_EQ(EINVAL, errno);
 	errno = 0;
 	EXPECT_EQ(-1, refcnt_data_range(0, base, base + 10, 0, NULL));

@@ -2,7 +2,8 @@
 /*
  * librefcnt selftests: a program written only against <refcnt/hwcntrs.h>,
  * as a refcnt(5) program ported from IRIX would be (the include changed,
- * the /proc open + ioctl(PIOC...) replaced by refcnt_pioctl()).
+ * the /proc open + ioctl(PIOC...) replaced by refcnt_pioctl_sized(), or
+ * refcnt_pioctl() where the module's granularity allows it).
  *
  * The refcnt(5) types have their documented shape; PIOCGETSN0REFCNTRS and
  * PIOCGETSN0EXTREFCNTRS fill one sn0_refcnt_buf_t per hardware page, the
@@ -12,7 +13,10 @@
  * node's device, RCB_INFO_GET, RCB_SLOT_GET into rcb_num_slots entries,
  * mmap rcb_len bytes, set from the slots); a 64 MiB range (many library
  * chunks) is converted entry for entry; bad commands and arguments fail
- * like ioctl(2).
+ * like ioctl(2). refcnt_pioctl(), which cannot know the buffer's size,
+ * works at 4 KB hardware pages and above and refuses (EOVERFLOW) below,
+ * where a refcnt(5)-sized buffer would overflow; refcnt_pioctl_sized()
+ * refuses a buffer one entry short (E2BIG). Run at granularity=256 too.
  *
  * A module without RCB_RANGE_QUERY (ENOTTY) fails: it is built from the
  * same tree.
@@ -176,10 +180,12 @@ TEST(hardware_and_extended_counters)
 	args.vaddr = mem;
 	args.len = PAGES * pg;
 	args.buf = hw;
-	ASSERT_EQ(0, refcnt_pioctl(getpid(), PIOCGETSN0REFCNTRS, &args))
+	ASSERT_EQ(0, refcnt_pioctl_sized(getpid(), PIOCGETSN0REFCNTRS, &args,
+					 n * sizeof(*hw)))
 		TH_LOG("%s", strerror(errno));
 	args.buf = ext;
-	ASSERT_EQ(0, refcnt_pioctl(0, PIOCGETSN0EXTREFCNTRS, &args));
+	ASSERT_EQ(0, refcnt_pioctl_sized(0, PIOCGETSN0EXTREFCNTRS, &args,
+					 n * sizeof(*ext)));
 	for (i = 0; i < n; i++) {
 		int written = i * gran < PAGES / 2 * pg;
 
@@ -225,7 +231,8 @@ TEST(extended_counters_equal_the_mapped_table)
 	args.vaddr = mem;
 	args.len = PAGES * pg;
 	args.buf = buf;
-	ASSERT_EQ(0, refcnt_pioctl(0, PIOCGETSN0EXTREFCNTRS, &args));
+	ASSERT_EQ(0, refcnt_pioctl_sized(0, PIOCGETSN0EXTREFCNTRS, &args,
+					 n * sizeof(*buf)));
 
 	/* Fold known counts into every page's set. */
 	for (i = 0; i < n; i++) {
@@ -245,7 +252,8 @@ TEST(extended_counters_equal_the_mapped_table)
 		irix_close(&node);
 	}
 
-	ASSERT_EQ(0, refcnt_pioctl(0, PIOCGETSN0EXTREFCNTRS, &args));
+	ASSERT_EQ(0, refcnt_pioctl_sized(0, PIOCGETSN0EXTREFCNTRS, &args,
+					 n * sizeof(*buf)));
 	for (i = 0; i < n; i++) {
 		struct irix_node node;
 		const refcnt_t *set;
@@ -292,7 +300,8 @@ TEST(large_range)
 	ASSERT_NE(NULL, buf);
 	memset(&buf[n], 0x5a, sizeof(buf[n]));
 	args.buf = buf;
-	ASSERT_EQ(0, refcnt_pioctl(0, PIOCGETSN0REFCNTRS, &args))
+	ASSERT_EQ(0, refcnt_pioctl_sized(0, PIOCGETSN0REFCNTRS, &args,
+					 n * sizeof(*buf)))
 		TH_LOG("%s", strerror(errno));
 	for (i = 0; i < n; i++) {
 		long page = i * gran / pg;
@@ -323,7 +332,7 @@ TEST(errors_like_ioctl)
 	args.len = 1;
 	args.buf = b;
 	/* The module is built from this tree: ENOTTY here is a failure. */
-	ASSERT_EQ(0, refcnt_pioctl(0, PIOCGETSN0REFCNTRS, &args))
+	ASSERT_EQ(0, refcnt_pioctl_sized(0, PIOCGETSN0REFCNTRS, &args, sizeof(b)))
 		TH_LOG("%s", strerror(errno));
 	errno = 0;
 	EXPECT_EQ(-1, refcnt_pioctl(0, 0x7171, &args));
@@ -354,7 +363,76 @@ TEST(errors_like_ioctl)
 	errno = 0;
 	EXPECT_EQ(-1, refcnt_pioctl(-1, PIOCGETSN0EXTREFCNTRS, &args));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(0, refcnt_pioctl(getpid(), PIOCGETSN0EXTREFCNTRS, &args));
+	EXPECT_EQ(0, refcnt_pioctl_sized(getpid(), PIOCGETSN0EXTREFCNTRS, &args,
+					 sizeof(b)));
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_pioctl_sized(0, 0x7171, &args, sizeof(b)));
+	EXPECT_EQ(ENOTTY, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_pioctl_sized(0, PIOCGETSN0REFCNTRS, NULL, sizeof(b)));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+/*
+ * The buffer a refcnt(5) program allocates holds one entry per 4 KB page.
+ * At this granularity refcnt_pioctl() either fills exactly the entries
+ * refcnt_pioctl_sized() does, or (below 4 KB) refuses with EOVERFLOW and
+ * writes nothing; refcnt_pioctl_sized() refuses one entry short (E2BIG).
+ */
+TEST(buffer_size_at_this_granularity)
+{
+	long pg = pagesz(), gran = granularity(), n, i;
+	sn0_refcnt_buf_t *sized, *plain;
+	sn0_refcnt_args_t args;
+	char *mem;
+
+	ASSERT_LT(0, gran);
+	mem = mmap(NULL, PAGES * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	madvise(mem, PAGES * pg, MADV_NOHUGEPAGE);
+	memset(mem, 7, PAGES * pg);
+	args.vaddr = mem + 100;
+	args.len = PAGES * pg - 200;
+	n = entries(args.vaddr, args.len, gran);
+	sized = calloc(n + 1, sizeof(*sized));
+	plain = calloc(n + 1, sizeof(*plain));
+	ASSERT_TRUE(sized && plain);
+	memset(plain, 0x5a, (n + 1) * sizeof(*plain));
+	memset(sized, 0x5a, (n + 1) * sizeof(*sized));
+
+	args.buf = sized;
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_pioctl_sized(0, PIOCGETSN0EXTREFCNTRS, &args,
+					  n * sizeof(*sized) - 1));
+	EXPECT_EQ(E2BIG, errno);
+	EXPECT_EQ(0x5a5a, (unsigned short)sized[0].cnodeid);
+	ASSERT_EQ(0, refcnt_pioctl_sized(0, PIOCGETSN0EXTREFCNTRS, &args,
+					 n * sizeof(*sized)))
+		TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0x5a5a, (unsigned short)sized[n].cnodeid);
+
+	args.buf = plain;
+	if (gran < 4096) {
+		errno = 0;
+		EXPECT_EQ(-1, refcnt_pioctl(0, PIOCGETSN0EXTREFCNTRS, &args));
+		EXPECT_EQ(EOVERFLOW, errno);
+		EXPECT_EQ(0x5a5a, (unsigned short)plain[0].cnodeid);
+	} else {
+		ASSERT_EQ(0, refcnt_pioctl(0, PIOCGETSN0EXTREFCNTRS, &args))
+			TH_LOG("%s", strerror(errno));
+		for (i = 0; i < n; i++) {
+			EXPECT_EQ(sized[i].cnodeid, plain[i].cnodeid);
+			EXPECT_EQ(sized[i].paddr, plain[i].paddr);
+			EXPECT_EQ(sized[i].page_size, plain[i].page_size);
+			EXPECT_EQ(sized[i].refcnt_set.flags, plain[i].refcnt_set.flags);
+		}
+		EXPECT_EQ(0x5a5a, (unsigned short)plain[n].cnodeid);
+	}
+	TH_LOG("granularity %ld: %ld entries", gran, n);
+	free(sized);
+	free(plain);
+	munmap(mem, PAGES * pg);
 }
 
 TEST_HARNESS_MAIN
