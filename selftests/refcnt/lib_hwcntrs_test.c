@@ -16,7 +16,8 @@
  * like ioctl(2). refcnt_pioctl(), which cannot know the buffer's size,
  * works at 4 KB hardware pages and above and refuses (EOVERFLOW) below,
  * where a refcnt(5)-sized buffer would overflow; refcnt_pioctl_sized()
- * refuses a buffer one entry short (E2BIG). Run at granularity=256 too.
+ * refuses a buffer one byte short (E2BIG); at the loaded granularity and,
+ * reloading the module (REFCNT_KO), at granularity=256.
  *
  * A module without RCB_RANGE_QUERY (ENOTTY) fails: it is built from the
  * same tree.
@@ -30,6 +31,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <refcnt/hwcntrs.h>
@@ -375,18 +377,17 @@ TEST(errors_like_ioctl)
 
 /*
  * The buffer a refcnt(5) program allocates holds one entry per 4 KB page.
- * At this granularity refcnt_pioctl() either fills exactly the entries
+ * At granularity gran refcnt_pioctl() either fills exactly the entries
  * refcnt_pioctl_sized() does, or (below 4 KB) refuses with EOVERFLOW and
- * writes nothing; refcnt_pioctl_sized() refuses one entry short (E2BIG).
+ * writes nothing; refcnt_pioctl_sized() refuses one byte short (E2BIG).
  */
-TEST(buffer_size_at_this_granularity)
+static void check_buffer_sizes(struct __test_metadata *_metadata, long gran)
 {
-	long pg = pagesz(), gran = granularity(), n, i;
+	long pg = pagesz(), n, i;
 	sn0_refcnt_buf_t *sized, *plain;
 	sn0_refcnt_args_t args;
 	char *mem;
 
-	ASSERT_LT(0, gran);
 	mem = mmap(NULL, PAGES * pg, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, mem);
@@ -410,6 +411,8 @@ TEST(buffer_size_at_this_granularity)
 	ASSERT_EQ(0, refcnt_pioctl_sized(0, PIOCGETSN0EXTREFCNTRS, &args,
 					 n * sizeof(*sized)))
 		TH_LOG("%s", strerror(errno));
+	for (i = 0; i < n; i++)
+		EXPECT_LE(0, sized[i].cnodeid) TH_LOG("entry %ld", i);
 	EXPECT_EQ(0x5a5a, (unsigned short)sized[n].cnodeid);
 
 	args.buf = plain;
@@ -433,6 +436,81 @@ TEST(buffer_size_at_this_granularity)
 	free(sized);
 	free(plain);
 	munmap(mem, PAGES * pg);
+}
+
+TEST(buffer_size_at_this_granularity)
+{
+	long gran = granularity();
+
+	ASSERT_LT(0, gran);
+	check_buffer_sizes(_metadata, gran);
+}
+
+/*
+ * The same below 4 KB: reload the module with granularity=256 (REFCNT_KO,
+ * as lifecycle_test does; the guests set it), then back to the defaults.
+ */
+static const char *ko_path(void)
+{
+	const char *ko = getenv("REFCNT_KO");
+
+	return ko && *ko && !access(ko, R_OK) ? ko : NULL;
+}
+
+/* Unload (retrying while references go away) and load with params. */
+static int module_reload(const char *params)
+{
+	int fd, ret = 0, i;
+
+	for (i = 0; i < 100; i++) {
+		ret = syscall(SYS_delete_module, "refcnt", O_NONBLOCK) ? -errno : 0;
+		if (ret != -EWOULDBLOCK && ret != -EBUSY)
+			break;
+		usleep(50000);
+	}
+	if (ret && ret != -ENOENT)
+		return ret;
+	fd = open(ko_path(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	for (i = 0; !ret && i < 100 && granularity() < 0; i++)
+		usleep(20000);	/* the device nodes */
+	return ret;
+}
+
+FIXTURE(reloaded) {
+	bool reloaded;
+};
+
+FIXTURE_SETUP(reloaded)
+{
+	self->reloaded = false;
+}
+
+FIXTURE_TEARDOWN(reloaded)
+{
+	if (self->reloaded)
+		EXPECT_EQ(0, module_reload(""))
+			TH_LOG("could not reload refcnt.ko with default parameters");
+}
+
+TEST_F(reloaded, at_granularity_256)
+{
+	long gran = granularity();
+	int ret;
+
+	if (!ko_path())
+		SKIP(return, "REFCNT_KO does not name refcnt.ko: no reload");
+	ASSERT_LT(0, gran);
+	if (gran != 4096)
+		SKIP(return, "loaded with granularity %ld, not reloaded", gran);
+	self->reloaded = true;
+	ret = module_reload("granularity=256");
+	ASSERT_EQ(0, ret) TH_LOG("granularity=256: %s", strerror(-ret));
+	ASSERT_EQ(256, granularity());
+	check_buffer_sizes(_metadata, 256);
 }
 
 TEST_HARNESS_MAIN
