@@ -8,7 +8,7 @@
  */
 #include <signal.h>
 
-#include "refcnt_helpers.h"
+#include "refcnt_checks.h"
 
 #define MAX_FDS		64
 #define MAX_MAPS	64
