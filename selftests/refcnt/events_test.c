@@ -39,10 +39,7 @@ FIXTURE_SETUP(events)
 	}
 	ASSERT_TRUE(rc_module_loaded()) TH_LOG("refcnt.ko is not loaded");
 	ASSERT_EQ(0, rc_mem_nodes(&self->mem));
-	ASSERT_EQ(0, rcd_open(&self->d, self->mem.id[0]));
-	ASSERT_EQ(0, rcd_restore_thresholds(&self->d));
-	ASSERT_EQ(0, rc_reset(self->d.fd));
-	ASSERT_LE(0, rc_drain(self->d.fd));
+	ASSERT_EQ(0, rcd_open_clean(&self->d, self->mem.id[0]));
 	self->bfd = rc_open_node(self->d.nid, O_RDONLY);
 	ASSERT_LE(0, self->bfd);
 }
@@ -51,11 +48,7 @@ FIXTURE_TEARDOWN(events)
 {
 	if (self->bfd >= 0)
 		close(self->bfd);
-	if (self->d.fd >= 0) {
-		EXPECT_EQ(0, rc_reset(self->d.fd));
-		rc_drain(self->d.fd);
-	}
-	rcd_close(&self->d);
+	EXPECT_EQ(0, rcd_close_clean(&self->d));
 }
 
 /* Whole records only; less than one record is EINVAL. */

@@ -358,3 +358,41 @@ int rc_mem_nodes(struct rc_nodes *mem)
 	return mem->n ? 0 : -ENODEV;
 }
 
+
+/*
+ * rcd_open() the node, left as a test expects to find it: the default
+ * thresholds (re-read into d->info), no counts, no queued event.
+ * 0 or -errno.
+ */
+int rcd_open_clean(struct rc_dev *d, int nid)
+{
+	int ret = rcd_open(d, nid);
+
+	if (ret)
+		return ret;
+	ret = rcd_restore_thresholds(d) ?: rc_reset(d->fd);
+	if (!ret && rc_drain(d->fd) < 0)
+		ret = -EIO;
+	if (!ret && ioctl(d->fd, RCB_INFO_GET, &d->info))
+		ret = -errno;
+	if (ret)
+		rcd_close(d);
+	return ret;
+}
+
+/*
+ * Leave the node clean for the next test (default thresholds, no counts,
+ * no queued event) and rcd_close() it. 0 or -errno; nothing to do when
+ * it is not open.
+ */
+int rcd_close_clean(struct rc_dev *d)
+{
+	int ret = 0;
+
+	if (d->fd >= 0) {
+		ret = rcd_restore_thresholds(d) ?: rc_reset(d->fd);
+		rc_drain(d->fd);
+	}
+	rcd_close(d);
+	return ret;
+}

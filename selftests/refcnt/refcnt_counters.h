@@ -39,6 +39,9 @@ struct rc_dev {
 
 int rcd_open(struct rc_dev *d, int nid);	/* 0 or -errno */
 void rcd_close(struct rc_dev *d);
+/* Open/close leaving default thresholds, no counts, no events: 0 or -errno. */
+int rcd_open_clean(struct rc_dev *d, int nid);
+int rcd_close_clean(struct rc_dev *d);
 uint64_t rcd_set_paddr(const struct rc_dev *d, uint64_t set);
 int64_t rcd_paddr_set(const struct rc_dev *d, uint64_t paddr);	/* -1: none */
 unsigned int rcd_counter(const struct rc_dev *d, unsigned int cnode);
