@@ -28,6 +28,7 @@ fi
 
 out=$(mktemp) || exit 1
 rcf=$(mktemp) || exit 1
+MARK="@@run_tests.sh-exit-$$"
 trap 'rm -f "$out" "$rcf"' EXIT
 
 # Did the binary whose output is in $out fail without saying so?
@@ -55,7 +56,25 @@ while read -r t; do
 		esac
 		continue
 	fi
-	{ "./$t" 2>&1; echo $? >"$rcf"; } </dev/null | tee "$out"
+	: >"$out"
+	: >"$rcf"
+	# The binary's output, shown and kept in $out, up to the marker line
+	# that carries its exit status: a process it leaves behind, still
+	# holding the pipe, cannot keep the reader (and so the run) waiting.
+	{ "./$t" 2>&1; echo "$MARK $?"; } </dev/null | awk -v mark="$MARK" \
+		-v out="$out" -v rcf="$rcf" '
+	{
+		i = index($0, mark " ")
+		if (i) {
+			if (i > 1) {	# output without a final newline
+				print substr($0, 1, i - 1)
+				print substr($0, 1, i - 1) > out
+			}
+			print substr($0, i + length(mark) + 1) > rcf
+			exit
+		}
+		print; fflush(); print > out
+	}'
 	rc=$(cat "$rcf")
 	case "$rc" in
 	0 | 4) ;;
