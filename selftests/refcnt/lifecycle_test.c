@@ -170,7 +170,8 @@ static int kmsg_new_records(int fd, char *first, size_t size)
 
 /*
  * What every fixture here starts from: the nodes, whether REFCNT_KO lets
- * it reload the module, and the module loaded with default parameters.
+ * it reload the module, and the module loaded with default parameters and
+ * no counts (the tests read zeros from the mappings).
  */
 struct lc_env {
 	struct rc_nodes online;
@@ -180,6 +181,8 @@ struct lc_env {
 
 static void lc_setup(struct __test_metadata *_metadata, struct lc_env *e)
 {
+	int i;
+
 	e->have_ko = rc_ko_path() != NULL;
 	ASSERT_EQ(0, rc_node_list("online", &e->online));
 	ASSERT_EQ(0, rc_node_list("has_memory", &e->mem));
@@ -188,6 +191,8 @@ static void lc_setup(struct __test_metadata *_metadata, struct lc_env *e)
 		ASSERT_EQ(0, rc_restore_default());
 	}
 	ASSERT_TRUE(rc_module_loaded()) TH_LOG("refcnt.ko is not loaded");
+	for (i = 0; i < e->mem.n; i++)
+		ASSERT_EQ(0, rc_reset_node(e->mem.id[i])) TH_LOG("node%d", e->mem.id[i]);
 }
 
 /* Whatever the test did, the module is left loaded with its defaults. */

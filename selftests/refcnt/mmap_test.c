@@ -37,9 +37,8 @@ static void map_env_init(struct __test_metadata *_metadata, struct map_env *e)
 		ASSERT_LE(0, fd) TH_LOG("node%d: %s", e->mem.id[i], strerror(errno));
 		ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, &e->info[i]));
 		ASSERT_LT(0ULL, e->info[i].rcb_len);
-		ASSERT_EQ(0, ioctl(fd, RCB_RESET))
-			TH_LOG("node%d: RCB_RESET: %s", e->mem.id[i], strerror(errno));
 		close(fd);
+		ASSERT_EQ(0, rc_reset_node(e->mem.id[i])) TH_LOG("node%d", e->mem.id[i]);
 	}
 }
 

@@ -465,3 +465,16 @@ int rc_query_slots(int fd, struct rcb_slot *s, unsigned int cap)
 	return (int)q.num_slots;
 }
 
+
+/* RCB_RESET a node through a file of its own (root). 0 or -errno. */
+int rc_reset_node(int node)
+{
+	int fd = rc_open_node(node, O_RDONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, RCB_RESET))
+		ret = -errno;
+	close(fd);
+	return ret;
+}

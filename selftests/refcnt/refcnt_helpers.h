@@ -72,6 +72,7 @@ int rc_list_index(const struct rc_nodes *l, int id);
 bool rc_list_has(const struct rc_nodes *l, int id);
 void rc_dev_path(char *buf, size_t size, int node);
 int rc_open_node(int node, int flags);
+int rc_reset_node(int node);			/* RCB_RESET: 0 or -errno */
 int rc_node_present_pages(int node, unsigned long long *pages);
 
 /* Memory blocks of a node as sorted disjoint [start, end) ranges. */
