@@ -104,18 +104,16 @@ FIXTURE(counters) {
 
 FIXTURE_SETUP(counters)
 {
+	int ret;
+
 	self->d.fd = -1;
 	if (rc_ko_path()) {
 		ASSERT_EQ(0, rc_ensure_default());
 	}
 	ASSERT_TRUE(rc_module_loaded()) TH_LOG("refcnt.ko is not loaded");
 	ASSERT_EQ(0, rc_mem_nodes(&self->mem));
-	ASSERT_EQ(0, rcd_open(&self->d, self->mem.id[0]))
-		TH_LOG("node%d: %s", self->mem.id[0], strerror(errno));
-	ASSERT_EQ(0, rcd_restore_thresholds(&self->d));
-	ASSERT_EQ(0, rc_reset(self->d.fd));
-	ASSERT_LE(0, rc_drain(self->d.fd));
-	ASSERT_EQ(0, ioctl(self->d.fd, RCB_INFO_GET, &self->d.info));
+	ret = rcd_open_clean(&self->d, self->mem.id[0]);
+	ASSERT_EQ(0, ret) TH_LOG("node%d: %s", self->mem.id[0], strerror(-ret));
 	self->abs = self->d.info.rcb_abs_threshold;
 	self->diff = self->d.info.rcb_diff_threshold;
 	self->max = self->d.info.rcb_hw_counter_max;
@@ -124,12 +122,7 @@ FIXTURE_SETUP(counters)
 
 FIXTURE_TEARDOWN(counters)
 {
-	if (self->d.fd >= 0) {
-		EXPECT_EQ(0, rcd_restore_thresholds(&self->d));
-		EXPECT_EQ(0, rc_reset(self->d.fd));
-		rc_drain(self->d.fd);
-	}
-	rcd_close(&self->d);
+	EXPECT_EQ(0, rcd_close_clean(&self->d));
 }
 
 /* ------------------------------------------------------ where it lands */
@@ -1325,11 +1318,7 @@ FIXTURE_SETUP(width)
 		self->reloaded = variant->premium;
 	}
 	ASSERT_EQ(0, rc_mem_nodes(&mem));
-	ASSERT_EQ(0, rcd_open(&self->d, mem.id[0]));
-	ASSERT_EQ(0, rcd_restore_thresholds(&self->d));
-	ASSERT_EQ(0, rc_reset(self->d.fd));
-	ASSERT_LE(0, rc_drain(self->d.fd));
-	ASSERT_EQ(0, ioctl(self->d.fd, RCB_INFO_GET, &self->d.info));
+	ASSERT_EQ(0, rcd_open_clean(&self->d, mem.id[0]));
 	self->abs = self->d.info.rcb_abs_threshold;
 	self->max = self->d.info.rcb_hw_counter_max;
 	ASSERT_EQ(0, rc_stats_read(self->d.nid, &self->s0));
@@ -1337,11 +1326,7 @@ FIXTURE_SETUP(width)
 
 FIXTURE_TEARDOWN(width)
 {
-	if (self->d.fd >= 0) {
-		EXPECT_EQ(0, rcd_restore_thresholds(&self->d));
-		EXPECT_EQ(0, rc_reset(self->d.fd));
-	}
-	rcd_close(&self->d);
+	EXPECT_EQ(0, rcd_close_clean(&self->d));
 	if (self->reloaded) {
 		EXPECT_EQ(0, rc_ensure_default());
 	}
@@ -1499,7 +1484,7 @@ FIXTURE_SETUP(saturation)
 		ASSERT_EQ(0, rc_ensure_default());
 	}
 	ASSERT_EQ(0, rc_mem_nodes(&mem));
-	ASSERT_EQ(0, rcd_open(&self->d, mem.id[0]));
+	ASSERT_EQ(0, rcd_open_clean(&self->d, mem.id[0]));
 	if (self->d.info.rcb_hw_counter_bits == 11) {
 		rcd_close(&self->d);
 		if (!rc_ko_path()) {
@@ -1508,21 +1493,14 @@ FIXTURE_SETUP(saturation)
 		}
 		ASSERT_EQ(0, rc_reload("premium=1"));
 		self->reloaded = true;
-		ASSERT_EQ(0, rcd_open(&self->d, mem.id[0]));
+		ASSERT_EQ(0, rcd_open_clean(&self->d, mem.id[0]));
 	}
 	ASSERT_EQ(19U, self->d.info.rcb_hw_counter_bits);
-	ASSERT_EQ(0, rc_reset(self->d.fd));
-	ASSERT_LE(0, rc_drain(self->d.fd));
 }
 
 FIXTURE_TEARDOWN(saturation)
 {
-	if (self->d.fd >= 0) {
-		EXPECT_EQ(0, rcd_restore_thresholds(&self->d));
-		EXPECT_EQ(0, rc_reset(self->d.fd));
-		rc_drain(self->d.fd);
-	}
-	rcd_close(&self->d);
+	EXPECT_EQ(0, rcd_close_clean(&self->d));
 	if (self->reloaded) {
 		EXPECT_EQ(0, rc_ensure_default());
 	}

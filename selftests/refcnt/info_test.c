@@ -5,7 +5,7 @@
  * Built twice: 64-bit and, when the compiler can, -m32 (info_test32), so
  * that the same assertions also go through the kernel's compat_ioctl path.
  */
-#include "refcnt_helpers.h"
+#include "refcnt_checks.h"
 
 /* The layout is part of the ABI: identical for 32- and 64-bit callers. */
 _Static_assert(sizeof(struct rcb_info) == 120, "rcb_info size");

@@ -29,19 +29,6 @@
 
 #define U64(x)		((unsigned long long)(x))
 
-static int unload_retry(void)
-{
-	int i, ret = 0;
-
-	for (i = 0; i < 200; i++) {
-		ret = rc_unload();
-		if (ret != -EWOULDBLOCK && ret != -EBUSY)
-			return ret;
-		usleep(20000);
-	}
-	return ret;
-}
-
 static int first_node(void)
 {
 	static struct rc_nodes mem;
@@ -147,7 +134,7 @@ TEST_F_TIMEOUT(lstress, load_unload_100_cycles, 600)
 	ASSERT_EQ(0, rc_node_list("online", &on));
 	cycles = env && *env ? atoi(env) : on.n == 4 ? 100 : 20;
 	for (i = 0; i < cycles; i++) {
-		ret = unload_retry();
+		ret = rc_unload_retry();
 		ASSERT_EQ(0, ret) TH_LOG("cycle %d: unload: %s", i, strerror(-ret));
 		ASSERT_FALSE(rc_module_loaded());
 		ret = rc_load("");
@@ -242,7 +229,7 @@ TEST_F_TIMEOUT(lstress, unload_while_busy, 300)
 	ksft_print_msg("unload with the fault feed live: %d done, %d refused\n",
 		       done, refused);
 	if (rc_module_loaded())
-		ASSERT_EQ(0, unload_retry());
+		ASSERT_EQ(0, rc_unload_retry());
 	ASSERT_EQ(0, rc_load(""));
 }
 
@@ -307,7 +294,7 @@ TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 300)
 	/* kB of hardware and extended counters: all nodes, the first one */
 	need = total_sets * cps * 8 / 1024;
 	first = first_sets * cps * 8 / 1024;
-	ASSERT_EQ(0, unload_retry());
+	ASSERT_EQ(0, rc_unload_retry());
 
 	/* Reserve most free memory in hugetlb pages. */
 	hp_kb = meminfo("Hugepagesize");
@@ -385,7 +372,7 @@ TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 300)
 	if (rest)
 		munmap(rest, rest_len);
 	if (ret == 0)
-		unload_retry();
+		rc_unload_retry();
 	EXPECT_EQ(-ENOMEM, ret);
 	EXPECT_FALSE(rc_module_loaded());
 	/* Nothing leaked: within 2 MB of free memory, 512 kB of slab. */

@@ -8,7 +8,7 @@
  */
 #include <signal.h>
 
-#include "refcnt_helpers.h"
+#include "refcnt_checks.h"
 
 #define MAX_FDS		64
 #define MAX_MAPS	64
@@ -168,36 +168,84 @@ static int kmsg_new_records(int fd, char *first, size_t size)
 
 /* ------------------------------------------------------------ lifecycle */
 
-FIXTURE(lifecycle) {
+/*
+ * What every fixture here starts from: the nodes, whether REFCNT_KO lets
+ * it reload the module, and the module loaded with default parameters and
+ * no counts (the tests read zeros from the mappings).
+ */
+struct lc_env {
+	struct rc_nodes online;
 	struct rc_nodes mem;
-	struct held h;
 	bool have_ko;
 };
 
-FIXTURE_SETUP(lifecycle)
+static void lc_setup(struct __test_metadata *_metadata, struct lc_env *e)
 {
-	self->have_ko = rc_ko_path() != NULL;
-	ASSERT_EQ(0, rc_node_list("has_memory", &self->mem));
-	ASSERT_LT(0, self->mem.n);
-	if (self->have_ko) {
+	int i;
+
+	e->have_ko = rc_ko_path() != NULL;
+	ASSERT_EQ(0, rc_node_list("online", &e->online));
+	ASSERT_EQ(0, rc_node_list("has_memory", &e->mem));
+	ASSERT_LT(0, e->mem.n);
+	if (e->have_ko) {
 		ASSERT_EQ(0, rc_restore_default());
 	}
 	ASSERT_TRUE(rc_module_loaded()) TH_LOG("refcnt.ko is not loaded");
+	for (i = 0; i < e->mem.n; i++)
+		ASSERT_EQ(0, rc_reset_node(e->mem.id[i])) TH_LOG("node%d", e->mem.id[i]);
 }
 
-FIXTURE_TEARDOWN(lifecycle)
+/* Whatever the test did, the module is left loaded with its defaults. */
+static void lc_teardown(struct __test_metadata *_metadata,
+			const struct lc_env *e)
 {
-	held_release(&self->h);
-	if (self->have_ko) {
+	if (e->have_ko) {
 		EXPECT_EQ(0, rc_restore_default())
 			TH_LOG("could not reload refcnt.ko with default parameters");
 	}
 }
 
+FIXTURE(lifecycle) {
+	struct lc_env e;
+	struct held h;
+};
+
+FIXTURE_SETUP(lifecycle)
+{
+	lc_setup(_metadata, &self->e);
+}
+
+FIXTURE_TEARDOWN(lifecycle)
+{
+	held_release(&self->h);
+	lc_teardown(_metadata, &self->e);
+}
+
 #define NEED_KO() do {							\
-	if (!self->have_ko)						\
+	if (!self->e.have_ko)						\
 		SKIP(return, "REFCNT_KO does not name a readable refcnt.ko"); \
 } while (0)
+
+/*
+ * The whole buffer of the first node with memory, mapped read-only and
+ * held; the file is closed again, so that only the mapping remains.
+ */
+static char *map_first_node(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(lifecycle) *self, struct rcb_info *info)
+{
+	char *p;
+	int fd;
+
+	fd = rc_open_node(self->e.mem.id[0], O_RDONLY);
+	ASSERT_LE(0, fd);
+	held_fd(&self->h, fd);
+	ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, info));
+	p = mmap(NULL, info->rcb_len, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_TRUE(p != MAP_FAILED) TH_LOG("%s", strerror(errno));
+	held_map(&self->h, p, info->rcb_len);
+	held_close(&self->h, fd);
+	return p;
+}
 
 /* While a file is open the module cannot go; after close it can. */
 TEST_F(lifecycle, unload_busy_while_open)
@@ -206,22 +254,22 @@ TEST_F(lifecycle, unload_busy_while_open)
 	int fd;
 
 	NEED_KO();
-	fd = rc_open_node(self->mem.id[0], O_RDONLY);
+	fd = rc_open_node(self->e.mem.id[0], O_RDONLY);
 	ASSERT_LE(0, fd);
 	held_fd(&self->h, fd);
 	/* EWOULDBLOCK, i.e. EAGAIN: in use. */
 	EXPECT_EQ(-EWOULDBLOCK, rc_unload());
 	EXPECT_TRUE(rc_module_loaded());
-	EXPECT_EQ(self->mem.n, devices_present(&self->mem));
+	EXPECT_EQ(self->e.mem.n, devices_present(&self->e.mem));
 	/* The file still works. */
 	EXPECT_EQ(0, ioctl(fd, RCB_INFO_GET, &info));
 	held_close(&self->h, fd);
 	ASSERT_EQ(0, rc_unload());
 	EXPECT_FALSE(rc_module_loaded());
-	EXPECT_EQ(0, devices_present(&self->mem));
+	EXPECT_EQ(0, devices_present(&self->e.mem));
 	ASSERT_EQ(0, rc_load(""));
-	EXPECT_EQ(self->mem.n, devices_present(&self->mem));
-	use_every_node(_metadata, &self->mem);
+	EXPECT_EQ(self->e.mem.n, devices_present(&self->e.mem));
+	use_every_node(_metadata, &self->e.mem);
 }
 
 /* A live mapping alone (fd closed) keeps the module; munmap releases it. */
@@ -229,18 +277,9 @@ TEST_F(lifecycle, unload_busy_while_mapped)
 {
 	struct rcb_info info;
 	char *p;
-	int fd;
 
 	NEED_KO();
-	fd = rc_open_node(self->mem.id[0], O_RDONLY);
-	ASSERT_LE(0, fd);
-	held_fd(&self->h, fd);
-	ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, &info));
-	p = mmap(NULL, info.rcb_len, PROT_READ, MAP_SHARED, fd, 0);
-	ASSERT_TRUE(p != MAP_FAILED) TH_LOG("%s", strerror(errno));
-	held_map(&self->h, p, info.rcb_len);
-	held_close(&self->h, fd);
-
+	p = map_first_node(_metadata, self, &info);
 	EXPECT_EQ(-EWOULDBLOCK, rc_unload());
 	EXPECT_TRUE(rc_module_loaded());
 	EXPECT_TRUE(rc_all_zero(p, info.rcb_len));
@@ -249,9 +288,9 @@ TEST_F(lifecycle, unload_busy_while_mapped)
 	held_unmap(&self->h, p);
 	ASSERT_EQ(0, rc_unload());
 	EXPECT_FALSE(rc_module_loaded());
-	EXPECT_EQ(0, devices_present(&self->mem));
+	EXPECT_EQ(0, devices_present(&self->e.mem));
 	ASSERT_EQ(0, rc_load(""));
-	use_every_node(_metadata, &self->mem);
+	use_every_node(_metadata, &self->e.mem);
 }
 
 /* Part of a mapping left after a partial munmap still holds the module. */
@@ -263,13 +302,13 @@ TEST_F(lifecycle, unload_busy_while_part_mapped)
 	int fd;
 
 	NEED_KO();
-	fd = rc_open_node(self->mem.id[0], O_RDONLY);
+	fd = rc_open_node(self->e.mem.id[0], O_RDONLY);
 	ASSERT_LE(0, fd);
 	held_fd(&self->h, fd);
 	ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, &info));
 	len = rc_round_up(info.rcb_len, pg);
 	if (len < 3 * pg)
-		SKIP(return, "buffer of node%d has fewer than 3 pages", self->mem.id[0]);
+		SKIP(return, "buffer of node%d has fewer than 3 pages", self->e.mem.id[0]);
 	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	ASSERT_TRUE(p != MAP_FAILED) TH_LOG("%s", strerror(errno));
 	held_close(&self->h, fd);
@@ -288,19 +327,12 @@ TEST_F(lifecycle, unload_busy_while_part_mapped)
 TEST_F(lifecycle, unload_busy_while_child_maps)
 {
 	struct rcb_info info;
-	int fd, pipefd[2], status;
+	int pipefd[2], status;
 	char c = 0, *p;
 	pid_t pid;
 
 	NEED_KO();
-	fd = rc_open_node(self->mem.id[0], O_RDONLY);
-	ASSERT_LE(0, fd);
-	held_fd(&self->h, fd);
-	ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, &info));
-	p = mmap(NULL, info.rcb_len, PROT_READ, MAP_SHARED, fd, 0);
-	ASSERT_TRUE(p != MAP_FAILED) TH_LOG("%s", strerror(errno));
-	held_map(&self->h, p, info.rcb_len);
-	held_close(&self->h, fd);
+	p = map_first_node(_metadata, self, &info);
 	ASSERT_EQ(0, pipe(pipefd));
 
 	pid = fork();
@@ -338,15 +370,15 @@ TEST_F_TIMEOUT(lifecycle, load_unload_20_cycles, 600)
 
 		ASSERT_EQ(0, rc_unload()) TH_LOG("cycle %d", cycle);
 		ASSERT_FALSE(rc_module_loaded()) TH_LOG("cycle %d", cycle);
-		ASSERT_EQ(0, devices_present(&self->mem))
+		ASSERT_EQ(0, devices_present(&self->e.mem))
 			TH_LOG("cycle %d: devices left after unload", cycle);
 		ASSERT_EQ(0, rc_load("")) TH_LOG("cycle %d", cycle);
 		ASSERT_TRUE(rc_module_loaded()) TH_LOG("cycle %d", cycle);
-		ASSERT_EQ(self->mem.n, devices_present(&self->mem))
+		ASSERT_EQ(self->e.mem.n, devices_present(&self->e.mem))
 			TH_LOG("cycle %d: devices missing after load", cycle);
-		use_every_node(_metadata, &self->mem);
+		use_every_node(_metadata, &self->e.mem);
 		/* And an unload attempt while a file is open. */
-		fd = rc_open_node(self->mem.id[cycle % self->mem.n], O_RDONLY);
+		fd = rc_open_node(self->e.mem.id[cycle % self->e.mem.n], O_RDONLY);
 		ASSERT_LE(0, fd);
 		held_fd(&self->h, fd);
 		EXPECT_EQ(-EWOULDBLOCK, rc_unload()) TH_LOG("cycle %d", cycle);
@@ -370,7 +402,7 @@ TEST_F_TIMEOUT(lifecycle, unload_races_with_users, 600)
 		unsigned long n;
 
 		for (n = 0;; n++) {
-			int node = self->mem.id[n % self->mem.n];
+			int node = self->e.mem.id[n % self->e.mem.n];
 			struct rcb_info info;
 			char *p;
 			int fd;
@@ -425,9 +457,7 @@ TEST_F_TIMEOUT(lifecycle, unload_races_with_users, 600)
 /* ---------------------------------------------------------- bad params */
 
 FIXTURE(bad_params) {
-	struct rc_nodes online;
-	struct rc_nodes mem;
-	bool have_ko;
+	struct lc_env e;
 };
 
 FIXTURE_VARIANT(bad_params) {
@@ -453,19 +483,12 @@ FIXTURE_VARIANT_ADD(bad_params, abs_threshold_4294967295) {
 
 FIXTURE_SETUP(bad_params)
 {
-	self->have_ko = rc_ko_path() != NULL;
-	ASSERT_EQ(0, rc_node_list("online", &self->online));
-	ASSERT_EQ(0, rc_node_list("has_memory", &self->mem));
-	if (self->have_ko) {
-		ASSERT_EQ(0, rc_restore_default());
-	}
+	lc_setup(_metadata, &self->e);
 }
 
 FIXTURE_TEARDOWN(bad_params)
 {
-	if (self->have_ko) {
-		EXPECT_EQ(0, rc_restore_default());
-	}
+	lc_teardown(_metadata, &self->e);
 }
 
 /* finit_module fails with EINVAL, leaves no module, no device, one log line. */
@@ -480,12 +503,12 @@ TEST_F(bad_params, rejected)
 	else
 		snprintf(params, sizeof(params), "%sabs_threshold=%u",
 			 variant->premium ? "premium=1 " : "",
-			 rc_hw_max(self->online.n, variant->premium) + 1);
+			 rc_hw_max(self->e.online.n, variant->premium) + 1);
 	ASSERT_EQ(0, rc_unload());
 	kmsg = kmsg_open();
 	EXPECT_EQ(-EINVAL, rc_load(params)) TH_LOG("params \"%s\"", params);
 	EXPECT_FALSE(rc_module_loaded()) TH_LOG("params \"%s\"", params);
-	EXPECT_EQ(0, devices_present(&self->mem));
+	EXPECT_EQ(0, devices_present(&self->e.mem));
 	if (kmsg >= 0) {
 		lines = kmsg_new_records(kmsg, first, sizeof(first));
 		close(kmsg);
@@ -498,9 +521,7 @@ TEST_F(bad_params, rejected)
 /* --------------------------------------------------------- good params */
 
 FIXTURE(good_params) {
-	struct rc_nodes online;
-	struct rc_nodes mem;
-	bool have_ko;
+	struct lc_env e;
 };
 
 FIXTURE_VARIANT(good_params) {
@@ -548,19 +569,12 @@ FIXTURE_VARIANT_ADD(good_params, all_set) {
 
 FIXTURE_SETUP(good_params)
 {
-	self->have_ko = rc_ko_path() != NULL;
-	ASSERT_EQ(0, rc_node_list("online", &self->online));
-	ASSERT_EQ(0, rc_node_list("has_memory", &self->mem));
-	if (self->have_ko) {
-		ASSERT_EQ(0, rc_restore_default());
-	}
+	lc_setup(_metadata, &self->e);
 }
 
 FIXTURE_TEARDOWN(good_params)
 {
-	if (self->have_ko) {
-		EXPECT_EQ(0, rc_restore_default());
-	}
+	lc_teardown(_metadata, &self->e);
 }
 
 /* Physical address of @va, from /proc/self/pagemap (root); 0 if none. */
@@ -635,7 +649,7 @@ TEST_F_TIMEOUT(good_params, loaded, 300)
 	if (variant->params) {
 		snprintf(params, sizeof(params), "%s", variant->params);
 	} else {
-		want.abs_threshold = rc_hw_max(self->online.n, false);
+		want.abs_threshold = rc_hw_max(self->e.online.n, false);
 		snprintf(params, sizeof(params), "abs_threshold=%lu",
 			 want.abs_threshold);
 	}
@@ -646,16 +660,16 @@ TEST_F_TIMEOUT(good_params, loaded, 300)
 	EXPECT_EQ(want.premium, got.premium);
 	EXPECT_EQ(want.abs_threshold, got.abs_threshold);
 	EXPECT_EQ(want.diff_threshold, got.diff_threshold);
-	ASSERT_EQ(self->mem.n, devices_present(&self->mem));
+	ASSERT_EQ(self->e.mem.n, devices_present(&self->e.mem));
 
-	for (i = 0; i < self->mem.n; i++) {
+	for (i = 0; i < self->e.mem.n; i++) {
 		struct rcb_info info;
-		int fd = rc_open_node(self->mem.id[i], O_RDONLY);
+		int fd = rc_open_node(self->e.mem.id[i], O_RDONLY);
 
-		ASSERT_LE(0, fd) TH_LOG("node%d: %s", self->mem.id[i], strerror(errno));
-		rc_check_info(_metadata, self->mem.id[i], fd, &want, &info);
+		ASSERT_LE(0, fd) TH_LOG("node%d: %s", self->e.mem.id[i], strerror(errno));
+		rc_check_info(_metadata, self->e.mem.id[i], fd, &want, &info);
 		EXPECT_EQ(want.granularity, (unsigned long)info.rcb_granularity);
-		if (want.premium || self->online.n > 16) {
+		if (want.premium || self->e.online.n > 16) {
 			EXPECT_EQ(19U, info.rcb_hw_counter_bits);
 		} else {
 			EXPECT_EQ(11U, info.rcb_hw_counter_bits);
@@ -664,7 +678,7 @@ TEST_F_TIMEOUT(good_params, loaded, 300)
 			check_range_query(_metadata, fd, info.rcb_granularity);
 		close(fd);
 	}
-	use_every_node(_metadata, &self->mem);
+	use_every_node(_metadata, &self->e.mem);
 }
 
 TEST_HARNESS_MAIN

@@ -2,42 +2,44 @@
 /*
  * refcnt selftests: mmap of the extended counter buffer.
  *
- * Read-only mappings (shared or private, whole or partial) read zeros;
- * writable mappings are refused (EPERM from the module, EACCES from the
+ * Read-only mappings (shared or private, whole or partial) of a node
+ * just reset read zeros; writable mappings are refused (EPERM from the module, EACCES from the
  * kernel for a shared mapping of a read-only fd, EACCES from mprotect);
  * offsets and lengths beyond rcb_len give EINVAL; mappings survive close
  * and fork and can be unmapped piecewise, and no module reference leaks.
  */
 #include "refcnt_helpers.h"
 
-FIXTURE(map) {
+/* The nodes with memory, their rcb_info, the module parameters. */
+struct map_env {
 	struct rc_nodes mem;
 	struct rc_params params;
 	struct rcb_info info[RC_MAX_NODES];
 	size_t pg;
 };
 
-FIXTURE_SETUP(map)
+/*
+ * Fill e and reset every node: the tests read zeros, whatever the tests
+ * before them counted.
+ */
+static void map_env_init(struct __test_metadata *_metadata, struct map_env *e)
 {
 	int i;
 
 	ASSERT_TRUE(rc_module_loaded()) TH_LOG("refcnt.ko is not loaded");
-	ASSERT_EQ(0, rc_node_list("has_memory", &self->mem));
-	ASSERT_LT(0, self->mem.n);
-	ASSERT_EQ(0, rc_read_params(&self->params));
-	self->pg = rc_page_size();
-	for (i = 0; i < self->mem.n; i++) {
-		int fd = rc_open_node(self->mem.id[i], O_RDONLY);
+	ASSERT_EQ(0, rc_node_list("has_memory", &e->mem));
+	ASSERT_LT(0, e->mem.n);
+	ASSERT_EQ(0, rc_read_params(&e->params));
+	e->pg = rc_page_size();
+	for (i = 0; i < e->mem.n; i++) {
+		int fd = rc_open_node(e->mem.id[i], O_RDONLY);
 
-		ASSERT_LE(0, fd) TH_LOG("node%d: %s", self->mem.id[i], strerror(errno));
-		ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, &self->info[i]));
-		ASSERT_LT(0ULL, self->info[i].rcb_len);
+		ASSERT_LE(0, fd) TH_LOG("node%d: %s", e->mem.id[i], strerror(errno));
+		ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, &e->info[i]));
+		ASSERT_LT(0ULL, e->info[i].rcb_len);
 		close(fd);
+		ASSERT_EQ(0, rc_reset_node(e->mem.id[i])) TH_LOG("node%d", e->mem.id[i]);
 	}
-}
-
-FIXTURE_TEARDOWN(map)
-{
 }
 
 /* Module references: 0 when no file of the module is open or mapped. */
@@ -50,9 +52,9 @@ static int module_refcnt(void)
 	return atoi(buf);
 }
 
-static size_t maplen(FIXTURE_DATA(map) *self, int i)
+static size_t maplen(const struct map_env *e, int i)
 {
-	return rc_round_up(self->info[i].rcb_len, self->pg);
+	return rc_round_up(e->info[i].rcb_len, e->pg);
 }
 
 /* mmap() that returns NULL on failure (errno kept). */
@@ -63,26 +65,76 @@ static void *map_node(int fd, size_t len, int prot, int flags, off_t off)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* Map every node read-only with the given flags; all bytes read zero. */
-static void map_all_zero(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(map) *self, int oflags, int mflags)
+FIXTURE(map) {
+	struct map_env e;
+};
+
+FIXTURE_SETUP(map)
 {
+	map_env_init(_metadata, &self->e);
+}
+
+FIXTURE_TEARDOWN(map)
+{
+}
+
+/* ================================= read-only mappings, per fd and flags */
+
+FIXTURE(map_read) {
+	struct map_env e;
+};
+
+FIXTURE_VARIANT(map_read) {
+	int oflags;
+	int mflags;
+};
+
+FIXTURE_VARIANT_ADD(map_read, rdonly_shared) {
+	.oflags = O_RDONLY, .mflags = MAP_SHARED,
+};
+
+FIXTURE_VARIANT_ADD(map_read, rdonly_private) {
+	.oflags = O_RDONLY, .mflags = MAP_PRIVATE,
+};
+
+/* An O_RDWR fd may be mapped read-only. */
+FIXTURE_VARIANT_ADD(map_read, rdwr_shared) {
+	.oflags = O_RDWR, .mflags = MAP_SHARED,
+};
+
+FIXTURE_VARIANT_ADD(map_read, rdwr_private) {
+	.oflags = O_RDWR, .mflags = MAP_PRIVATE,
+};
+
+FIXTURE_SETUP(map_read)
+{
+	map_env_init(_metadata, &self->e);
+}
+
+FIXTURE_TEARDOWN(map_read)
+{
+}
+
+/* Map every node read-only: all bytes read zero. */
+TEST_F(map_read, zero)
+{
+	const struct map_env *e = &self->e;
 	int i;
 
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = self->info[i].rcb_len;
+	for (i = 0; i < e->mem.n; i++) {
+		int node = e->mem.id[i];
+		size_t len = e->info[i].rcb_len;
 		char *p;
 		int fd;
 
-		fd = rc_open_node(node, oflags);
+		fd = rc_open_node(node, variant->oflags);
 		ASSERT_LE(0, fd) TH_LOG("node%d: %s", node, strerror(errno));
-		p = map_node(fd, len, PROT_READ, mflags, 0);
+		p = map_node(fd, len, PROT_READ, variant->mflags, 0);
 		ASSERT_TRUE(p != NULL) TH_LOG("node%d: mmap %zu bytes: %s",
 					      node, len, strerror(errno));
 		EXPECT_TRUE(rc_all_zero(p, len)) TH_LOG("node%d", node);
 		/* The rest of the last page must not leak anything either. */
-		EXPECT_TRUE(rc_all_zero(p + len, maplen(self, i) - len))
+		EXPECT_TRUE(rc_all_zero(p + len, maplen(e, i) - len))
 			TH_LOG("node%d: bytes past rcb_len are not zero", node);
 		EXPECT_EQ(0, munmap(p, len));
 		close(fd);
@@ -90,30 +142,124 @@ static void map_all_zero(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, module_refcnt());
 }
 
-TEST_F(map, shared_read_zero)
+/* mprotect(PROT_READ|PROT_WRITE) of a read-only mapping: EACCES, still mapped. */
+TEST_F(map_read, mprotect_write_eacces)
 {
-	map_all_zero(_metadata, self, O_RDONLY, MAP_SHARED);
+	const struct map_env *e = &self->e;
+	int i;
+
+	for (i = 0; i < e->mem.n; i++) {
+		int node = e->mem.id[i];
+		size_t len = e->info[i].rcb_len;
+		char *p;
+		int fd;
+
+		fd = rc_open_node(node, variant->oflags);
+		ASSERT_LE(0, fd);
+		p = map_node(fd, len, PROT_READ, variant->mflags, 0);
+		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
+		close(fd);
+		errno = 0;
+		EXPECT_EQ(-1, mprotect(p, len, PROT_READ | PROT_WRITE))
+			TH_LOG("node%d: mprotect succeeded", node);
+		EXPECT_EQ(EACCES, errno) TH_LOG("node%d: %s", node, strerror(errno));
+		errno = 0;
+		EXPECT_EQ(-1, mprotect(p, e->pg, PROT_WRITE))
+			TH_LOG("node%d: mprotect succeeded", node);
+		EXPECT_EQ(EACCES, errno) TH_LOG("node%d: %s", node, strerror(errno));
+		EXPECT_TRUE(rc_all_zero(p, len)) TH_LOG("node%d", node);
+		EXPECT_EQ(0, munmap(p, len));
+	}
+	EXPECT_EQ(0, module_refcnt());
 }
 
-TEST_F(map, private_read_zero)
+/* ======================================= writable mappings: all refused */
+
+FIXTURE(map_write) {
+	struct map_env e;
+};
+
+FIXTURE_VARIANT(map_write) {
+	int oflags;
+	int prot;
+	int mflags;
+	int err;
+};
+
+/* O_RDWR fd: any PROT_WRITE mapping, shared or private, is the module's EPERM. */
+FIXTURE_VARIANT_ADD(map_write, rdwr_shared_w) {
+	.oflags = O_RDWR, .prot = PROT_WRITE, .mflags = MAP_SHARED, .err = EPERM,
+};
+
+FIXTURE_VARIANT_ADD(map_write, rdwr_shared_rw) {
+	.oflags = O_RDWR, .prot = PROT_READ | PROT_WRITE, .mflags = MAP_SHARED,
+	.err = EPERM,
+};
+
+FIXTURE_VARIANT_ADD(map_write, rdwr_private_w) {
+	.oflags = O_RDWR, .prot = PROT_WRITE, .mflags = MAP_PRIVATE, .err = EPERM,
+};
+
+FIXTURE_VARIANT_ADD(map_write, rdwr_private_rw) {
+	.oflags = O_RDWR, .prot = PROT_READ | PROT_WRITE, .mflags = MAP_PRIVATE,
+	.err = EPERM,
+};
+
+/* O_RDONLY fd: MAP_SHARED|PROT_WRITE is the kernel's EACCES. */
+FIXTURE_VARIANT_ADD(map_write, rdonly_shared_rw) {
+	.oflags = O_RDONLY, .prot = PROT_READ | PROT_WRITE, .mflags = MAP_SHARED,
+	.err = EACCES,
+};
+
+/* O_RDONLY fd: MAP_PRIVATE|PROT_WRITE passes the kernel; the module says EPERM. */
+FIXTURE_VARIANT_ADD(map_write, rdonly_private_rw) {
+	.oflags = O_RDONLY, .prot = PROT_READ | PROT_WRITE, .mflags = MAP_PRIVATE,
+	.err = EPERM,
+};
+
+FIXTURE_SETUP(map_write)
 {
-	map_all_zero(_metadata, self, O_RDONLY, MAP_PRIVATE);
+	map_env_init(_metadata, &self->e);
 }
 
-/* An O_RDWR fd may be mapped read-only. */
-TEST_F(map, rdwr_fd_read_only_map)
+FIXTURE_TEARDOWN(map_write)
 {
-	map_all_zero(_metadata, self, O_RDWR, MAP_SHARED);
 }
+
+TEST_F(map_write, refused)
+{
+	const struct map_env *e = &self->e;
+	int i;
+
+	for (i = 0; i < e->mem.n; i++) {
+		int node = e->mem.id[i];
+		size_t len = e->info[i].rcb_len;
+		void *p;
+		int fd;
+
+		fd = rc_open_node(node, variant->oflags);
+		ASSERT_LE(0, fd) TH_LOG("node%d: %s", node, strerror(errno));
+		errno = 0;
+		p = map_node(fd, len, variant->prot, variant->mflags, 0);
+		EXPECT_TRUE(p == NULL) TH_LOG("node%d: mapped", node);
+		EXPECT_EQ(variant->err, errno) TH_LOG("node%d: %s", node, strerror(errno));
+		if (p)
+			munmap(p, len);
+		close(fd);
+	}
+	EXPECT_EQ(0, module_refcnt());
+}
+
+/* ========================================= offsets, lengths, lifetimes */
 
 /* Partial mappings at page-aligned offsets: second page, last page, middle. */
 TEST_F(map, partial_at_offset)
 {
 	int i, tested = 0;
 
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = maplen(self, i), pages = len / self->pg;
+	for (i = 0; i < self->e.mem.n; i++) {
+		int node = self->e.mem.id[i];
+		size_t len = maplen(&self->e, i), pages = len / self->e.pg;
 		char *p;
 		int fd;
 
@@ -123,21 +269,21 @@ TEST_F(map, partial_at_offset)
 		fd = rc_open_node(node, O_RDONLY);
 		ASSERT_LE(0, fd);
 
-		p = map_node(fd, self->pg, PROT_READ, MAP_SHARED, self->pg);
+		p = map_node(fd, self->e.pg, PROT_READ, MAP_SHARED, self->e.pg);
 		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
-		EXPECT_TRUE(rc_all_zero(p, self->pg));
-		EXPECT_EQ(0, munmap(p, self->pg));
+		EXPECT_TRUE(rc_all_zero(p, self->e.pg));
+		EXPECT_EQ(0, munmap(p, self->e.pg));
 
-		p = map_node(fd, self->pg, PROT_READ, MAP_SHARED, len - self->pg);
+		p = map_node(fd, self->e.pg, PROT_READ, MAP_SHARED, len - self->e.pg);
 		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
-		EXPECT_TRUE(rc_all_zero(p, self->pg));
-		EXPECT_EQ(0, munmap(p, self->pg));
+		EXPECT_TRUE(rc_all_zero(p, self->e.pg));
+		EXPECT_EQ(0, munmap(p, self->e.pg));
 
 		/* From the second page to the end. */
-		p = map_node(fd, len - self->pg, PROT_READ, MAP_PRIVATE, self->pg);
+		p = map_node(fd, len - self->e.pg, PROT_READ, MAP_PRIVATE, self->e.pg);
 		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
-		EXPECT_TRUE(rc_all_zero(p, len - self->pg));
-		EXPECT_EQ(0, munmap(p, len - self->pg));
+		EXPECT_TRUE(rc_all_zero(p, len - self->e.pg));
+		EXPECT_EQ(0, munmap(p, len - self->e.pg));
 		close(fd);
 	}
 	EXPECT_EQ(0, module_refcnt());
@@ -145,143 +291,16 @@ TEST_F(map, partial_at_offset)
 		SKIP(return, "every node's buffer fits in one page");
 }
 
-/* O_RDWR fd: any PROT_WRITE mapping, shared or private, is EPERM. */
-TEST_F(map, writable_eperm)
-{
-	static const int prots[] = { PROT_WRITE, PROT_READ | PROT_WRITE };
-	static const int flags[] = { MAP_SHARED, MAP_PRIVATE };
-	int i;
-
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = self->info[i].rcb_len;
-		unsigned int a, b;
-		int fd;
-
-		fd = rc_open_node(node, O_RDWR);
-		ASSERT_LE(0, fd) TH_LOG("node%d: O_RDWR: %s", node, strerror(errno));
-		for (a = 0; a < 2; a++)
-			for (b = 0; b < 2; b++) {
-				void *p;
-
-				errno = 0;
-				p = map_node(fd, len, prots[a], flags[b], 0);
-				EXPECT_TRUE(p == NULL)
-					TH_LOG("node%d: prot %d flags %d mapped",
-					       node, prots[a], flags[b]);
-				EXPECT_EQ(EPERM, errno)
-					TH_LOG("node%d: prot %d flags %d: %s",
-					       node, prots[a], flags[b],
-					       strerror(errno));
-				if (p)
-					munmap(p, len);
-			}
-		close(fd);
-	}
-}
-
-/* O_RDONLY fd: MAP_SHARED|PROT_WRITE is the kernel's EACCES. */
-TEST_F(map, shared_write_rdonly_fd_eacces)
-{
-	int i;
-
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = self->info[i].rcb_len;
-		void *p;
-		int fd;
-
-		fd = rc_open_node(node, O_RDONLY);
-		ASSERT_LE(0, fd);
-		errno = 0;
-		p = map_node(fd, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
-		EXPECT_TRUE(p == NULL) TH_LOG("node%d", node);
-		EXPECT_EQ(EACCES, errno) TH_LOG("node%d: %s", node, strerror(errno));
-		if (p)
-			munmap(p, len);
-		close(fd);
-	}
-}
-
-/* O_RDONLY fd: MAP_PRIVATE|PROT_WRITE passes the kernel; the module says EPERM. */
-TEST_F(map, private_write_rdonly_fd_eperm)
-{
-	int i;
-
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = self->info[i].rcb_len;
-		void *p;
-		int fd;
-
-		fd = rc_open_node(node, O_RDONLY);
-		ASSERT_LE(0, fd);
-		errno = 0;
-		p = map_node(fd, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, 0);
-		EXPECT_TRUE(p == NULL) TH_LOG("node%d", node);
-		EXPECT_EQ(EPERM, errno) TH_LOG("node%d: %s", node, strerror(errno));
-		if (p)
-			munmap(p, len);
-		close(fd);
-	}
-}
-
-/* mprotect(PROT_READ|PROT_WRITE) of a read-only mapping: EACCES, still mapped. */
-TEST_F(map, mprotect_write_eacces)
-{
-	static const struct {
-		int oflags, mflags;
-		const char *what;
-	} c[] = {
-		{ O_RDONLY, MAP_SHARED, "O_RDONLY MAP_SHARED" },
-		{ O_RDWR, MAP_SHARED, "O_RDWR MAP_SHARED" },
-		{ O_RDONLY, MAP_PRIVATE, "O_RDONLY MAP_PRIVATE" },
-		{ O_RDWR, MAP_PRIVATE, "O_RDWR MAP_PRIVATE" },
-	};
-	int i;
-
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = self->info[i].rcb_len;
-		unsigned int k;
-
-		for (k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
-			char *p;
-			int fd;
-
-			fd = rc_open_node(node, c[k].oflags);
-			ASSERT_LE(0, fd);
-			p = map_node(fd, len, PROT_READ, c[k].mflags, 0);
-			ASSERT_TRUE(p != NULL) TH_LOG("node%d %s: %s", node,
-						      c[k].what, strerror(errno));
-			close(fd);
-			errno = 0;
-			EXPECT_EQ(-1, mprotect(p, len, PROT_READ | PROT_WRITE))
-				TH_LOG("node%d %s: mprotect succeeded", node, c[k].what);
-			EXPECT_EQ(EACCES, errno)
-				TH_LOG("node%d %s: %s", node, c[k].what, strerror(errno));
-			errno = 0;
-			EXPECT_EQ(-1, mprotect(p, self->pg, PROT_WRITE))
-				TH_LOG("node%d %s: mprotect succeeded", node, c[k].what);
-			EXPECT_EQ(EACCES, errno)
-				TH_LOG("node%d %s: %s", node, c[k].what, strerror(errno));
-			EXPECT_TRUE(rc_all_zero(p, len)) TH_LOG("node%d %s", node, c[k].what);
-			EXPECT_EQ(0, munmap(p, len));
-		}
-	}
-	EXPECT_EQ(0, module_refcnt());
-}
-
 /* Offsets at or beyond rcb_len (rounded to a page): EINVAL. */
 TEST_F(map, offset_beyond_len_einval)
 {
 	int i;
 
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = maplen(self, i);
+	for (i = 0; i < self->e.mem.n; i++) {
+		int node = self->e.mem.id[i];
+		size_t len = maplen(&self->e, i);
 		const off_t offs[] = {
-			(off_t)len, (off_t)(len + self->pg),
+			(off_t)len, (off_t)(len + self->e.pg),
 			(off_t)(len * 2), (off_t)1 << 30,
 		};
 		unsigned int k;
@@ -295,7 +314,7 @@ TEST_F(map, offset_beyond_len_einval)
 			if ((size_t)offs[k] < len)
 				continue;
 			errno = 0;
-			p = map_node(fd, self->pg, PROT_READ, MAP_SHARED, offs[k]);
+			p = map_node(fd, self->e.pg, PROT_READ, MAP_SHARED, offs[k]);
 			EXPECT_TRUE(p == NULL)
 				TH_LOG("node%d: offset 0x%llx mapped", node,
 				       (unsigned long long)offs[k]);
@@ -303,7 +322,7 @@ TEST_F(map, offset_beyond_len_einval)
 				TH_LOG("node%d: offset 0x%llx: %s", node,
 				       (unsigned long long)offs[k], strerror(errno));
 			if (p)
-				munmap(p, self->pg);
+				munmap(p, self->e.pg);
 		}
 		close(fd);
 	}
@@ -315,9 +334,9 @@ TEST_F(map, length_beyond_len_einval)
 {
 	int i;
 
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = maplen(self, i);
+	for (i = 0; i < self->e.mem.n; i++) {
+		int node = self->e.mem.id[i];
+		size_t len = maplen(&self->e, i);
 		void *p;
 		int fd;
 
@@ -325,19 +344,19 @@ TEST_F(map, length_beyond_len_einval)
 		ASSERT_LE(0, fd);
 
 		errno = 0;
-		p = map_node(fd, len + self->pg, PROT_READ, MAP_SHARED, 0);
+		p = map_node(fd, len + self->e.pg, PROT_READ, MAP_SHARED, 0);
 		EXPECT_TRUE(p == NULL) TH_LOG("node%d: one page too long mapped", node);
 		EXPECT_EQ(EINVAL, errno) TH_LOG("node%d: %s", node, strerror(errno));
 		if (p)
-			munmap(p, len + self->pg);
+			munmap(p, len + self->e.pg);
 
 		errno = 0;
-		p = map_node(fd, 2 * self->pg, PROT_READ, MAP_PRIVATE,
-			     len - self->pg);
+		p = map_node(fd, 2 * self->e.pg, PROT_READ, MAP_PRIVATE,
+			     len - self->e.pg);
 		EXPECT_TRUE(p == NULL) TH_LOG("node%d: last page + 1 mapped", node);
 		EXPECT_EQ(EINVAL, errno) TH_LOG("node%d: %s", node, strerror(errno));
 		if (p)
-			munmap(p, 2 * self->pg);
+			munmap(p, 2 * self->e.pg);
 
 		/* Exactly the rounded length is fine. */
 		p = map_node(fd, len, PROT_READ, MAP_SHARED, 0);
@@ -354,9 +373,9 @@ TEST_F(map, survives_close)
 {
 	int i;
 
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = self->info[i].rcb_len;
+	for (i = 0; i < self->e.mem.n; i++) {
+		int node = self->e.mem.id[i];
+		size_t len = self->e.info[i].rcb_len;
 		char *p;
 		int fd;
 
@@ -377,9 +396,9 @@ TEST_F(map, fork_child_reads)
 {
 	int i;
 
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = self->info[i].rcb_len;
+	for (i = 0; i < self->e.mem.n; i++) {
+		int node = self->e.mem.id[i];
+		size_t len = self->e.info[i].rcb_len;
 		int fd, status;
 		char *p, *q;
 		pid_t pid;
@@ -392,7 +411,7 @@ TEST_F(map, fork_child_reads)
 		ASSERT_TRUE(q != NULL) TH_LOG("node%d: %s", node, strerror(errno));
 		close(fd);
 		/* Touch the parent's pages before the fork. */
-		EXPECT_TRUE(rc_all_zero(p, self->pg < len ? self->pg : len));
+		EXPECT_TRUE(rc_all_zero(p, self->e.pg < len ? self->e.pg : len));
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (!pid) {
@@ -420,9 +439,9 @@ TEST_F(map, munmap_in_pieces)
 {
 	int i, tested = 0;
 
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = maplen(self, i), pages = len / self->pg;
+	for (i = 0; i < self->e.mem.n; i++) {
+		int node = self->e.mem.id[i];
+		size_t len = maplen(&self->e, i), pages = len / self->e.pg;
 		char *p;
 		int fd;
 
@@ -435,18 +454,18 @@ TEST_F(map, munmap_in_pieces)
 		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
 		close(fd);
 		EXPECT_TRUE(rc_all_zero(p, len));
-		ASSERT_EQ(0, munmap(p, self->pg));
-		EXPECT_TRUE(rc_all_zero(p + self->pg, len - self->pg));
+		ASSERT_EQ(0, munmap(p, self->e.pg));
+		EXPECT_TRUE(rc_all_zero(p + self->e.pg, len - self->e.pg));
 		if (pages >= 3) {
-			size_t mid = pages / 2 * self->pg;
+			size_t mid = pages / 2 * self->e.pg;
 
-			ASSERT_EQ(0, munmap(p + mid, self->pg));
-			EXPECT_TRUE(rc_all_zero(p + self->pg, mid - self->pg));
-			EXPECT_TRUE(rc_all_zero(p + mid + self->pg,
-						len - mid - self->pg));
+			ASSERT_EQ(0, munmap(p + mid, self->e.pg));
+			EXPECT_TRUE(rc_all_zero(p + self->e.pg, mid - self->e.pg));
+			EXPECT_TRUE(rc_all_zero(p + mid + self->e.pg,
+						len - mid - self->e.pg));
 		}
 		EXPECT_LT(0, module_refcnt());
-		EXPECT_EQ(0, munmap(p + self->pg, len - self->pg));
+		EXPECT_EQ(0, munmap(p + self->e.pg, len - self->e.pg));
 	}
 	EXPECT_EQ(0, module_refcnt()) TH_LOG("module reference leaked by split mappings");
 	if (!tested)
@@ -497,16 +516,16 @@ TEST_F(map, buffer_on_own_node)
 	int i, pm, checked = 0;
 	uint64_t zpfn;
 
-	if (self->params.granularity != self->pg)
+	if (self->e.params.granularity != self->e.pg)
 		SKIP(return, "slots are rounded to %lu, not exact RAM",
-		     self->params.granularity);
+		     self->e.params.granularity);
 	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, pm) TH_LOG("%s", strerror(errno));
-	zpfn = zero_pfn(pm, self->pg);
+	zpfn = zero_pfn(pm, self->e.pg);
 	ASSERT_NE(0ULL, zpfn) TH_LOG("cannot find the zero page's PFN: not root?");
-	for (i = 0; i < self->mem.n; i++) {
-		int node = self->mem.id[i];
-		size_t len = maplen(self, i), k, bad = 0;
+	for (i = 0; i < self->e.mem.n; i++) {
+		int node = self->e.mem.id[i];
+		size_t len = maplen(&self->e, i), k, bad = 0;
 		long long total, freekb;
 		bool tight;
 		int fd, n;
@@ -525,9 +544,9 @@ TEST_F(map, buffer_on_own_node)
 		ASSERT_TRUE(p != NULL) TH_LOG("node%d: %s", node, strerror(errno));
 		close(fd);
 		EXPECT_TRUE(rc_all_zero(p, len));	/* fault every page in */
-		for (k = 0; k < len / self->pg; k++) {
+		for (k = 0; k < len / self->e.pg; k++) {
 			uint64_t ent, pa;
-			off_t off = ((uintptr_t)p / self->pg + k) * 8;
+			off_t off = ((uintptr_t)p / self->e.pg + k) * 8;
 			bool in = false;
 			int j;
 
@@ -544,7 +563,7 @@ TEST_F(map, buffer_on_own_node)
 				continue;
 			}
 			own++;
-			pa = (ent & ((1ULL << 55) - 1)) * self->pg;
+			pa = (ent & ((1ULL << 55) - 1)) * self->e.pg;
 			for (j = 0; j < n; j++)
 				if (s[j].base <= pa && pa < s[j].base + s[j].size)
 					in = true;
@@ -565,7 +584,7 @@ TEST_F(map, buffer_on_own_node)
 	}
 	close(pm);
 	TH_LOG("%zu buffer pages, %zu kernel zero pages; %d of %d nodes checked",
-	       own, zero, checked, self->mem.n);
+	       own, zero, checked, self->e.mem.n);
 	if (!checked)
 		SKIP(return, "every node has less than a quarter of its memory free");
 }

@@ -6,7 +6,7 @@
  * below is followed by canary entries that must survive. Built 64-bit and,
  * when possible, -m32 (slots_test32) for the compat_ioctl path.
  */
-#include "refcnt_helpers.h"
+#include "refcnt_checks.h"
 
 #define SPARE	8	/* canary entries after each array */
 

@@ -196,10 +196,7 @@ FIXTURE_SETUP(stress)
 		struct rc_dev *d = &st->d[i];
 		uint64_t sets, start;
 
-		ASSERT_EQ(0, rcd_open(d, mem.id[i]));
-		ASSERT_EQ(0, rcd_restore_thresholds(d));
-		ASSERT_EQ(0, rc_reset(d->fd));
-		ASSERT_LE(0, rc_drain(d->fd));
+		ASSERT_EQ(0, rcd_open_clean(d, mem.id[i]));
 		sets = d->info.rcb_sw_sets;
 		ASSERT_LE((uint64_t)POOL, sets);
 		/* Spread over the table: a stride coprime to nothing small. */
@@ -222,12 +219,7 @@ FIXTURE_TEARDOWN(stress)
 	for (i = 0; i < st->ndev; i++) {
 		if (st->map[i] && st->map[i] != MAP_FAILED)
 			munmap(st->map[i], st->d[i].info.rcb_len);
-		if (st->d[i].fd >= 0) {
-			EXPECT_EQ(0, rcd_restore_thresholds(&st->d[i]));
-			EXPECT_EQ(0, rc_reset(st->d[i].fd));
-			rc_drain(st->d[i].fd);
-		}
-		rcd_close(&st->d[i]);
+		EXPECT_EQ(0, rcd_close_clean(&st->d[i]));
 	}
 }
 
