@@ -37,16 +37,21 @@ all: selftests tools
 TOOLS := refcnt-info refcnt-run refcnt-top refcnt-dump demo-workload
 TOOLS_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(TOP)/uapi \
 	-I$(TOP)/lib/include -I$(TOP)/tools/src
-# Linked with librefcnt.a, libnuma and (heatmaps) libpng + zlib, all static.
+# Linked with librefcnt.a and libnuma, all static; the tools that draw
+# heatmaps (TOOLS_HEATMAP) also with heatmap.c, libpng and zlib.
 TOOLS_LIBREFCNT := $(BUILD)/selftests/lib/librefcnt.a
-TOOLS_LIBS := $(TOOLS_LIBREFCNT) -lnuma -lpng -lz -lm
+TOOLS_LIBS := $(TOOLS_LIBREFCNT) -lnuma
 TOOLS_COMMON := tools/src/rtools.c tools/src/rtools.h uapi/linux/refcnt.h
+TOOLS_HEATMAP := refcnt-run refcnt-dump
 tools: $(addprefix $(BUILD)/tools/,$(TOOLS))
+
+$(addprefix $(BUILD)/tools/,$(TOOLS_HEATMAP)): tools/src/heatmap.c tools/src/heatmap.h
 
 $(BUILD)/tools/%: tools/src/%.c $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $< tools/src/rtools.c $(TOOLS_LIBS)
+	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $(filter %.c,$^) $(TOOLS_LIBS) \
+		$(if $(filter %/heatmap.c,$^),-lpng -lz) -lm
 
 $(BUILD)/tools/demo-workload: examples/demo-workload.c
 	@mkdir -p $(dir $@)

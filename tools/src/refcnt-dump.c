@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heatmap.h"
 #include "rtools.h"
 
 /* Sets per RCB_SETS_READ. */

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "heatmap.h"
 #include "rtools.h"
 
 #ifndef MPOL_F_NUMA_BALANCING
