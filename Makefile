@@ -46,6 +46,8 @@ TOOLS_HEATMAP := refcnt-run refcnt-dump
 tools: $(addprefix $(BUILD)/tools/,$(TOOLS))
 
 $(addprefix $(BUILD)/tools/,$(TOOLS_HEATMAP)): tools/src/heatmap.c tools/src/heatmap.h
+# refcnt-run's parts.
+$(BUILD)/tools/refcnt-run: $(wildcard tools/src/run/*.c tools/src/run/*.h)
 
 $(BUILD)/tools/%: tools/src/%.c $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@mkdir -p $(dir $@)
