@@ -323,189 +323,263 @@ static size_t rt_maxlen(char *const *labels, int n, size_t cap)
 #define ROW_LABEL_MAX	40
 #define GROUP_LABEL_MAX	12
 
-static int rt_heatmap_draw(struct rt_canvas *cv, const struct rt_heatmap *hm)
+/* Where the parts of a heatmap go on a canvas, in pixels. */
+struct rt_layout {
+	int s, lh, pad;		/* text scale, line height, margin */
+	int gx, gy, gw, gh;	/* the grid of cells */
+	int lgx, bar_w;		/* the legend's colour bar */
+	int band;		/* group band left of the grid */
+	size_t rl, gl, cl;	/* longest row, group, column label */
+	double vmax;
+};
+
+/* y of row r's top edge (r == rows: the grid's bottom). */
+static int row_y(const struct rt_layout *l, const struct rt_heatmap *hm, int r)
 {
-	const int s = cv->s, W = cv->w, H = cv->h;
-	const int lh = 11 * s, pad = 8 * s;
-	int gx, gy, gw, gh, lgx, bar_w = 14 * s, r, c, step, last;
-	size_t rl = rt_maxlen(hm->row_label, hm->rows, ROW_LABEL_MAX);
-	size_t gl = hm->row_group ? rt_maxlen(hm->group_name, hm->nr_groups,
-					     GROUP_LABEL_MAX) : 0;
-	size_t cl = rt_maxlen(hm->col_label, hm->cols, 16);
-	int band = hm->row_group ? 6 * s : 0;
-	double vmax = 0;
-	char buf[64];
+	return l->gy + (int)((long long)r * l->gh / hm->rows);
+}
 
-	for (r = 0; r < hm->rows * hm->cols; r++)
-		if (hm->v[r] > vmax)
-			vmax = hm->v[r];
+/* x of column c's left edge. */
+static int col_x(const struct rt_layout *l, const struct rt_heatmap *hm, int c)
+{
+	return l->gx + (int)((long long)c * l->gw / hm->cols);
+}
 
-	cv_fill(cv, 0, 0, W, H, C_WHITE);
-	gy = pad + lh + lh / 2 + lh + 2 * s;
-	gh = H - gy - (3 * s + lh + lh + (hm->note ? lh : 0) + pad);
-	gx = pad + (gl ? cv_text_w(cv, gl) + 4 * s : 0) +
-	     (rl ? cv_text_w(cv, rl) + 4 * s : 0) + band + 2 * s;
-	lgx = W - pad - (bar_w + 6 * s + cv_text_w(cv, 8));
-	gw = lgx - 10 * s - gx;
-	if (gw < hm->cols || gh < hm->rows || gh < 4 * lh) {
+/* Lay hm out on cv: 0, or -1 (printed) when the image is too small. */
+static int rt_layout(const struct rt_canvas *cv, const struct rt_heatmap *hm,
+		     struct rt_layout *l)
+{
+	const int s = cv->s;
+	int i;
+
+	l->s = s;
+	l->lh = 11 * s;
+	l->pad = 8 * s;
+	l->bar_w = 14 * s;
+	l->rl = rt_maxlen(hm->row_label, hm->rows, ROW_LABEL_MAX);
+	l->gl = hm->row_group ? rt_maxlen(hm->group_name, hm->nr_groups,
+					  GROUP_LABEL_MAX) : 0;
+	l->cl = rt_maxlen(hm->col_label, hm->cols, 16);
+	l->band = hm->row_group ? 6 * s : 0;
+	l->vmax = 0;
+	for (i = 0; i < hm->rows * hm->cols; i++)
+		if (hm->v[i] > l->vmax)
+			l->vmax = hm->v[i];
+	l->gy = l->pad + l->lh + l->lh / 2 + l->lh + 2 * s;
+	l->gh = cv->h - l->gy -
+		(3 * s + l->lh + l->lh + (hm->note ? l->lh : 0) + l->pad);
+	l->gx = l->pad + (l->gl ? cv_text_w(cv, l->gl) + 4 * s : 0) +
+		(l->rl ? cv_text_w(cv, l->rl) + 4 * s : 0) + l->band + 2 * s;
+	l->lgx = cv->w - l->pad - (l->bar_w + 6 * s + cv_text_w(cv, 8));
+	l->gw = l->lgx - 10 * s - l->gx;
+	if (l->gw < hm->cols || l->gh < hm->rows || l->gh < 4 * l->lh) {
 		rt_err("a %dx%d image has no room for %d rows x %d columns of cells and their labels: make it larger (--width/--height) or use fewer rows (--rows)",
-		       W, H, hm->rows, hm->cols);
+		       cv->w, cv->h, hm->rows, hm->cols);
 		return -1;
 	}
+	return 0;
+}
 
-	/* Title, axis names. */
-	cv_text(cv, pad, pad, hm->title ? hm->title : "", -1,
-		(size_t)(W - 2 * pad) / (6 * s), C_TEXT);
+/* Title, the y axis name, the unit over the legend. */
+static void draw_titles(struct rt_canvas *cv, const struct rt_heatmap *hm,
+			const struct rt_layout *l)
+{
+	const int s = l->s, W = cv->w;
+
+	cv_text(cv, l->pad, l->pad, hm->title ? hm->title : "", -1,
+		(size_t)(W - 2 * l->pad) / (6 * s), C_TEXT);
 	if (hm->ylabel)
-		cv_text(cv, gx - band - 2 * s, pad + lh + lh / 2, hm->ylabel, 1,
-			0, C_TEXT);
+		cv_text(cv, l->gx - l->band - 2 * s, l->pad + l->lh + l->lh / 2,
+			hm->ylabel, 1, 0, C_TEXT);
 	if (hm->unit)
-		cv_text(cv, lgx, pad + lh + lh / 2, hm->unit, -1,
-			(size_t)(W - lgx) / (6 * s), C_TEXT);
+		cv_text(cv, l->lgx, l->pad + l->lh + l->lh / 2, hm->unit, -1,
+			(size_t)(W - l->lgx) / (6 * s), C_TEXT);
+}
 
-	/* Cells. */
+/* Column labels (as many as fit), the x axis name, the note. */
+static void draw_below(struct rt_canvas *cv, const struct rt_heatmap *hm,
+		       const struct rt_layout *l)
+{
+	const int s = l->s, W = cv->w, below = l->gy + l->gh + 3 * s;
+	int c, step = (cv_text_w(cv, l->cl) + 4 * s) * hm->cols / l->gw + 1;
+
+	for (c = 0; c < hm->cols; c += step)
+		cv_text(cv, (col_x(l, hm, c) + col_x(l, hm, c + 1)) / 2,
+			below, hm->col_label[c], 0, 16, C_TEXT);
+	if (hm->xlabel)
+		cv_text(cv, l->gx + l->gw / 2, below + l->lh, hm->xlabel, 0,
+			0, C_TEXT);
+	if (hm->note)
+		cv_text(cv, l->pad, below + 2 * l->lh, hm->note, -1,
+			(size_t)(W - 2 * l->pad) / (6 * s), C_TEXT);
+}
+
+/* Cell (r, c) in [x0, x1) x [y0, y1); SVG cells carry a tooltip. */
+static void draw_cell(struct rt_canvas *cv, const struct rt_heatmap *hm,
+		      const struct rt_layout *l, int r, int c, int x0, int y0,
+		      int x1, int y1)
+{
+	double v = hm->v[(size_t)r * hm->cols + c];
+
+	if (cv->svg && v > 0) {
+		fprintf(cv->svg, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%06x\"><title>",
+			x0, y0, x1 - x0, y1 - y0, rt_value_colour(v, l->vmax));
+		if (hm->row_label && hm->row_label[r])
+			xml_text(cv->svg, hm->row_label[r]);
+		fputs(" from ", cv->svg);
+		xml_text(cv->svg, hm->col_label[c]);
+		fprintf(cv->svg, ": %.0f</title></rect>\n", v);
+	} else {
+		cv_fill(cv, x0, y0, x1, y1, rt_value_colour(v, l->vmax));
+	}
+	if (hm->mark && hm->mark[(size_t)r * hm->cols + c] &&
+	    x1 - x0 >= 3 && y1 - y0 >= 3)
+		cv_outline(cv, x0, y0, x1, y1,
+			   (x1 - x0 >= 12 && y1 - y0 >= 12) ? 2 * l->s : 1,
+			   C_MARK);
+}
+
+/* The cells, a one-pixel gap between them when they are large. */
+static void draw_cells(struct rt_canvas *cv, const struct rt_heatmap *hm,
+		       const struct rt_layout *l)
+{
+	int r, c;
+
 	for (r = 0; r < hm->rows; r++) {
-		int y0 = gy + (int)((long long)r * gh / hm->rows);
-		int y1 = gy + (int)((long long)(r + 1) * gh / hm->rows);
+		int y0 = row_y(l, hm, r), y1 = row_y(l, hm, r + 1);
 
 		if (y1 - y0 >= 8)
 			y1--;
 		for (c = 0; c < hm->cols; c++) {
-			int x0 = gx + (int)((long long)c * gw / hm->cols);
-			int x1 = gx + (int)((long long)(c + 1) * gw / hm->cols);
-			double v = hm->v[(size_t)r * hm->cols + c];
+			int x0 = col_x(l, hm, c), x1 = col_x(l, hm, c + 1);
 
 			if (x1 - x0 >= 8)
 				x1--;
-			if (cv->svg && v > 0) {
-				fprintf(cv->svg, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%06x\"><title>",
-					x0, y0, x1 - x0, y1 - y0,
-					rt_value_colour(v, vmax));
-				if (hm->row_label && hm->row_label[r])
-					xml_text(cv->svg, hm->row_label[r]);
-				fputs(" from ", cv->svg);
-				xml_text(cv->svg, hm->col_label[c]);
-				fprintf(cv->svg, ": %.0f</title></rect>\n", v);
-			} else {
-				cv_fill(cv, x0, y0, x1, y1,
-					rt_value_colour(v, vmax));
-			}
-			if (hm->mark && hm->mark[(size_t)r * hm->cols + c] &&
-			    x1 - x0 >= 3 && y1 - y0 >= 3)
-				cv_outline(cv, x0, y0, x1, y1,
-					   (x1 - x0 >= 12 && y1 - y0 >= 12) ?
-					   2 * s : 1, C_MARK);
+			draw_cell(cv, hm, l, r, c, x0, y0, x1, y1);
 		}
 	}
+}
 
-	/* Row labels, as many as fit. */
+/* Row labels, as many as fit. */
+static void draw_row_labels(struct rt_canvas *cv, const struct rt_heatmap *hm,
+			const struct rt_layout *l)
+{
+	const int s = l->s, lh = l->lh, gh = l->gh;
+	int r, step;
+
 	step = (lh + (gh / hm->rows) - 1) / (gh / hm->rows ? gh / hm->rows : 1);
 	if (gh / hm->rows == 0)
 		step = (lh * hm->rows + gh - 1) / gh;
 	if (step < 1)
 		step = 1;
-	for (r = 0; rl && r < hm->rows; r += step) {
-		int y0 = gy + (int)((long long)r * gh / hm->rows);
-		int y1 = gy + (int)((long long)(r + 1) * gh / hm->rows);
-
+	for (r = 0; l->rl && r < hm->rows; r += step)
 		if (hm->row_label[r])
-			cv_text(cv, gx - band - 4 * s, (y0 + y1) / 2 - 7 * s / 2,
+			cv_text(cv, l->gx - l->band - 4 * s,
+				(row_y(l, hm, r) + row_y(l, hm, r + 1)) / 2 - 7 * s / 2,
 				hm->row_label[r], 1, ROW_LABEL_MAX, C_TEXT);
-	}
+}
 
-	/* Groups: band, name, separators. */
-	last = -1000 * lh;
-	for (r = 0; hm->row_group && r < hm->rows;) {
-		int g = hm->row_group[r], e = r, y0, y1;
+/* Groups of rows: coloured band, name (when it fits), separators. */
+static void draw_groups(struct rt_canvas *cv, const struct rt_heatmap *hm,
+			const struct rt_layout *l)
+{
+	const int s = l->s, bx = l->gx - l->band - 2 * s;
+	int r, e, g, y0, y1, ty, last = -1000 * l->lh;
 
-		while (e < hm->rows && hm->row_group[e] == g)
-			e++;
-		y0 = gy + (int)((long long)r * gh / hm->rows);
-		y1 = gy + (int)((long long)e * gh / hm->rows);
+	for (r = 0; hm->row_group && r < hm->rows; r = e) {
+		g = hm->row_group[r];
+		for (e = r; e < hm->rows && hm->row_group[e] == g; e++)
+			;
+		y0 = row_y(l, hm, r);
+		y1 = row_y(l, hm, e);
 		if (g >= 0) {
-			cv_fill(cv, gx - band - 2 * s, y0, gx - 2 * s, y1,
-				rt_group_colour(g));
-			if (g < hm->nr_groups && hm->group_name[g]) {
-				int ty = (y0 + y1) / 2 - 7 * s / 2;
-
-				if (ty < y0)
-					ty = y0;
-				if (ty >= last + lh) {
-					cv_text(cv, pad, ty, hm->group_name[g],
-						-1, GROUP_LABEL_MAX,
-						rt_group_colour(g));
-					last = ty;
-				}
+			cv_fill(cv, bx, y0, l->gx - 2 * s, y1, rt_group_colour(g));
+			ty = (y0 + y1) / 2 - 7 * s / 2;
+			if (ty < y0)
+				ty = y0;
+			if (g < hm->nr_groups && hm->group_name[g] &&
+			    ty >= last + l->lh) {
+				cv_text(cv, l->pad, ty, hm->group_name[g], -1,
+					GROUP_LABEL_MAX, rt_group_colour(g));
+				last = ty;
 			}
 		}
 		if (r > 0)
-			cv_fill(cv, gx - band - 2 * s, y0 - (s > 1 ? 1 : 0),
-				gx + gw, y0 + 1, C_GRID);
-		r = e;
+			cv_fill(cv, bx, y0 - (s > 1 ? 1 : 0), l->gx + l->gw,
+				y0 + 1, C_GRID);
 	}
+}
 
-	/* Column labels and the x axis name. */
-	step = (cv_text_w(cv, cl) + 4 * s) * hm->cols / gw + 1;
-	for (c = 0; c < hm->cols; c += step) {
-		int x0 = gx + (int)((long long)c * gw / hm->cols);
-		int x1 = gx + (int)((long long)(c + 1) * gw / hm->cols);
+/* Ticks of the legend's log scale at 1, 10, 100, ... and the maximum. */
+static void draw_ticks(struct rt_canvas *cv, const struct rt_layout *l,
+		       int by0, int by1)
+{
+	const int s = l->s, lgx = l->lgx, bar_w = l->bar_w;
+	int ty, last = by1 + l->lh;
+	double v, tv, lastv = -1;
+	char buf[64];
 
-		cv_text(cv, (x0 + x1) / 2, gy + gh + 3 * s, hm->col_label[c], 0,
-			16, C_TEXT);
+	for (v = 1;; v *= 10) {
+		tv = v > l->vmax ? l->vmax : v;
+		ty = by1 - 1 - (int)lround(log1p(tv) / log1p(l->vmax) *
+					   (by1 - by0 - 1));
+		if (tv != lastv && ty <= last - l->lh &&
+		    (tv == l->vmax || ty >= by0 + l->lh)) {
+			rt_count_str(tv, buf, sizeof(buf));
+			cv_fill(cv, lgx + bar_w, ty, lgx + bar_w + 3 * s, ty + 1,
+				C_GRID);
+			cv_text(cv, lgx + bar_w + 6 * s, ty - 7 * s / 2, buf, -1,
+				8, C_TEXT);
+			last = ty;
+		}
+		lastv = tv;
+		if (v >= l->vmax)
+			break;
 	}
-	if (hm->xlabel)
-		cv_text(cv, gx + gw / 2, gy + gh + 3 * s + lh, hm->xlabel, 0,
+}
+
+/* Legend: log colour bar, 0 below it. */
+static void draw_legend(struct rt_canvas *cv, const struct rt_layout *l)
+{
+	const int s = l->s, lh = l->lh, lgx = l->lgx, bar_w = l->bar_w;
+	int by0 = l->gy, by1 = l->gy + l->gh - 2 * lh, y;
+
+	if (by1 - by0 < 2 * lh)
+		by1 = l->gy + l->gh;
+	if (l->vmax <= 0) {
+		cv_fill(cv, lgx, by0, lgx + bar_w, by0 + lh, C_ZERO);
+		cv_text(cv, lgx + bar_w + 4 * s, by0 + 2 * s, "none", -1, 0,
+			C_TEXT);
+		return;
+	}
+	for (y = by0; y < by1; y++) {
+		double t = 1.0 - (double)(y - by0) / (by1 - by0 - 1);
+
+		cv_fill(cv, lgx, y, lgx + bar_w, y + 1, rt_colour(t));
+	}
+	cv_outline(cv, lgx, by0, lgx + bar_w, by1, 1, C_GRID);
+	draw_ticks(cv, l, by0, by1);
+	if (by1 + lh + 2 * s <= l->gy + l->gh) {
+		cv_fill(cv, lgx, by1 + lh / 2, lgx + bar_w, by1 + lh + lh / 2,
+			C_ZERO);
+		cv_text(cv, lgx + bar_w + 4 * s, by1 + lh / 2 + 2 * s, "0", -1,
 			0, C_TEXT);
-	if (hm->note)
-		cv_text(cv, pad, gy + gh + 3 * s + 2 * lh, hm->note, -1,
-			(size_t)(W - 2 * pad) / (6 * s), C_TEXT);
-
-	/* Legend: log colour bar, 0 below it. */
-	{
-		int by0 = gy, by1 = gy + gh - 2 * lh, y;
-		double v, lastv = -1;
-
-		if (by1 - by0 < 2 * lh)
-			by1 = gy + gh;
-		if (vmax <= 0) {
-			cv_fill(cv, lgx, by0, lgx + bar_w, by0 + lh, C_ZERO);
-			cv_text(cv, lgx + bar_w + 4 * s, by0 + 2 * s, "none", -1,
-				0, C_TEXT);
-			return 0;
-		}
-		for (y = by0; y < by1; y++) {
-			double t = 1.0 - (double)(y - by0) / (by1 - by0 - 1);
-
-			cv_fill(cv, lgx, y, lgx + bar_w, y + 1, rt_colour(t));
-		}
-		cv_outline(cv, lgx, by0, lgx + bar_w, by1, 1, C_GRID);
-		last = by1 + lh;
-		for (v = 1;; v *= 10) {
-			double tv = v > vmax ? vmax : v;
-			int ty = by1 - 1 -
-				 (int)lround(log1p(tv) / log1p(vmax) *
-					     (by1 - by0 - 1));
-
-			if (tv != lastv && ty <= last - lh &&
-			    (tv == vmax || ty >= by0 + lh)) {
-				rt_count_str(tv, buf, sizeof(buf));
-				cv_fill(cv, lgx + bar_w, ty, lgx + bar_w + 3 * s,
-					ty + 1, C_GRID);
-				cv_text(cv, lgx + bar_w + 6 * s, ty - 7 * s / 2,
-					buf, -1, 8, C_TEXT);
-				last = ty;
-			}
-			lastv = tv;
-			if (v >= vmax)
-				break;
-		}
-		if (by1 + lh + 2 * s <= gy + gh) {
-			cv_fill(cv, lgx, by1 + lh / 2, lgx + bar_w, by1 + lh + lh / 2,
-				C_ZERO);
-			cv_text(cv, lgx + bar_w + 4 * s, by1 + lh / 2 + 2 * s, "0",
-				-1, 0, C_TEXT);
-		}
 	}
+}
+
+static int rt_heatmap_draw(struct rt_canvas *cv, const struct rt_heatmap *hm)
+{
+	struct rt_layout l;
+
+	if (rt_layout(cv, hm, &l))
+		return -1;
+	cv_fill(cv, 0, 0, cv->w, cv->h, C_WHITE);
+	draw_titles(cv, hm, &l);
+	draw_cells(cv, hm, &l);
+	draw_row_labels(cv, hm, &l);
+	draw_groups(cv, hm, &l);
+	draw_below(cv, hm, &l);
+	draw_legend(cv, &l);
 	return 0;
 }
 

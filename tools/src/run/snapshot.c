@@ -259,60 +259,79 @@ static const char *vma_kind(const char *path, int *skip)
 	return "file";
 }
 
-/* Read the maps and counters of tid's process. NULL if it cannot. */
-struct snapshot *take_snapshot(pid_t tid)
+/* One line of /proc/TID/maps into s's regions (most of them). */
+static void add_maps_line(struct snapshot *s, int *cap, const char *line)
 {
-	struct snapshot *s = xcalloc(1, sizeof(*s));
+	unsigned long long start, end;
+	char perms[8] = "", mapping[4096 + 64] = "";
+	const char *kind;
+	int skip, pos = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end,
+		   perms, &pos) < 3)
+		return;
+	if (pos > 0) {
+		size_t l;
+
+		snprintf(mapping, sizeof(mapping), "%s", line + pos);
+		l = strlen(mapping);
+		while (l && (mapping[l - 1] == '\n' || mapping[l - 1] == ' '))
+			mapping[--l] = '\0';
+	}
+	kind = vma_kind(mapping, &skip);
+	if (skip)
+		return;
+	/* Guard pages and PROT_NONE reservations hold nothing. */
+	if (!strncmp(perms, "---", 3))
+		return;
+	add_vma(s, cap, start, end, *mapping ? mapping : "[anon]", kind, perms);
+}
+
+/* The regions of tid's process from /proc/TID/maps: 0, or -1 (printed). */
+static int read_maps(struct snapshot *s, pid_t tid)
+{
 	char path[64], line[4096 + 256];
-	int cap = 0, pagemap, i, failed = 0, err = 0;
+	int cap = 0;
 	FILE *f;
 
-	s->tid = tid;
-	if (!qext) {
-		qext = xcalloc(QUERY_CHUNK, sizeof(*qext));
-		qhw = xcalloc(QUERY_CHUNK, sizeof(*qhw));
-	}
-	s->hot = xcalloc(opt.top > 0 ? opt.top : 1, sizeof(*s->hot));
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tid);
 	f = fopen(path, "r");
 	if (!f) {
 		rt_err("%s: %s: cannot read the memory map at exit", path,
 		       strerror(errno));
-		free_snapshot(s);
-		return NULL;
+		return -1;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end;
-		char perms[8] = "", mapping[4096 + 64] = "";
-		const char *kind;
-		int skip, pos = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end,
-			   perms, &pos) < 3)
-			continue;
-		if (pos > 0) {
-			size_t l;
-
-			snprintf(mapping, sizeof(mapping), "%s", line + pos);
-			l = strlen(mapping);
-			while (l && (mapping[l - 1] == '\n' || mapping[l - 1] == ' '))
-				mapping[--l] = '\0';
-		}
-		kind = vma_kind(mapping, &skip);
-		if (skip)
-			continue;
-		/* Guard pages and PROT_NONE reservations hold nothing. */
-		if (!strncmp(perms, "---", 3))
-			continue;
-		add_vma(s, &cap, start, end, *mapping ? mapping : "[anon]", kind,
-			perms);
-	}
+	while (fgets(line, sizeof(line), f))
+		add_maps_line(s, &cap, line);
 	fclose(f);
 	if (!s->nr) {
 		rt_err("%s: no memory regions at exit", path);
-		free_snapshot(s);
-		return NULL;
+		return -1;
 	}
+	return 0;
+}
+
+/* Say why querying failed for `failed` regions; -1 if it cannot go on. */
+static int query_failed(pid_t tid, int failed, int err)
+{
+	if (err == EPERM)
+		rt_err("RCB_RANGE_QUERY of pid %d: operation not permitted: reading another process's counters needs CAP_SYS_PTRACE (run as root)",
+		       (int)tid);
+	else if (err == ESRCH)
+		rt_err("RCB_RANGE_QUERY of pid %d: its memory was already gone (killed by SIGKILL?)",
+		       (int)tid);
+	else
+		rt_err("RCB_RANGE_QUERY of pid %d failed for %d region%s: %s",
+		       (int)tid, failed, failed == 1 ? "" : "s",
+		       strerror(err));
+	return err == EPERM || err == ESRCH || err == ENOTTY ? -1 : 0;
+}
+
+/* The counters of every region: 0, or -1 with the cause printed. */
+static int query_regions(struct snapshot *s, pid_t tid)
+{
+	char path[64];
+	int pagemap, i, failed = 0, err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)tid);
 	pagemap = open(path, O_RDONLY | O_CLOEXEC);
@@ -327,21 +346,23 @@ struct snapshot *take_snapshot(pid_t tid)
 	}
 	if (pagemap >= 0)
 		close(pagemap);
-	if (failed) {
-		if (err == EPERM)
-			rt_err("RCB_RANGE_QUERY of pid %d: operation not permitted: reading another process's counters needs CAP_SYS_PTRACE (run as root)",
-			       (int)tid);
-		else if (err == ESRCH)
-			rt_err("RCB_RANGE_QUERY of pid %d: its memory was already gone (killed by SIGKILL?)",
-			       (int)tid);
-		else
-			rt_err("RCB_RANGE_QUERY of pid %d failed for %d region%s: %s",
-			       (int)tid, failed, failed == 1 ? "" : "s",
-			       strerror(err));
-		if (err == EPERM || err == ESRCH || err == ENOTTY) {
-			free_snapshot(s);
-			return NULL;
-		}
+	return failed ? query_failed(tid, failed, err) : 0;
+}
+
+/* Read the maps and counters of tid's process. NULL if it cannot. */
+struct snapshot *take_snapshot(pid_t tid)
+{
+	struct snapshot *s = xcalloc(1, sizeof(*s));
+
+	s->tid = tid;
+	if (!qext) {
+		qext = xcalloc(QUERY_CHUNK, sizeof(*qext));
+		qhw = xcalloc(QUERY_CHUNK, sizeof(*qhw));
+	}
+	s->hot = xcalloc(opt.top > 0 ? opt.top : 1, sizeof(*s->hot));
+	if (read_maps(s, tid) || query_regions(s, tid)) {
+		free_snapshot(s);
+		return NULL;
 	}
 	s->queried_ok = 1;
 	return s;

@@ -242,105 +242,130 @@ long ptrace_options(void)
 	return o;
 }
 
+/* A traced task is gone; a process when its leader is. */
+static void on_task_gone(struct task *t, pid_t tid, int st)
+{
+	struct proc *p = t ? find_proc(t->tgid) : NULL;
+
+	if (p && tid == p->tgid) {
+		p->exited = 1;
+		p->status = st;
+		if (p->is_main)
+			clock_gettime(CLOCK_MONOTONIC, &t_end);
+	}
+	del_task(tid);
+}
+
+/* A new task whose first stop came before its parent's event. */
+static struct task *on_new_task(pid_t tid)
+{
+	pid_t tgid = tgid_of(tid);
+	struct task *t = add_task(tid, tgid);
+
+	if (tgid != tid || find_proc(tgid)) {
+		if (!find_proc(tgid))
+			add_proc(tgid, 0);
+	} else if (opt.follow) {
+		add_proc(tgid, 0);
+	}
+	return t;
+}
+
+/* PTRACE_EVENT_CLONE, _FORK, _VFORK: trace the new thread or process. */
+static void on_new_child(struct task *t, pid_t tid, int ev)
+{
+	unsigned long msg;
+	pid_t child;
+
+	if (!ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) &&
+	    !find_task((pid_t)msg)) {
+		child = (pid_t)msg;
+		if (ev == PTRACE_EVENT_CLONE && tgid_of(child) == t->tgid) {
+			add_task(child, t->tgid);
+		} else {
+			add_task(child, child);
+			if (!find_proc(child))
+				add_proc(child, 0);
+		}
+	}
+	ptrace(PTRACE_CONT, tid, 0, 0);
+}
+
+/* PTRACE_EVENT_STOP: an auto-attached task's first stop, or a group-stop. */
+static void on_event_stop(struct task *t, pid_t tid, int sig)
+{
+	if (!t->seen_stop) {
+		/* The first stop of an auto-attached task. */
+		t->seen_stop = 1;
+		if (!find_proc(t->tgid)) {
+			ptrace(PTRACE_DETACH, tid, 0, 0);
+			del_task(tid);
+			return;
+		}
+		ptrace(PTRACE_CONT, tid, 0, 0);
+	} else if (sig == SIGSTOP || sig == SIGTSTP ||
+		   sig == SIGTTIN || sig == SIGTTOU) {
+		ptrace(PTRACE_LISTEN, tid, 0, 0);	/* group-stop */
+	} else {
+		ptrace(PTRACE_CONT, tid, 0, 0);
+	}
+}
+
+/* A ptrace stop of task t (tid), wait status st: handle it, resume. */
+static void on_stop(struct task *t, pid_t tid, int st)
+{
+	int ev = (unsigned int)st >> 16, sig = WSTOPSIG(st);
+	unsigned long msg;
+
+	switch (ev) {
+	case PTRACE_EVENT_EXIT:
+		on_exit_stop(tid);
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		break;
+	case PTRACE_EVENT_CLONE:
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		on_new_child(t, tid, ev);
+		break;
+	case PTRACE_EVENT_EXEC:
+		/* A thread other than the leader exec'ed: it is the leader now. */
+		if (!ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) &&
+		    (pid_t)msg != tid)
+			del_task((pid_t)msg);
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		break;
+	case PTRACE_EVENT_STOP:
+		on_event_stop(t, tid, sig);
+		break;
+	default:
+		t->seen_stop = 1;
+		/* Signal-delivery-stop: deliver it. */
+		ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig);
+		break;
+	}
+}
+
 /* Run the ptrace loop until every traced task is gone. */
 void trace_loop(void)
 {
-	for (;;) {
-		unsigned long msg;
-		struct task *t;
-		int st, ev, sig;
-		pid_t tid;
+	struct task *t;
+	pid_t tid;
+	int st;
 
+	for (;;) {
 		tid = waitpid(-1, &st, __WALL);
 		if (tid < 0) {
-			if (errno == EINTR) {
-				if (got_signal)
-					kill(main_pid, got_signal);
-				got_signal = 0;
-				continue;
-			}
-			break;	/* ECHILD: all gone */
+			if (errno != EINTR)
+				break;	/* ECHILD: all gone */
+			if (got_signal)
+				kill(main_pid, got_signal);
+			got_signal = 0;
+			continue;
 		}
 		t = find_task(tid);
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			struct proc *p = t ? find_proc(t->tgid) : NULL;
-
-			if (p && tid == p->tgid) {
-				p->exited = 1;
-				p->status = st;
-				if (p->is_main)
-					clock_gettime(CLOCK_MONOTONIC, &t_end);
-			}
-			del_task(tid);
-			continue;
-		}
-		if (!WIFSTOPPED(st))
-			continue;
-		ev = (unsigned int)st >> 16;
-		sig = WSTOPSIG(st);
-		if (!t) {
-			/* A new task whose first stop came before its parent's event. */
-			pid_t tgid = tgid_of(tid);
-
-			t = add_task(tid, tgid);
-			if (tgid != tid || find_proc(tgid)) {
-				if (!find_proc(tgid))
-					add_proc(tgid, 0);
-			} else if (opt.follow) {
-				add_proc(tgid, 0);
-			}
-		}
-		switch (ev) {
-		case PTRACE_EVENT_EXIT:
-			on_exit_stop(tid);
-			ptrace(PTRACE_CONT, tid, 0, 0);
-			break;
-		case PTRACE_EVENT_CLONE:
-		case PTRACE_EVENT_FORK:
-		case PTRACE_EVENT_VFORK:
-			if (!ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) &&
-			    !find_task((pid_t)msg)) {
-				pid_t child = (pid_t)msg;
-
-				if (ev == PTRACE_EVENT_CLONE && tgid_of(child) == t->tgid) {
-					add_task(child, t->tgid);
-				} else {
-					add_task(child, child);
-					if (!find_proc(child))
-						add_proc(child, 0);
-				}
-			}
-			ptrace(PTRACE_CONT, tid, 0, 0);
-			break;
-		case PTRACE_EVENT_EXEC:
-			/* A thread other than the leader exec'ed: it is the leader now. */
-			if (!ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) &&
-			    (pid_t)msg != tid)
-				del_task((pid_t)msg);
-			ptrace(PTRACE_CONT, tid, 0, 0);
-			break;
-		case PTRACE_EVENT_STOP:
-			if (!t->seen_stop) {
-				/* The first stop of an auto-attached task. */
-				t->seen_stop = 1;
-				if (!find_proc(t->tgid)) {
-					ptrace(PTRACE_DETACH, tid, 0, 0);
-					del_task(tid);
-					break;
-				}
-				ptrace(PTRACE_CONT, tid, 0, 0);
-			} else if (sig == SIGSTOP || sig == SIGTSTP ||
-				   sig == SIGTTIN || sig == SIGTTOU) {
-				ptrace(PTRACE_LISTEN, tid, 0, 0);	/* group-stop */
-			} else {
-				ptrace(PTRACE_CONT, tid, 0, 0);
-			}
-			break;
-		default:
-			t->seen_stop = 1;
-			/* Signal-delivery-stop: deliver it. */
-			ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig);
-			break;
-		}
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			on_task_gone(t, tid, st);
+		else if (WIFSTOPPED(st))
+			on_stop(t ? t : on_new_task(tid), tid, st);
 	}
 }
