@@ -155,7 +155,7 @@ static int dump_node(FILE *f, struct node *n, int *first_json)
 	lost = calloc((size_t)CHUNK * cps, sizeof(uint32_t));
 	if (!hw || !ext || !lost) {
 		rt_err("out of memory");
-		return RT_EXIT_FAIL;
+		return -ENOMEM;
 	}
 	if (f && opt.format == 'j')
 		fprintf(f, "%s    {\"node\": %d, \"cnodeid\": %u, \"granularity\": %u, \"sets\": [",
@@ -285,7 +285,7 @@ static int draw_heatmap(struct node *nodes, int nr)
 		total_sets += nodes[j].last - nodes[j].first;
 	if (!total_sets) {
 		rt_err("--heatmap: no counter sets in the selected range");
-		return RT_EXIT_FAIL;
+		return -1;
 	}
 	/*
 	 * The finest power-of-two bins that fit in --rows rows; a row never
@@ -303,12 +303,12 @@ static int draw_heatmap(struct node *nodes, int nr)
 			nb, opt.rows);
 	if (!nb) {
 		rt_err("--heatmap: no references in the selected range (drop --skip-empty to draw it anyway)");
-		return RT_EXIT_FAIL;
+		return -1;
 	}
 	bins = calloc(nb, sizeof(*bins));
 	if (!bins || rt_heatmap_alloc(&hm, &ctr, nb)) {
 		rt_err("out of memory");
-		return RT_EXIT_FAIL;
+		return -ENOMEM;
 	}
 	make_bins(nodes, nr, bin_sets, opt.skip_empty, bins, nb);
 	for (c = 0; c < ctr.nr_cnodes; c++) {
@@ -350,7 +350,7 @@ static int draw_heatmap(struct node *nodes, int nr)
 	rt_heatmap_free(&hm);
 	free(bins);
 	if (err)
-		return RT_EXIT_FAIL;
+		return -1;
 	fprintf(stderr, "refcnt-dump: heatmap written to %s (%dx%d, %d rows of %s)\n",
 		opt.heatmap, opt.width, opt.height, nb,
 		rt_human(bin_sets * gran, h1, sizeof(h1)));
@@ -443,7 +443,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		return rt_unexpected_arg(argv[optind], usage);
+		return rt_exit_code(rt_unexpected_arg(argv[optind], usage));
 	if (opt.heatmap) {
 		if (!rt_heatmap_name_ok(opt.heatmap)) {
 			rt_err("--heatmap %s: the name must end in .svg or .png",
@@ -456,7 +456,7 @@ int main(int argc, char **argv)
 
 	nr = rt_select_nodes(opt.node, &nids);
 	if (nr < 0)
-		return -nr;
+		return rt_exit_code(nr);
 	nodes = calloc(nr, sizeof(*nodes));
 	if (!nodes) {
 		rt_err("out of memory");
@@ -468,7 +468,7 @@ int main(int argc, char **argv)
 		n->nid = nids[j];
 		rc = rt_node_open(n->nid, &n->h, &n->info);
 		if (rc)
-			return rc;
+			return rt_exit_code(rc);
 		n->nr_slots = refcnt_node_slots(n->h, NULL, 0);
 		n->slots = calloc(n->nr_slots > 0 ? n->nr_slots : 1, sizeof(*n->slots));
 		if (!n->slots) {
@@ -524,9 +524,9 @@ int main(int argc, char **argv)
 		return RT_EXIT_FAIL;
 	}
 	if (rc)
-		return rc;
+		return rt_exit_code(rc);
 	if (opt.heatmap)
-		rc = draw_heatmap(nodes, nr);
+		rc = rt_exit_code(draw_heatmap(nodes, nr));
 	for (j = 0; j < nr; j++)
 		refcnt_node_close(nodes[j].h);
 	return rc;

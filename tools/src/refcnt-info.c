@@ -411,10 +411,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		return rt_unexpected_arg(argv[optind], usage);
+		return rt_exit_code(rt_unexpected_arg(argv[optind], usage));
 	nr_dev = rt_node_ids(&dev_nids);
 	if (nr_dev < 0)
-		return -nr_dev;
+		return rt_exit_code(nr_dev);
 	nr = refcnt_num_cnodes();
 	if (nr <= 0) {
 		rt_err("cannot read the online nodes (/sys/devices/system/node/online)");
@@ -434,7 +434,7 @@ int main(int argc, char **argv)
 		nodes[c].cnodeid = j;
 		rc = node_load(&nodes[c], dev_nids, nr_dev);
 		if (rc)
-			return rc;
+			return rt_exit_code(rc);
 		c++;
 	}
 	if (!c) {

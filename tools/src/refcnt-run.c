@@ -263,7 +263,7 @@ static int parse_options(int argc, char **argv)
 	return check_options(argc);
 }
 
-/* Counters, --reset and the feeds for the run: 0, or an exit code. */
+/* Counters, --reset and the feeds for the run: 0, or a negative errno. */
 static int prepare(void)
 {
 	int rc;
@@ -292,13 +292,13 @@ static int command_status(const struct child_err *ce, const char *cmd)
 		rt_err("%s: %s%s", cmd, ce->err == ENOENT ?
 		       "command not found" : strerror(ce->err),
 		       ce->err == ENOENT && !strchr(cmd, '/') ? " (not in PATH)" : "");
-		return ce->err == ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_NOEXEC;
+		return ce->err == ENOENT ? RT_EXIT_RUN_NOTFOUND : RT_EXIT_RUN_NOEXEC;
 	}
 	if (ce->stage == 1) {
 		rt_err("cannot place the command as asked: %s%s", strerror(ce->err),
 		       opt.hinting && ce->err == EINVAL ?
 		       " (--hinting needs MPOL_F_NUMA_BALANCING: Linux 5.12 or later)" : "");
-		return RUN_EXIT_FAIL;
+		return RT_EXIT_RUN_FAIL;
 	}
 	if (WIFSIGNALED(m->status))
 		return 128 + WTERMSIG(m->status);
@@ -331,21 +331,21 @@ int main(int argc, char **argv)
 	rt_prog = "refcnt-run";
 	rc = parse_options(argc, argv);
 	if (rc)
-		return rc > 0 ? 0 : RUN_EXIT_FAIL;
+		return rc > 0 ? RT_EXIT_OK : RT_EXIT_RUN_FAIL;
 	if (opt.output) {
 		out = fopen(opt.output, "w");
 		if (!out) {
 			rt_err("--output=%s: %s", opt.output, strerror(errno));
-			return RUN_EXIT_FAIL;
+			return RT_EXIT_RUN_FAIL;
 		}
 	}
 	rc = prepare();
 	if (rc)
-		return rc;
+		return rt_run_exit_code(rc);
 	rc = start_command(argv + optind, &ce);
 	if (rc) {
 		restore_feeds();
-		return rc;
+		return rt_run_exit_code(rc);
 	}
 	trace_loop();
 	clock_gettime(CLOCK_MONOTONIC, &t_end);
@@ -357,7 +357,7 @@ int main(int argc, char **argv)
 	report(out, argv + optind, rc);
 	if (out != stderr && fclose(out)) {
 		rt_err("--output=%s: %s", opt.output, strerror(errno));
-		return RUN_EXIT_FAIL;
+		return RT_EXIT_RUN_FAIL;
 	}
 	return rc;
 }

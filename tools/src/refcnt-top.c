@@ -225,7 +225,7 @@ static void offer(const struct row *r)
 	top[i] = *r;
 }
 
-/* One refresh: totals, rates, the best rows. 0 or an exit code. */
+/* One refresh: totals, rates, the best rows. 0, or a negative errno. */
 static int sample(double dt)
 {
 	int j, c;
@@ -516,13 +516,13 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		return rt_unexpected_arg(argv[optind], usage);
+		return rt_exit_code(rt_unexpected_arg(argv[optind], usage));
 	if (!isatty(STDOUT_FILENO))
 		opt.batch = 1;
 
 	nr_nodes = rt_select_nodes(opt.node, &nids);
 	if (nr_nodes < 0)
-		return -nr_nodes;
+		return rt_exit_code(nr_nodes);
 	nodes = calloc(nr_nodes, sizeof(*nodes));
 	if (!nodes) {
 		rt_err("out of memory");
@@ -535,10 +535,10 @@ int main(int argc, char **argv)
 		n->nid = nids[j];
 		rc = rt_node_open(n->nid, &n->h, &n->info);
 		if (rc)
-			return rc;
+			return rt_exit_code(rc);
 		n->map = refcnt_node_map(n->h, NULL);
 		if (!n->map)
-			return rt_node_error(errno, "mmap of ", n->nid);
+			return rt_exit_code(rt_node_error(errno, "mmap of ", n->nid));
 		cps = n->info.rcb_sw_counters_per_set;
 		n->prev = calloc(n->info.rcb_sw_sets ? n->info.rcb_sw_sets : 1,
 				 sizeof(uint64_t));
@@ -575,7 +575,7 @@ int main(int argc, char **argv)
 		rc = sample(last ? t - last : 0);
 		if (rc) {
 			term_restore();
-			return rc;
+			return rt_exit_code(rc);
 		}
 		if (!opt.batch && winch) {
 			winch = 0;

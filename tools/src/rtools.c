@@ -32,11 +32,42 @@ void rt_err(const char *fmt, ...)
 	va_end(ap);
 }
 
+int rt_exit_code(int err)
+{
+	switch (err) {
+	case 0:
+		return RT_EXIT_OK;
+	case -ENODEV:
+		return RT_EXIT_NOMODULE;
+	case -EACCES:
+	case -EPERM:
+		return RT_EXIT_PERM;
+	case -EINVAL:
+		return RT_EXIT_USAGE;
+	default:
+		return RT_EXIT_FAIL;
+	}
+}
+
+int rt_run_exit_code(int err)
+{
+	switch (rt_exit_code(err)) {
+	case RT_EXIT_OK:
+		return RT_EXIT_OK;
+	case RT_EXIT_NOMODULE:
+		return RT_EXIT_RUN_NOMODULE;
+	case RT_EXIT_PERM:
+		return RT_EXIT_RUN_PERM;
+	default:
+		return RT_EXIT_RUN_FAIL;
+	}
+}
+
 int rt_unexpected_arg(const char *arg, void (*usage)(FILE *f))
 {
 	rt_err("unexpected argument '%s'", arg);
 	usage(stderr);
-	return RT_EXIT_USAGE;
+	return -EINVAL;
 }
 
 int rt_parse_node(const char *s, int *nid)
@@ -48,7 +79,7 @@ int rt_parse_node(const char *s, int *nid)
 	v = strtol(s, &end, 10);
 	if (end == s || *end || errno || v < 0 || v > INT_MAX) {
 		rt_err("--node %s: not a node number", s);
-		return -1;
+		return -EINVAL;
 	}
 	*nid = v;
 	return 0;
@@ -68,26 +99,26 @@ int rt_dev_error(int err, const char *what)
 		if (!rt_module_loaded()) {
 			rt_err("%s: the refcnt module is not loaded (modprobe refcnt, or insmod refcnt.ko)",
 			       what);
-			return RT_EXIT_NOMODULE;
+			return -ENODEV;
 		}
 		rt_err("%s: %s (the module is loaded: is devtmpfs or udev providing /dev/refcnt?)",
 		       what, strerror(err));
-		return RT_EXIT_NOMODULE;
+		return -ENODEV;
 	case EACCES:
 		rt_err("%s: permission denied: the devices are readable by root and the refcnt group (udev rule); run as root or join the group",
 		       what);
-		return RT_EXIT_PERM;
+		return -EACCES;
 	case EPERM:
 		rt_err("%s: operation not permitted: this needs root (CAP_SYS_ADMIN or CAP_SYS_PTRACE)",
 		       what);
-		return RT_EXIT_PERM;
+		return -EPERM;
 	case ENOTTY:
 		rt_err("%s: the loaded refcnt module does not know this request (older module?)",
 		       what);
-		return RT_EXIT_FAIL;
+		return -EIO;
 	default:
 		rt_err("%s: %s", what, strerror(err));
-		return RT_EXIT_FAIL;
+		return -EIO;
 	}
 }
 
@@ -105,19 +136,19 @@ int rt_node_ids(int **nids)
 
 	n = refcnt_nodes(NULL, 0);
 	if (n < 0)
-		return -rt_dev_error(errno, REFCNT_DEV_DIR);
+		return rt_dev_error(errno, REFCNT_DEV_DIR);
 	if (n == 0) {
 		if (!rt_module_loaded()) {
 			rt_err("no node devices in " REFCNT_DEV_DIR ": the refcnt module is not loaded (modprobe refcnt)");
-			return -RT_EXIT_NOMODULE;
+			return -ENODEV;
 		}
 		rt_err("no node devices in " REFCNT_DEV_DIR " although the module is loaded");
-		return -RT_EXIT_FAIL;
+		return -EIO;
 	}
 	*nids = calloc(n, sizeof(**nids));
 	if (!*nids) {
 		rt_err("out of memory");
-		return -RT_EXIT_FAIL;
+		return -ENOMEM;
 	}
 	m = refcnt_nodes(*nids, n);
 	if (m < n)
@@ -139,7 +170,7 @@ int rt_select_nodes(int only, int **nids)
 	free(*nids);
 	*nids = NULL;
 	rt_err("--node %d: no such node with counters (see refcnt-info)", only);
-	return -RT_EXIT_USAGE;
+	return -EINVAL;
 }
 
 int rt_node_open(int nid, struct refcnt_node **h, struct rcb_info *info)

@@ -56,21 +56,21 @@ static void child(char **argv, int sync_fd, int err_fd)
 	signal(SIGHUP, SIG_DFL);
 	/* Wait until the parent has seized us. */
 	if (read(sync_fd, &c, 1) != 1)
-		_exit(RUN_EXIT_FAIL);
+		_exit(RT_EXIT_RUN_FAIL);
 	close(sync_fd);
 	if (set_policy_child()) {
 		ce.stage = 1;
 		ce.err = errno;
 		if (write(err_fd, &ce, sizeof(ce)) < 0)
-			_exit(RUN_EXIT_FAIL);
-		_exit(RUN_EXIT_FAIL);
+			_exit(RT_EXIT_RUN_FAIL);
+		_exit(RT_EXIT_RUN_FAIL);
 	}
 	execvp(argv[0], argv);
 	ce.stage = 2;
 	ce.err = errno;
 	if (write(err_fd, &ce, sizeof(ce)) < 0)
-		_exit(RUN_EXIT_FAIL);
-	_exit(errno == ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_NOEXEC);
+		_exit(RT_EXIT_RUN_FAIL);
+	_exit(errno == ENOENT ? RT_EXIT_RUN_NOTFOUND : RT_EXIT_RUN_NOEXEC);
 }
 
 /* Stop the command that could not be traced: it never ran. */
@@ -80,7 +80,7 @@ static int seize_failed(int err)
 	waitpid(main_pid, NULL, 0);
 	rt_err("cannot trace the command (PTRACE_SEIZE): %s%s", strerror(err),
 	       err == EPERM ? ": ptrace is not allowed here (CAP_SYS_PTRACE, /proc/sys/kernel/yama/ptrace_scope, seccomp)" : "");
-	return err == EPERM ? RUN_EXIT_PERM : RUN_EXIT_FAIL;
+	return err == EPERM ? -EPERM : -EIO;
 }
 
 /*
@@ -94,14 +94,14 @@ int start_command(char **argv, struct child_err *ce)
 
 	if (pipe2(sync_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC)) {
 		rt_err("pipe: %s", strerror(errno));
-		return RUN_EXIT_FAIL;
+		return -EIO;
 	}
 	trace_signals();
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	main_pid = fork();
 	if (main_pid < 0) {
 		rt_err("fork: %s", strerror(errno));
-		return RUN_EXIT_FAIL;
+		return -EIO;
 	}
 	if (main_pid == 0) {
 		close(sync_pipe[1]);

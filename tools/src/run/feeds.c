@@ -56,7 +56,7 @@ int setup_feeds(void)
 	old_period = rt_read_ll(FAULT_PERIOD, -1);
 	if (old_period < 0) {
 		rt_err("%s: cannot read it (module too old?)", FAULT_PERIOD);
-		return RUN_EXIT_FAIL;
+		return -EIO;
 	}
 	new_period = opt.period < 0 ? (old_period ? old_period : 1) :
 		     opt.period ? opt.period : old_period;
@@ -69,7 +69,7 @@ int setup_feeds(void)
 			       FAULT_PERIOD, new_period, strerror(err),
 			       err == EACCES || err == EPERM ? ": run as root, or have root set it" : "");
 			new_period = old_period;
-			return err == EACCES || err == EPERM ? RUN_EXIT_PERM : RUN_EXIT_FAIL;
+			return err == EACCES || err == EPERM ? -err : -EIO;
 		}
 		say("page-fault feed: sampling every %ld%s fault for the run (was %s)",
 		    new_period, new_period == 1 ? "st" : "th",
@@ -82,7 +82,7 @@ int setup_feeds(void)
 
 		if (nb < 0) {
 			rt_err("--hinting: %s: this kernel has no NUMA balancing", NUMA_BALANCING);
-			return RUN_EXIT_FAIL;
+			return -EOPNOTSUPP;
 		}
 		if (!(nb & 1)) {
 			snprintf(buf, sizeof(buf), "%ld", nb | 1);
@@ -91,7 +91,7 @@ int setup_feeds(void)
 
 				rt_err("--hinting: cannot write %s: %s", NUMA_BALANCING,
 				       strerror(err));
-				return err == EACCES || err == EPERM ? RUN_EXIT_PERM : RUN_EXIT_FAIL;
+				return err == EACCES || err == EPERM ? -err : -EIO;
 			}
 			old_nb = nb;
 		}

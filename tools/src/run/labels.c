@@ -54,7 +54,7 @@ void load_labels(void)
 			labels = realloc(labels, cap * sizeof(*labels));
 			if (!labels) {
 				rt_err("out of memory");
-				exit(RUN_EXIT_FAIL);
+				exit(RT_EXIT_RUN_FAIL);
 			}
 		}
 		labels[nr_labels].start = s;

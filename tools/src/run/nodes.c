@@ -67,14 +67,13 @@ int setup_counters(void)
 
 	n = rt_node_ids(&nids);
 	if (n < 0)
-		return -n == RT_EXIT_NOMODULE ? RUN_EXIT_NOMODULE : RUN_EXIT_FAIL;
+		return n;
 	rc = rt_node_open(nids[0], &qnode, &info);
 	free(nids);
 	if (rc)
-		return rc == RT_EXIT_NOMODULE ? RUN_EXIT_NOMODULE :
-		       rc == RT_EXIT_PERM ? RUN_EXIT_PERM : RUN_EXIT_FAIL;
+		return rc;
 	if (rt_counters_init(&ctr, &info))
-		return RUN_EXIT_FAIL;
+		return -1;
 	node_has_mem = xcalloc(ctr.nr_cnodes, sizeof(int));
 	node_has_cpu = xcalloc(ctr.nr_cnodes, sizeof(int));
 	for (i = 0; i < ctr.nr_cnodes; i++) {
@@ -98,7 +97,7 @@ int check_query_permission(void)
 	    errno != EPERM)
 		return 0;
 	rt_err("reading another process's counters (RCB_RANGE_QUERY) needs CAP_SYS_PTRACE: run refcnt-run as root");
-	return RUN_EXIT_PERM;
+	return -EPERM;
 }
 
 int reset_counters(void)
@@ -115,7 +114,7 @@ int reset_counters(void)
 
 			refcnt_node_close(nd);
 			free(nids);
-			return rc == RT_EXIT_PERM ? RUN_EXIT_PERM : RUN_EXIT_FAIL;
+			return rc;
 		}
 		refcnt_node_close(nd);
 	}

@@ -62,7 +62,7 @@ void report_heatmap(const struct proc *m)
 	}
 	if (rt_heatmap_alloc(&hm, &ctr, n)) {
 		rt_err("out of memory");
-		exit(RUN_EXIT_FAIL);
+		exit(RT_EXIT_RUN_FAIL);
 	}
 	fill_rows(&hm, order, n);
 	snprintf(title, sizeof(title), "refcnt-run: references by region and accessing node: %.400s (pid %d)",

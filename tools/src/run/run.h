@@ -23,12 +23,11 @@
 
 #include "rtools.h"
 
-/* Exit codes of refcnt-run itself (otherwise: the command's status). */
-#define RUN_EXIT_NOMODULE	121
-#define RUN_EXIT_PERM		122
-#define RUN_EXIT_FAIL		125
-#define RUN_EXIT_NOEXEC		126
-#define RUN_EXIT_NOTFOUND	127
+/*
+ * The parts return 0, or a negative errno or -1 with the cause printed;
+ * main() turns that into an exit code (rt_run_exit_code()). Out of
+ * memory, xcalloc() and the like exit with RT_EXIT_RUN_FAIL.
+ */
 
 /* The options (refcnt-run.c). */
 struct run_opts {

@@ -41,7 +41,7 @@ static struct region *add_region(struct snapshot *s, int *cap, uint64_t start,
 		s->r = realloc(s->r, *cap * sizeof(*s->r));
 		if (!s->r) {
 			rt_err("out of memory");
-			exit(RUN_EXIT_FAIL);
+			exit(RT_EXIT_RUN_FAIL);
 		}
 	}
 	r = &s->r[s->nr++];

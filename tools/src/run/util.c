@@ -27,7 +27,7 @@ void *xcalloc(size_t n, size_t s)
 
 	if (!p) {
 		rt_err("out of memory");
-		exit(RUN_EXIT_FAIL);
+		exit(RT_EXIT_RUN_FAIL);
 	}
 	return p;
 }
