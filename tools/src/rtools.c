@@ -40,7 +40,6 @@ int rt_exit_code(int err)
 	case -ENODEV:
 		return RT_EXIT_NOMODULE;
 	case -EACCES:
-	case -EPERM:
 		return RT_EXIT_PERM;
 	case -EINVAL:
 		return RT_EXIT_USAGE;
@@ -111,7 +110,7 @@ int rt_dev_error(int err, const char *what)
 	case EPERM:
 		rt_err("%s: operation not permitted: this needs root (CAP_SYS_ADMIN or CAP_SYS_PTRACE)",
 		       what);
-		return -EPERM;
+		return -EACCES;
 	case ENOTTY:
 		rt_err("%s: the loaded refcnt module does not know this request (older module?)",
 		       what);

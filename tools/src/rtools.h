@@ -40,8 +40,9 @@ enum rt_exit {
 
 /*
  * The exit code for a failure err (< 0) of a function below: -ENODEV
- * RT_EXIT_NOMODULE, -EACCES and -EPERM RT_EXIT_PERM, -EINVAL
- * RT_EXIT_USAGE, anything else RT_EXIT_FAIL. 0 stays 0.
+ * RT_EXIT_NOMODULE, -EACCES RT_EXIT_PERM, -EINVAL RT_EXIT_USAGE,
+ * anything else RT_EXIT_FAIL. 0 stays 0. -1 is -EPERM: a permission
+ * failure is therefore always -EACCES, and -1 a failure of no class.
  */
 int rt_exit_code(int err);
 /* The same in refcnt-run's codes (RT_EXIT_RUN_*). */
@@ -60,9 +61,9 @@ int rt_parse_node(const char *s, int *nid);
 
 /*
  * Explain an errno met opening or using a refcnt device and return its
- * class: -ENODEV (module not loaded, no device), -EACCES or -EPERM
- * (permission), -EIO (anything else: the message has the cause). what
- * names what failed ("/dev/refcnt/node0", "RCB_SETS_READ", ...).
+ * class: -ENODEV (module not loaded, no device), -EACCES (EACCES or
+ * EPERM: permission), -EIO (anything else: the message has the cause).
+ * what names what failed ("/dev/refcnt/node0", "RCB_SETS_READ", ...).
  */
 int rt_dev_error(int err, const char *what);
 /* rt_dev_error() for node nid's device, what = op + "/dev/refcnt/nodeN". */

@@ -80,7 +80,7 @@ static int seize_failed(int err)
 	waitpid(main_pid, NULL, 0);
 	rt_err("cannot trace the command (PTRACE_SEIZE): %s%s", strerror(err),
 	       err == EPERM ? ": ptrace is not allowed here (CAP_SYS_PTRACE, /proc/sys/kernel/yama/ptrace_scope, seccomp)" : "");
-	return err == EPERM ? -EPERM : -EIO;
+	return err == EPERM ? -EACCES : -EIO;
 }
 
 /*

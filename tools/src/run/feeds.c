@@ -69,7 +69,7 @@ int setup_feeds(void)
 			       FAULT_PERIOD, new_period, strerror(err),
 			       err == EACCES || err == EPERM ? ": run as root, or have root set it" : "");
 			new_period = old_period;
-			return err == EACCES || err == EPERM ? -err : -EIO;
+			return err == EACCES || err == EPERM ? -EACCES : -EIO;
 		}
 		say("page-fault feed: sampling every %ld%s fault for the run (was %s)",
 		    new_period, new_period == 1 ? "st" : "th",
@@ -91,7 +91,7 @@ int setup_feeds(void)
 
 				rt_err("--hinting: cannot write %s: %s", NUMA_BALANCING,
 				       strerror(err));
-				return err == EACCES || err == EPERM ? -err : -EIO;
+				return err == EACCES || err == EPERM ? -EACCES : -EIO;
 			}
 			old_nb = nb;
 		}

@@ -97,7 +97,7 @@ int check_query_permission(void)
 	    errno != EPERM)
 		return 0;
 	rt_err("reading another process's counters (RCB_RANGE_QUERY) needs CAP_SYS_PTRACE: run refcnt-run as root");
-	return -EPERM;
+	return -EACCES;
 }
 
 int reset_counters(void)
