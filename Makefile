@@ -34,7 +34,10 @@ MODULE_OUT := $(BUILD)/$(KVER)
 all: selftests tools
 
 # Command-line tools, static so they run in the test guests as they are.
-TOOLS := refcnt-info refcnt-run refcnt-top refcnt-dump demo-workload
+# TOOLS_BIN go to $(PREFIX)/bin; demo-workload is an example, installed
+# out of the PATH (see install).
+TOOLS_BIN := refcnt-info refcnt-run refcnt-top refcnt-dump
+TOOLS := $(TOOLS_BIN) demo-workload
 TOOLS_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(TOP)/uapi \
 	-I$(TOP)/lib/include -I$(TOP)/tools/src
 # Linked with librefcnt.a and libnuma, all static; the tools that draw
@@ -117,7 +120,9 @@ bench:
 
 # make install [DESTDIR=] [PREFIX=/usr/local] [KVER=$(uname -r)]: the module
 # (modules_install for KVER), librefcnt with its headers, pkg-config file and
-# man pages, the tools and their man pages, and the udev rule that gives the
+# man pages, the tools and their man pages, the demo workload as an example
+# ($(PREFIX)/lib/refcnt/demo-workload, its source in
+# $(PREFIX)/share/refcnt/examples/), and the udev rule that gives the
 # "refcnt" group read access to /dev/refcnt/nodeN.
 PREFIX ?= /usr/local
 UDEVDIR ?= /lib/udev/rules.d
@@ -128,8 +133,12 @@ install: tools
 		INSTALL_MOD_DIR=updates modules_install
 	$(MAKE) -C lib O=$(BUILD)/lib PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) install
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(UDEVDIR)
-	install -m 0755 $(addprefix $(BUILD)/tools/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin/
+		$(DESTDIR)$(PREFIX)/lib/refcnt \
+		$(DESTDIR)$(PREFIX)/share/refcnt/examples $(DESTDIR)$(UDEVDIR)
+	install -m 0755 $(addprefix $(BUILD)/tools/,$(TOOLS_BIN)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(BUILD)/tools/demo-workload $(DESTDIR)$(PREFIX)/lib/refcnt/
+	install -m 0644 examples/demo-workload.c \
+		$(DESTDIR)$(PREFIX)/share/refcnt/examples/
 	$(if $(wildcard tools/man/*.1),install -m 0644 $(wildcard tools/man/*.1) \
 		$(DESTDIR)$(PREFIX)/share/man/man1/)
 	install -m 0644 packaging/60-refcnt.rules $(DESTDIR)$(UDEVDIR)/
