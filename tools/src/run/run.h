@@ -10,7 +10,7 @@
  *   advice.c    placement advice per region
  *   report-text.c, report-json.c, report-heatmap.c   the reports
  *   trace.c     the ptrace loop: exits, threads, children
- *   child.c     the command's placement and exec
+ *   child.c     starting the command: fork, seize, placement, exec
  *   util.c      helpers
  */
 #ifndef REFCNT_RUN_H
