@@ -47,19 +47,29 @@ $(LIB_OUT)/librefcnt.a: FORCE
 	@$(LIB_MAKE) all
 
 # Command-line tools, static so they run in the test guests as they are.
-TOOLS := refcnt-info refcnt-run refcnt-top refcnt-dump demo-workload
+# TOOLS_BIN go to $(PREFIX)/bin; demo-workload is an example, installed
+# out of the PATH (see install).
+TOOLS_BIN := refcnt-info refcnt-run refcnt-top refcnt-dump
+TOOLS := $(TOOLS_BIN) demo-workload
 TOOLS_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(TOP)/uapi \
 	-I$(TOP)/lib/include -I$(TOP)/tools/src
-# Linked with librefcnt.a, libnuma and (heatmaps) libpng + zlib, all static.
+# Linked with librefcnt.a and libnuma, all static; the tools that draw
+# heatmaps (TOOLS_HEATMAP) also with heatmap.c, libpng and zlib.
 TOOLS_LIBREFCNT := $(BUILD)/lib/librefcnt.a
-TOOLS_LIBS := $(TOOLS_LIBREFCNT) -lnuma -lpng -lz -lm
+TOOLS_LIBS := $(TOOLS_LIBREFCNT) -lnuma
 TOOLS_COMMON := tools/src/rtools.c tools/src/rtools.h uapi/linux/refcnt.h
+TOOLS_HEATMAP := refcnt-run refcnt-dump
 tools: $(addprefix $(BUILD)/tools/,$(TOOLS))
+
+$(addprefix $(BUILD)/tools/,$(TOOLS_HEATMAP)): tools/src/heatmap.c tools/src/heatmap.h
+# refcnt-run's parts.
+$(BUILD)/tools/refcnt-run: $(wildcard tools/src/run/*.c tools/src/run/*.h)
 
 $(BUILD)/tools/%: tools/src/%.c $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $< tools/src/rtools.c $(TOOLS_LIBS)
+	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $(filter %.c,$^) $(TOOLS_LIBS) \
+		$(if $(filter %/heatmap.c,$^),-lpng -lz) -lm
 
 $(BUILD)/tools/demo-workload: examples/demo-workload.c
 	@mkdir -p $(dir $@)
@@ -120,7 +130,9 @@ bench:
 
 # make install [DESTDIR=] [PREFIX=/usr/local] [KVER=$(uname -r)]: the module
 # (modules_install for KVER), librefcnt with its headers, pkg-config file and
-# man pages, the tools and their man pages, and the udev rule that gives the
+# man pages, the tools and their man pages, the demo workload as an example
+# ($(PREFIX)/lib/refcnt/demo-workload, its source in
+# $(PREFIX)/share/refcnt/examples/), and the udev rule that gives the
 # "refcnt" group read access to /dev/refcnt/nodeN.
 UDEVDIR ?= /lib/udev/rules.d
 install: lib tools
@@ -130,8 +142,12 @@ install: lib tools
 		INSTALL_MOD_DIR=updates modules_install
 	$(LIB_MAKE) DESTDIR=$(DESTDIR) install
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(UDEVDIR)
-	install -m 0755 $(addprefix $(BUILD)/tools/,$(TOOLS)) $(DESTDIR)$(PREFIX)/bin/
+		$(DESTDIR)$(PREFIX)/lib/refcnt \
+		$(DESTDIR)$(PREFIX)/share/refcnt/examples $(DESTDIR)$(UDEVDIR)
+	install -m 0755 $(addprefix $(BUILD)/tools/,$(TOOLS_BIN)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(BUILD)/tools/demo-workload $(DESTDIR)$(PREFIX)/lib/refcnt/
+	install -m 0644 examples/demo-workload.c \
+		$(DESTDIR)$(PREFIX)/share/refcnt/examples/
 	$(if $(wildcard tools/man/*.1),install -m 0644 $(wildcard tools/man/*.1) \
 		$(DESTDIR)$(PREFIX)/share/man/man1/)
 	install -m 0644 packaging/60-refcnt.rules $(DESTDIR)$(UDEVDIR)/

@@ -185,7 +185,18 @@ static void usage(FILE *f)
 		"  -h, --help          this text\n");
 }
 
-int main(int argc, char **argv)
+static struct {
+	double seconds;
+	size_t len;		/* of each array, bytes */
+	int threads;		/* per node with CPUs */
+	const char *labels;
+} opt = { .seconds = 3, .len = 2048 * 1024, .threads = 1 };
+
+static int cpu_nodes[MAX_NODES], mem_nodes[MAX_NODES], nc, nm;
+static int hot = -1, bad = -1;	/* the misplaced array's user and home */
+
+/* The options into opt: -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "seconds", required_argument, NULL, 's' },
@@ -195,44 +206,28 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int cpu_nodes[MAX_NODES], mem_nodes[MAX_NODES], nc = 0, nm = 0;
-	int threads = 1, hot = -1, bad = -1, nw, i, j, c, maxnode;
-	double seconds = 3;
-	size_t kib = 2048, len;
-	const char *labels = NULL;
-	struct worker *w;
-	struct array *priv;
-	struct bitmask *cpus;
-	struct timespec ts;
-	FILE *lf = NULL;
+	size_t kib = 2048;
 	char *end;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "s:k:t:l:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			seconds = strtod(optarg, &end);
-			if (*end || seconds <= 0 || seconds > 3600)
+		if (c == 's') {
+			opt.seconds = strtod(optarg, &end);
+			if (*end || opt.seconds <= 0 || opt.seconds > 3600)
 				goto bad_arg;
-			break;
-		case 'k':
+		} else if (c == 'k') {
 			kib = strtoul(optarg, &end, 0);
 			if (*end || kib < 4 || kib > (1UL << 24))
 				goto bad_arg;
-			break;
-		case 't':
-			threads = strtol(optarg, &end, 0);
-			if (*end || threads < 1 || threads > 64)
+		} else if (c == 't') {
+			opt.threads = strtol(optarg, &end, 0);
+			if (*end || opt.threads < 1 || opt.threads > 64)
 				goto bad_arg;
-			break;
-		case 'l':
-			labels = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		} else if (c == 'l') {
+			opt.labels = optarg;
+		} else {
+			usage(c == 'h' ? stdout : stderr);
+			return c == 'h' ? 0 : 2;
 		}
 	}
 	if (optind < argc) {
@@ -240,19 +235,24 @@ int main(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
-	if (numa_available() < 0) {
-		fprintf(stderr, "demo-workload: no NUMA support in this kernel (numa_available)\n");
-		return 1;
-	}
 	page = sysconf(_SC_PAGESIZE);
-	len = (kib * 1024 + page - 1) / page * page;
+	opt.len = (kib * 1024 + page - 1) / page * page;
+	return -1;
 
-	/* Nodes with CPUs and nodes with memory. */
-	maxnode = numa_max_node();
-	cpus = numa_allocate_cpumask();
+bad_arg:
+	fprintf(stderr, "demo-workload: bad value '%s' for -%c\n", optarg, c);
+	usage(stderr);
+	return 2;
+}
+
+/* Nodes with CPUs and nodes with memory: 0, or -1 if either is none. */
+static int find_nodes(void)
+{
+	struct bitmask *cpus = numa_allocate_cpumask();
+	int i, maxnode = numa_max_node();
+	long long free_b;
+
 	for (i = 0; i <= maxnode && i < MAX_NODES; i++) {
-		long long free_b;
-
 		if (!numa_bitmask_isbitset(numa_nodes_ptr, i))
 			continue;
 		if (!numa_node_to_cpus(i, cpus) &&
@@ -264,28 +264,47 @@ int main(int argc, char **argv)
 	numa_free_cpumask(cpus);
 	if (!nc || !nm) {
 		fprintf(stderr, "demo-workload: no node with CPUs or none with memory\n");
-		return 1;
+		return -1;
 	}
-	/* Hot: the last node with CPUs and memory. Bad: another memory node,
-	 * one with CPUs if there is one (whose CPUs will not touch it). */
+	return 0;
+}
+
+static int has_memory(int node)
+{
+	int j;
+
+	for (j = 0; j < nm; j++)
+		if (mem_nodes[j] == node)
+			return 1;
+	return 0;
+}
+
+/*
+ * Hot: the last node with CPUs and memory. Bad: another memory node, one
+ * with CPUs if there is one (whose CPUs will not touch it).
+ */
+static void choose_hot_and_bad(void)
+{
+	int i, j;
+
 	for (i = nc - 1; i >= 0 && hot < 0; i--)
-		for (j = 0; j < nm; j++)
-			if (mem_nodes[j] == cpu_nodes[i])
-				hot = cpu_nodes[i];
+		if (has_memory(cpu_nodes[i]))
+			hot = cpu_nodes[i];
 	if (hot < 0)
 		hot = cpu_nodes[nc - 1];
 	for (i = 0; i < nc && bad < 0; i++)
-		for (j = 0; j < nm; j++)
-			if (mem_nodes[j] == cpu_nodes[i] && cpu_nodes[i] != hot)
-				bad = cpu_nodes[i];
+		if (has_memory(cpu_nodes[i]) && cpu_nodes[i] != hot)
+			bad = cpu_nodes[i];
 	for (j = 0; j < nm && bad < 0; j++)
 		if (mem_nodes[j] != hot)
 			bad = mem_nodes[j];
 	if (bad < 0)
 		bad = hot;
+}
 
-	/* The main thread runs where the first node's workers run. */
-	numa_run_on_node(cpu_nodes[0]);
+static void print_nodes(void)
+{
+	int i;
 
 	printf("demo-workload: pid %d; nodes with CPUs:", (int)getpid());
 	for (i = 0; i < nc; i++)
@@ -293,57 +312,67 @@ int main(int argc, char **argv)
 	printf("; with memory:");
 	for (i = 0; i < nm; i++)
 		printf(" %d", mem_nodes[i]);
-	printf("; %d thread%s per node, %.1f s, %zu KiB per array\n", threads,
-	       threads == 1 ? "" : "s", seconds, len / 1024);
+	printf("; %d thread%s per node, %.1f s, %zu KiB per array\n",
+	       opt.threads, opt.threads == 1 ? "" : "s", opt.seconds,
+	       opt.len / 1024);
+}
 
-	/* shared_interleaved */
+/* shared_interleaved, shared_serial (the main thread initialises it). */
+static void make_shared_arrays(void)
+{
 	snprintf(shared_i.name, sizeof(shared_i.name), "shared_interleaved");
-	shared_i.len = len;
-	shared_i.p = numa_alloc_interleaved(len);
+	shared_i.len = opt.len;
+	shared_i.p = numa_alloc_interleaved(opt.len);
 	if (!shared_i.p)
 		die("numa_alloc_interleaved");
-	madvise((void *)shared_i.p, len, MADV_NOHUGEPAGE);
+	madvise((void *)shared_i.p, opt.len, MADV_NOHUGEPAGE);
 	snprintf(shared_i.how, sizeof(shared_i.how),
 		 "interleaved over the nodes with memory, initialised in parallel; read by all threads");
 
-	/* shared_serial: the main thread initialises it. */
 	snprintf(shared_s.name, sizeof(shared_s.name), "shared_serial");
-	shared_s.len = len;
-	shared_s.p = alloc_guarded(len);
-	touch(shared_s.p, len, 1);
+	shared_s.len = opt.len;
+	shared_s.p = alloc_guarded(opt.len);
+	touch(shared_s.p, opt.len, 1);
 	snprintf(shared_s.how, sizeof(shared_s.how),
 		 "first touched by the main thread on node %d; read by all threads",
 		 cpu_nodes[0]);
+}
 
-	/* misplaced: on node bad, used only by node hot's workers. */
+/* misplaced: on node bad, used only by node hot's workers. */
+static void make_misplaced(void)
+{
+	/* Keep it on node bad, but let NUMA balancing sample it. */
+	unsigned long mask[MAX_NODES / (8 * sizeof(long))] = { 0 };
+
 	snprintf(misplaced.name, sizeof(misplaced.name), "misplaced");
-	misplaced.len = len;
-	misplaced.p = numa_alloc_onnode(len, bad);
+	misplaced.len = opt.len;
+	misplaced.p = numa_alloc_onnode(opt.len, bad);
 	if (!misplaced.p)
 		die("numa_alloc_onnode");
-	madvise((void *)misplaced.p, len, MADV_NOHUGEPAGE);
-	{
-		/* Keep it on node bad, but let NUMA balancing sample it. */
-		unsigned long mask[MAX_NODES / (8 * sizeof(long))] = { 0 };
-
-		mask[bad / (8 * sizeof(long))] |= 1UL << (bad % (8 * sizeof(long)));
-		mbind((void *)misplaced.p, len, MPOL_BIND | MPOL_F_NUMA_BALANCING,
-		      mask, MAX_NODES, 0);	/* EINVAL before 5.12: fine */
-	}
+	madvise((void *)misplaced.p, opt.len, MADV_NOHUGEPAGE);
+	mask[bad / (8 * sizeof(long))] |= 1UL << (bad % (8 * sizeof(long)));
+	mbind((void *)misplaced.p, opt.len, MPOL_BIND | MPOL_F_NUMA_BALANCING,
+	      mask, MAX_NODES, 0);	/* EINVAL before 5.12: fine */
 	snprintf(misplaced.how, sizeof(misplaced.how),
 		 "placed on node %d (numa_alloc_onnode), used only by the thread%s on node %d%s",
-		 bad, threads == 1 ? "" : "s", hot,
+		 bad, opt.threads == 1 ? "" : "s", hot,
 		 bad != hot ? "  <-- badly placed on purpose" : "");
+}
 
-	/* Workers and their private arrays. */
-	nw = nr_workers = nc * threads;
-	w = calloc(nw, sizeof(*w));
-	priv = calloc(nw, sizeof(*priv));
-	if (!w || !priv)
+/* The workers (nr_workers of them) and their private arrays. */
+static struct worker *make_workers(void)
+{
+	const int threads = opt.threads;
+	struct worker *w;
+	struct array *a;
+	int i;
+
+	nr_workers = nc * threads;
+	w = calloc(nr_workers, sizeof(*w));
+	a = calloc(nr_workers, sizeof(*a));
+	if (!w || !a)
 		die("calloc");
-	for (i = 0; i < nw; i++) {
-		struct array *a = &priv[i];
-
+	for (i = 0; i < nr_workers; i++, a++) {
 		w[i].idx = i;
 		w[i].node = cpu_nodes[i / threads];
 		w[i].hot = w[i].node == hot ? ++nr_hot : 0;
@@ -353,31 +382,41 @@ int main(int argc, char **argv)
 		else
 			snprintf(a->name, sizeof(a->name), "private_n%d_t%d",
 				 w[i].node, i % threads);
-		a->len = len;
-		a->p = alloc_guarded(len);
+		a->len = opt.len;
+		a->p = alloc_guarded(opt.len);
 		snprintf(a->how, sizeof(a->how),
 			 "first touched by its thread on node %d, used only by it",
 			 w[i].node);
 	}
+	return w;
+}
 
-	if (labels) {
-		lf = fopen(labels, "w");
+static void print_arrays(FILE *f, const struct worker *w)
+{
+	int i;
+
+	print_array(f, &shared_i);
+	print_array(f, &shared_s);
+	for (i = 0; i < nr_workers; i++)
+		print_array(f, w[i].priv);
+	print_array(f, &misplaced);
+}
+
+/* The arrays on stdout and in --labels FILE, and what to expect. */
+static void announce(const struct worker *w)
+{
+	FILE *lf = NULL;
+
+	if (opt.labels) {
+		lf = fopen(opt.labels, "w");
 		if (!lf)
-			die(labels);
+			die(opt.labels);
 	}
-	print_array(stdout, &shared_i);
-	print_array(stdout, &shared_s);
-	for (i = 0; i < nw; i++)
-		print_array(stdout, &priv[i]);
-	print_array(stdout, &misplaced);
+	print_arrays(stdout, w);
 	if (lf) {
-		print_array(lf, &shared_i);
-		print_array(lf, &shared_s);
-		for (i = 0; i < nw; i++)
-			print_array(lf, &priv[i]);
-		print_array(lf, &misplaced);
+		print_arrays(lf, w);
 		if (fclose(lf))
-			die(labels);
+			die(opt.labels);
 	}
 	if (bad != hot)
 		printf("demo-workload: expect the report to advise moving \"misplaced\" from node %d to node %d\n",
@@ -385,31 +424,58 @@ int main(int argc, char **argv)
 	else
 		printf("demo-workload: one node with memory: nothing can be misplaced here\n");
 	fflush(stdout);
+}
 
-	pthread_barrier_init(&started, NULL, nw + 1);
-	for (i = 0; i < nw; i++)
+/* Start the workers, let them run opt.seconds, stop them: 0, or 1. */
+static int run_workers(struct worker *w)
+{
+	struct timespec ts;
+	int i;
+
+	pthread_barrier_init(&started, NULL, nr_workers + 1);
+	for (i = 0; i < nr_workers; i++)
 		if (pthread_create(&w[i].tid, NULL, work, &w[i])) {
 			fprintf(stderr, "demo-workload: pthread_create failed\n");
 			return 1;
 		}
 	/* The clock starts once every worker has faulted its pages in. */
 	pthread_barrier_wait(&started);
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	ts.tv_sec = (time_t)opt.seconds;
+	ts.tv_nsec = (long)((opt.seconds - (double)ts.tv_sec) * 1e9);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	stop = 1;
-	for (i = 0; i < nw; i++)
+	for (i = 0; i < nr_workers; i++)
 		pthread_join(w[i].tid, NULL);
-	for (i = 0; i < nw; i++)
+	for (i = 0; i < nr_workers; i++)
 		printf("demo-workload: thread on node %d: %lu passes%s\n",
 		       w[i].node, w[i].passes,
 		       w[i].hot ? " (hammered misplaced)" : "");
-	/* No numa_free(): the arrays must still be mapped at exit. */
 	return 0;
+}
 
-bad_arg:
-	fprintf(stderr, "demo-workload: bad value '%s' for -%c\n", optarg, c);
-	usage(stderr);
-	return 2;
+int main(int argc, char **argv)
+{
+	struct worker *w;
+	int rc;
+
+	rc = parse_options(argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (numa_available() < 0) {
+		fprintf(stderr, "demo-workload: no NUMA support in this kernel (numa_available)\n");
+		return 1;
+	}
+	if (find_nodes())
+		return 1;
+	choose_hot_and_bad();
+	/* The main thread runs where the first node's workers run. */
+	numa_run_on_node(cpu_nodes[0]);
+	print_nodes();
+	make_shared_arrays();
+	make_misplaced();
+	w = make_workers();
+	announce(w);
+	/* No numa_free(): the arrays must still be mapped at exit. */
+	return run_workers(w);
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heatmap.h"
 #include "rtools.h"
 
 /* Sets per RCB_SETS_READ. */
@@ -141,96 +142,121 @@ static void json_array(FILE *f, const char *key, const uint32_t *v, int n,
 	fprintf(f, "]");
 }
 
+/* The counts of one set, hw, ext and lost by counter, as read. */
+struct set_counts {
+	uint64_t set;
+	const uint32_t *h, *e, *l;
+	uint64_t refs, lost;
+};
+
+static void csv_set(FILE *f, const struct node *n, const struct set_counts *sc)
+{
+	const int cps = n->info.rcb_sw_counters_per_set;
+	int c;
+
+	fprintf(f, "%llu,0x%llx,%d,%u,%llu", (unsigned long long)sc->set,
+		(unsigned long long)set_paddr(n, sc->set), n->nid,
+		n->info.rcb_cnodeid, (unsigned long long)sc->refs);
+	for (c = 0; c < cps; c++)
+		fprintf(f, ",%llu", (unsigned long long)sc->h[c] + sc->e[c]);
+	fprintf(f, ",%llu", (unsigned long long)sc->lost);
+	if (opt.split) {
+		for (c = 0; c < cps; c++)
+			fprintf(f, ",%u", sc->e[c]);
+		for (c = 0; c < cps; c++)
+			fprintf(f, ",%u", sc->h[c]);
+		for (c = 0; c < cps; c++)
+			fprintf(f, ",%u", sc->l[c]);
+	}
+	fprintf(f, "\n");
+}
+
+static void json_set(FILE *f, const struct node *n, const struct set_counts *sc,
+		     int first)
+{
+	const int cps = n->info.rcb_sw_counters_per_set;
+
+	fprintf(f, "%s\n      {\"set\": %llu, \"paddr\": %llu, \"refs\": %llu",
+		first ? "" : ",", (unsigned long long)sc->set,
+		(unsigned long long)set_paddr(n, sc->set),
+		(unsigned long long)sc->refs);
+	json_array(f, "by_node", sc->h, cps, sc->e);
+	fprintf(f, ", \"lost\": %llu", (unsigned long long)sc->lost);
+	if (opt.split) {
+		json_array(f, "ext", sc->e, cps, NULL);
+		json_array(f, "hw", sc->h, cps, NULL);
+		json_array(f, "lost_by_node", sc->l, cps, NULL);
+	}
+	fprintf(f, "}");
+}
+
+/* Sum a set's counts; keep them for the heatmap when it is drawn. */
+static void count_set(struct node *n, struct set_counts *sc)
+{
+	const int cps = n->info.rcb_sw_counters_per_set;
+	const uint64_t k = sc->set - n->first;
+	int c;
+
+	sc->refs = sc->lost = 0;
+	for (c = 0; c < cps; c++) {
+		sc->refs += (uint64_t)sc->h[c] + sc->e[c];
+		sc->lost += sc->l[c];
+	}
+	if (!n->set_total)
+		return;
+	n->set_total[k] = sc->refs;
+	for (c = 0; c < cps; c++)
+		n->set_refs[k * cps + c] = (uint64_t)sc->h[c] + sc->e[c];
+}
+
 /* Read node n's selected sets: dump them and fill the heatmap arrays. */
 static int dump_node(FILE *f, struct node *n, int *first_json)
 {
 	const int cps = n->info.rcb_sw_counters_per_set;
 	uint32_t *hw, *ext, *lost;
-	uint64_t set;
-	int first_set_json = 1, rc;
+	struct set_counts sc;
+	uint64_t set, cnt, i;
+	int first_set_json = 1, rc = 0;
 
 	hw = calloc((size_t)CHUNK * cps, sizeof(uint32_t));
 	ext = calloc((size_t)CHUNK * cps, sizeof(uint32_t));
 	lost = calloc((size_t)CHUNK * cps, sizeof(uint32_t));
 	if (!hw || !ext || !lost) {
 		rt_err("out of memory");
-		return RT_EXIT_FAIL;
+		return -ENOMEM;
 	}
 	if (f && opt.format == 'j')
 		fprintf(f, "%s    {\"node\": %d, \"cnodeid\": %u, \"granularity\": %u, \"sets\": [",
 			*first_json ? "" : ",\n", n->nid, n->info.rcb_cnodeid,
 			n->info.rcb_granularity);
 	*first_json = 0;
-	for (set = n->first; set < n->last; set += CHUNK) {
-		uint64_t cnt = n->last - set < CHUNK ? n->last - set : CHUNK, i;
-
+	for (set = n->first; set < n->last && !rc; set += CHUNK) {
+		cnt = n->last - set < CHUNK ? n->last - set : CHUNK;
 		if (refcnt_node_read_sets(n->h, set, cnt, hw, ext, lost)) {
 			rc = rt_node_error(errno, "RCB_SETS_READ on ", n->nid);
-			free(hw);
-			free(ext);
-			free(lost);
-			return rc;
+			break;
 		}
 		for (i = 0; i < cnt; i++) {
-			const uint32_t *h = hw + i * cps, *e = ext + i * cps;
-			const uint32_t *l = lost + i * cps;
-			uint64_t refs = 0, lsum = 0;
-			int c;
-
-			for (c = 0; c < cps; c++) {
-				refs += (uint64_t)h[c] + e[c];
-				lsum += l[c];
-			}
-			if (n->set_total) {
-				n->set_total[set + i - n->first] = refs;
-				for (c = 0; c < cps; c++)
-					n->set_refs[(set + i - n->first) * cps + c] =
-						(uint64_t)h[c] + e[c];
-			}
-			if (!f || (!opt.all && !refs && !lsum))
+			sc.set = set + i;
+			sc.h = hw + i * cps;
+			sc.e = ext + i * cps;
+			sc.l = lost + i * cps;
+			count_set(n, &sc);
+			if (!f || (!opt.all && !sc.refs && !sc.lost))
 				continue;
-			if (opt.format == 'c') {
-				fprintf(f, "%llu,0x%llx,%d,%u,%llu",
-					(unsigned long long)(set + i),
-					(unsigned long long)set_paddr(n, set + i),
-					n->nid, n->info.rcb_cnodeid,
-					(unsigned long long)refs);
-				for (c = 0; c < cps; c++)
-					fprintf(f, ",%llu", (unsigned long long)h[c] + e[c]);
-				fprintf(f, ",%llu", (unsigned long long)lsum);
-				if (opt.split) {
-					for (c = 0; c < cps; c++)
-						fprintf(f, ",%u", e[c]);
-					for (c = 0; c < cps; c++)
-						fprintf(f, ",%u", h[c]);
-					for (c = 0; c < cps; c++)
-						fprintf(f, ",%u", l[c]);
-				}
-				fprintf(f, "\n");
-			} else {
-				fprintf(f, "%s\n      {\"set\": %llu, \"paddr\": %llu, \"refs\": %llu",
-					first_set_json ? "" : ",",
-					(unsigned long long)(set + i),
-					(unsigned long long)set_paddr(n, set + i),
-					(unsigned long long)refs);
-				first_set_json = 0;
-				json_array(f, "by_node", h, cps, e);
-				fprintf(f, ", \"lost\": %llu", (unsigned long long)lsum);
-				if (opt.split) {
-					json_array(f, "ext", e, cps, NULL);
-					json_array(f, "hw", h, cps, NULL);
-					json_array(f, "lost_by_node", l, cps, NULL);
-				}
-				fprintf(f, "}");
-			}
+			if (opt.format == 'c')
+				csv_set(f, n, &sc);
+			else
+				json_set(f, n, &sc, first_set_json);
+			first_set_json = 0;
 		}
 	}
-	if (f && opt.format == 'j')
+	if (!rc && f && opt.format == 'j')
 		fprintf(f, "%s]}", first_set_json ? "" : "\n    ");
 	free(hw);
 	free(ext);
 	free(lost);
-	return 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------ heatmap */
@@ -271,71 +297,89 @@ static int make_bins(struct node *nodes, int nr, uint64_t bin_sets, int skip,
 	return k;
 }
 
-static int draw_heatmap(struct node *nodes, int nr)
+/*
+ * The finest power-of-two bins (in sets) that fit in --rows rows, and
+ * into *nb how many rows they make; a row never spans two nodes, so there
+ * is at least one per node. 0 sets (*nb 0) when there is nothing to draw.
+ */
+static uint64_t choose_bins(struct node *nodes, int nr, int *nb)
 {
 	uint64_t total_sets = 0, bin_sets = 1, max_sets = 0;
-	uint64_t gran = nodes[0].info.rcb_granularity;
-	struct rt_heatmap hm;
-	char title[256], note[256], h1[16];
-	int nb, r, c, j, err;
-	struct bin *bins;
+	int j;
 
-	for (j = 0; j < nr; j++)
+	*nb = 0;
+	for (j = 0; j < nr; j++) {
 		total_sets += nodes[j].last - nodes[j].first;
-	if (!total_sets) {
-		rt_err("--heatmap: no counter sets in the selected range");
-		return RT_EXIT_FAIL;
-	}
-	/*
-	 * The finest power-of-two bins that fit in --rows rows; a row never
-	 * spans two nodes, so there is at least one per node.
-	 */
-	for (j = 0; j < nr; j++)
 		if (nodes[j].last - nodes[j].first > max_sets)
 			max_sets = nodes[j].last - nodes[j].first;
+	}
+	if (!total_sets) {
+		rt_err("--heatmap: no counter sets in the selected range");
+		return 0;
+	}
 	while (bin_sets < max_sets &&
 	       make_bins(nodes, nr, bin_sets, opt.skip_empty, NULL, 0) > opt.rows)
 		bin_sets *= 2;
-	nb = make_bins(nodes, nr, bin_sets, opt.skip_empty, NULL, 0);
-	if (nb > opt.rows)
+	*nb = make_bins(nodes, nr, bin_sets, opt.skip_empty, NULL, 0);
+	if (*nb > opt.rows)
 		fprintf(stderr, "refcnt-dump: %d rows, not %d: one row per node at least\n",
-			nb, opt.rows);
-	if (!nb) {
+			*nb, opt.rows);
+	if (!*nb)
 		rt_err("--heatmap: no references in the selected range (drop --skip-empty to draw it anyway)");
-		return RT_EXIT_FAIL;
-	}
-	bins = calloc(nb, sizeof(*bins));
-	if (!bins || rt_heatmap_alloc(&hm, &ctr, nb)) {
-		rt_err("out of memory");
-		return RT_EXIT_FAIL;
-	}
-	make_bins(nodes, nr, bin_sets, opt.skip_empty, bins, nb);
+	return bin_sets;
+}
+
+/* One row per bin: its first address, its node, references by counter. */
+static void fill_heatmap(struct rt_heatmap *hm, const struct bin *bins, int nb)
+{
+	int r, c;
+
 	for (c = 0; c < ctr.nr_cnodes; c++) {
 		char *name = malloc(24);
 
 		if (name)
 			snprintf(name, 24, "node %d", ctr.cnode_nid[c]);
-		hm.group_name[c] = name;
+		hm->group_name[c] = name;
 	}
 	for (r = 0; r < nb; r++) {
 		struct node *n = bins[r].n;
 		int cps = n->info.rcb_sw_counters_per_set;
-		double *v = hm.v + (size_t)r * ctr.nr;
+		double *v = hm->v + (size_t)r * ctr.nr;
 		char *label = malloc(32);
 		uint64_t s;
 
 		if (label)
 			snprintf(label, 32, "0x%llx",
 				 (unsigned long long)set_paddr(n, n->first + bins[r].first));
-		hm.row_label[r] = label;
-		hm.row_group[r] = (int)n->info.rcb_cnodeid;
+		hm->row_label[r] = label;
+		hm->row_group[r] = (int)n->info.rcb_cnodeid;
 		for (s = bins[r].first; s < bins[r].last; s++)
 			for (c = 0; c < cps && c < ctr.nr; c++)
 				v[c] += (double)n->set_refs[s * cps + c];
 		c = (int)n->info.rcb_cnodeid / ctr.nodes_per_counter;
 		if (c < ctr.nr)
-			hm.mark[(size_t)r * ctr.nr + c] = 1;
+			hm->mark[(size_t)r * ctr.nr + c] = 1;
 	}
+}
+
+static int draw_heatmap(struct node *nodes, int nr)
+{
+	uint64_t gran = nodes[0].info.rcb_granularity, bin_sets;
+	char title[256], note[256], h1[16];
+	struct rt_heatmap hm;
+	struct bin *bins;
+	int nb, err;
+
+	bin_sets = choose_bins(nodes, nr, &nb);
+	if (!nb)
+		return -1;
+	bins = calloc(nb, sizeof(*bins));
+	if (!bins || rt_heatmap_alloc(&hm, &ctr, nb)) {
+		rt_err("out of memory");
+		return -ENOMEM;
+	}
+	make_bins(nodes, nr, bin_sets, opt.skip_empty, bins, nb);
+	fill_heatmap(&hm, bins, nb);
 	snprintf(title, sizeof(title),
 		 "refcnt: references by physical address (%s per row) and accessing node",
 		 rt_human(bin_sets * gran, h1, sizeof(h1)));
@@ -349,16 +393,79 @@ static int draw_heatmap(struct node *nodes, int nr)
 	rt_heatmap_free(&hm);
 	free(bins);
 	if (err)
-		return RT_EXIT_FAIL;
+		return -1;
 	fprintf(stderr, "refcnt-dump: heatmap written to %s (%dx%d, %d rows of %s)\n",
 		opt.heatmap, opt.width, opt.height, nb,
 		rt_human(bin_sets * gran, h1, sizeof(h1)));
 	return 0;
 }
 
-int main(int argc, char **argv)
+enum { O_ROWS = 256, O_WIDTH, O_HEIGHT };
+
+/* --rows, --width, --height: 0, or RT_EXIT_USAGE with the cause printed. */
+static int parse_size(int c, const char *arg)
 {
-	enum { O_ROWS = 256, O_WIDTH, O_HEIGHT };
+	char *end;
+	long v;
+
+	v = strtol(arg, &end, 10);
+	if (*end || v < (c == O_ROWS ? 1 : 64) ||
+	    v > (c == O_ROWS ? 4096 : 16384)) {
+		rt_err("%s %s: %s", c == O_ROWS ? "--rows" :
+		       c == O_WIDTH ? "--width" : "--height", arg,
+		       c == O_ROWS ? "1..4096" : "64..16384 pixels");
+		return RT_EXIT_USAGE;
+	}
+	*(c == O_ROWS ? &opt.rows : c == O_WIDTH ? &opt.width : &opt.height) = v;
+	return 0;
+}
+
+/* One option into opt: 0, or RT_EXIT_USAGE with the cause printed. */
+static int parse_option(int c, const char *arg)
+{
+	switch (c) {
+	case 'c':
+	case 'j':
+		opt.format = c;
+		return 0;
+	case 'r':
+		if (rt_parse_range(arg, &opt.start, &opt.end)) {
+			rt_err("--range %s: not START-END or START+LEN with START < END",
+			       arg);
+			return RT_EXIT_USAGE;
+		}
+		opt.has_range = 1;
+		return 0;
+	case 'n':
+		return rt_exit_code(rt_parse_node(arg, &opt.node));
+	case 'a':
+		opt.all = 1;
+		return 0;
+	case 's':
+		opt.split = 1;
+		return 0;
+	case 'o':
+		opt.output = arg;
+		return 0;
+	case 'H':
+		opt.heatmap = arg;
+		return 0;
+	case 'e':
+		opt.skip_empty = 1;
+		return 0;
+	case O_ROWS:
+	case O_WIDTH:
+	case O_HEIGHT:
+		return parse_size(c, arg);
+	default:
+		usage(stderr);
+		return RT_EXIT_USAGE;
+	}
+}
+
+/* The options into opt: 0 to go on, -1 after --help, or an exit code. */
+static int parse_options(int argc, char **argv)
+{
 	static const struct option opts[] = {
 		{ "csv", no_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
@@ -375,74 +482,19 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int *nids, nr, j, c, rc = 0, first_json = 1;
-	struct node *nodes;
-	FILE *out = NULL;
-	char *end;
-	long v;
+	int c, rc;
 
-	rt_prog = "refcnt-dump";
 	while ((c = getopt_long(argc, argv, "cjr:n:aso:H:eh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-		case 'j':
-			opt.format = c;
-			break;
-		case 'r':
-			if (rt_parse_range(optarg, &opt.start, &opt.end)) {
-				rt_err("--range %s: not START-END or START+LEN with START < END",
-				       optarg);
-				return RT_EXIT_USAGE;
-			}
-			opt.has_range = 1;
-			break;
-		case 'n':
-			if (rt_parse_node(optarg, &opt.node))
-				return RT_EXIT_USAGE;
-			break;
-		case 'a':
-			opt.all = 1;
-			break;
-		case 's':
-			opt.split = 1;
-			break;
-		case 'o':
-			opt.output = optarg;
-			break;
-		case 'H':
-			opt.heatmap = optarg;
-			break;
-		case 'e':
-			opt.skip_empty = 1;
-			break;
-		case O_ROWS:
-		case O_WIDTH:
-		case O_HEIGHT:
-			v = strtol(optarg, &end, 10);
-			if (*end || v < (c == O_ROWS ? 1 : 64) ||
-			    v > (c == O_ROWS ? 4096 : 16384)) {
-				rt_err("%s %s: %s", c == O_ROWS ? "--rows" :
-				       c == O_WIDTH ? "--width" : "--height", optarg,
-				       c == O_ROWS ? "1..4096" : "64..16384 pixels");
-				return RT_EXIT_USAGE;
-			}
-			if (c == O_ROWS)
-				opt.rows = v;
-			else if (c == O_WIDTH)
-				opt.width = v;
-			else
-				opt.height = v;
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return RT_EXIT_USAGE;
+			return -1;
 		}
+		rc = parse_option(c, optarg);
+		if (rc)
+			return rc;
 	}
 	if (optind < argc)
-		return rt_unexpected_arg(argv[optind], usage);
+		return rt_exit_code(rt_unexpected_arg(argv[optind], usage));
 	if (opt.heatmap) {
 		if (!rt_heatmap_name_ok(opt.heatmap)) {
 			rt_err("--heatmap %s: the name must end in .svg or .png",
@@ -452,67 +504,100 @@ int main(int argc, char **argv)
 	} else if (!opt.format) {
 		opt.format = 'c';
 	}
+	return 0;
+}
+
+/* Open node n, its slots, the selected sets, room for the heatmap. */
+static int open_node(struct node *n)
+{
+	int rc = rt_node_open(n->nid, &n->h, &n->info);
+	uint64_t sets;
+
+	if (rc)
+		return rc;
+	n->nr_slots = refcnt_node_slots(n->h, NULL, 0);
+	n->slots = calloc(n->nr_slots > 0 ? n->nr_slots : 1, sizeof(*n->slots));
+	if (!n->slots) {
+		rt_err("out of memory");
+		return -ENOMEM;
+	}
+	refcnt_node_slots(n->h, n->slots, n->nr_slots);
+	if (opt.has_range)
+		range_sets(n, opt.start, opt.end, &n->first, &n->last);
+	else
+		n->last = n->info.rcb_sw_sets;
+	if (!opt.heatmap || n->last <= n->first)
+		return 0;
+	sets = n->last - n->first;
+	n->set_total = calloc(sets, sizeof(uint64_t));
+	n->set_refs = calloc(sets * n->info.rcb_sw_counters_per_set,
+			     sizeof(uint64_t));
+	if (!n->set_total || !n->set_refs) {
+		rt_err("out of memory for the heatmap of node %d (use --range)",
+		       n->nid);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The nodes to dump into *nodes: how many, or a negative errno. */
+static int open_nodes(struct node **nodes)
+{
+	int *nids, nr, j, rc;
 
 	nr = rt_select_nodes(opt.node, &nids);
 	if (nr < 0)
-		return -nr;
-	nodes = calloc(nr, sizeof(*nodes));
-	if (!nodes) {
+		return nr;
+	*nodes = calloc(nr, sizeof(**nodes));
+	if (!*nodes) {
 		rt_err("out of memory");
-		return RT_EXIT_FAIL;
+		return -ENOMEM;
 	}
 	for (j = 0; j < nr; j++) {
-		struct node *n = &nodes[j];
-
-		n->nid = nids[j];
-		rc = rt_node_open(n->nid, &n->h, &n->info);
+		(*nodes)[j].nid = nids[j];
+		rc = open_node(&(*nodes)[j]);
 		if (rc)
 			return rc;
-		n->nr_slots = refcnt_node_slots(n->h, NULL, 0);
-		n->slots = calloc(n->nr_slots > 0 ? n->nr_slots : 1, sizeof(*n->slots));
-		if (!n->slots) {
-			rt_err("out of memory");
-			return RT_EXIT_FAIL;
-		}
-		refcnt_node_slots(n->h, n->slots, n->nr_slots);
-		if (opt.has_range)
-			range_sets(n, opt.start, opt.end, &n->first, &n->last);
-		else
-			n->last = n->info.rcb_sw_sets;
-		if (opt.heatmap && n->last > n->first) {
-			uint64_t sets = n->last - n->first;
+	}
+	rc = rt_counters_init(&ctr, &(*nodes)[0].info);
+	return rc ? rc : nr;
+}
 
-			n->set_total = calloc(sets, sizeof(uint64_t));
-			n->set_refs = calloc(sets * n->info.rcb_sw_counters_per_set,
-					     sizeof(uint64_t));
-			if (!n->set_total || !n->set_refs) {
-				rt_err("out of memory for the heatmap of node %d (use --range)",
-				       n->nid);
-				return RT_EXIT_FAIL;
-			}
+/* --output or stdout, with the CSV header or JSON opening: NULL if not. */
+static FILE *open_dump(void)
+{
+	FILE *out = stdout;
+	int c;
+
+	if (opt.output) {
+		out = fopen(opt.output, "w");
+		if (!out) {
+			rt_err("--output %s: %s", opt.output, strerror(errno));
+			return NULL;
 		}
 	}
-	if (rt_counters_init(&ctr, &nodes[0].info))
-		return RT_EXIT_FAIL;
+	if (opt.format == 'c') {
+		csv_header(out);
+		return out;
+	}
+	fprintf(out, "{\"counters\": [");
+	for (c = 0; c < ctr.nr; c++)
+		fprintf(out, "%s\"%s\"", c ? ", " : "", ctr.label[c]);
+	fprintf(out, "], \"nodes_per_counter\": %d, \"refs\": \"extended + hardware\",\n  \"nodes\": [\n",
+		ctr.nodes_per_counter);
+	return out;
+}
+
+/* Dump every node (and read what the heatmap needs): 0, or an exit code. */
+static int dump(struct node *nodes, int nr)
+{
+	int j, rc = 0, first_json = 1;
+	FILE *out = NULL;
 
 	if (opt.format) {
-		out = stdout;
-		if (opt.output) {
-			out = fopen(opt.output, "w");
-			if (!out) {
-				rt_err("--output %s: %s", opt.output, strerror(errno));
-				return RT_EXIT_FAIL;
-			}
-		}
-		if (opt.format == 'c') {
-			csv_header(out);
-		} else {
-			fprintf(out, "{\"counters\": [");
-			for (c = 0; c < ctr.nr; c++)
-				fprintf(out, "%s\"%s\"", c ? ", " : "", ctr.label[c]);
-			fprintf(out, "], \"nodes_per_counter\": %d, \"refs\": \"extended + hardware\",\n  \"nodes\": [\n",
-				ctr.nodes_per_counter);
-		}
+		out = open_dump();
+		if (!out)
+			return RT_EXIT_FAIL;
 	}
 	for (j = 0; j < nr && !rc; j++)
 		rc = dump_node(out, &nodes[j], &first_json);
@@ -522,10 +607,26 @@ int main(int argc, char **argv)
 		rt_err("%s: %s", opt.output ? opt.output : "stdout", strerror(errno));
 		return RT_EXIT_FAIL;
 	}
+	return rt_exit_code(rc);
+}
+
+int main(int argc, char **argv)
+{
+	struct node *nodes;
+	int nr, j, rc;
+
+	rt_prog = "refcnt-dump";
+	rc = parse_options(argc, argv);
+	if (rc)
+		return rc < 0 ? RT_EXIT_OK : rc;
+	nr = open_nodes(&nodes);
+	if (nr < 0)
+		return rt_exit_code(nr);
+	rc = dump(nodes, nr);
 	if (rc)
 		return rc;
 	if (opt.heatmap)
-		rc = draw_heatmap(nodes, nr);
+		rc = rt_exit_code(draw_heatmap(nodes, nr));
 	for (j = 0; j < nr; j++)
 		refcnt_node_close(nodes[j].h);
 	return rc;

@@ -5,6 +5,7 @@
  * (RCB_INFO_GET), slots, table memory and statistics; the module's
  * parameters, the feeds and their state, and the node distances.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,14 +198,12 @@ static void json_info(const struct rcb_info *in)
 	       in->rcb_nodes_per_counter, in->rcb_flags);
 }
 
-static void show_json(struct node *nodes, int n, int all_nodes)
+/* The module's parameters and each feed's state and statistics. */
+static void json_module(void)
 {
 	long long fault = param("fault_period"), pebs = param("pebs_period");
-	long long total_table = 0;
 	const char *feeds[2] = { "fault", "pebs" };
-	char buf[1024];
 	unsigned int i, k;
-	int j, c;
 
 	printf("{\n  \"module\": {\"loaded\": true, \"parameters\": {");
 	for (i = 0; i < NR_PARAMS; i++)
@@ -222,38 +221,55 @@ static void show_json(struct node *nodes, int n, int all_nodes)
 	}
 	printf("},\n  \"numa_balancing\": %lld,\n",
 	       rt_read_ll("/proc/sys/kernel/numa_balancing", -1));
+}
+
+/* One node's object, without its closing brace when it has a device. */
+static void json_node(const struct node *nd)
+{
+	char buf[1024];
+	unsigned int i;
+	int c;
+
+	cpulist(nd->cpus, nd->nr_cpus, buf, sizeof(buf));
+	printf("    {\"node\": %d, \"cnodeid\": %d, \"cpus\": [", nd->nid,
+	       nd->cnodeid);
+	for (c = 0; c < nd->nr_cpus; c++)
+		printf("%s%d", c ? ", " : "", nd->cpus[c]);
+	printf("], \"cpulist\": ");
+	rt_json_str(stdout, nd->nr_cpus ? buf : "");
+	printf(", \"mem_total\": %lld, \"mem_free\": %lld, \"device\": ",
+	       nd->mem_total, nd->mem_free);
+	if (!nd->has_dev) {
+		printf("null}");
+		return;
+	}
+	printf("\"" REFCNT_DEV_DIR "/node%d\",\n     \"rcb_info\": ", nd->nid);
+	json_info(&nd->info);
+	printf(",\n     \"slots\": [");
+	for (c = 0; c < nd->nr_slots; c++)
+		printf("%s{\"base\": %llu, \"size\": %llu}", c ? ", " : "",
+		       (unsigned long long)nd->slots[c].base,
+		       (unsigned long long)nd->slots[c].size);
+	printf("],\n     \"table_bytes\": %lld, \"stats\": {",
+	       nd->table_bytes);
+	for (i = 0; i < NR_STATS; i++)
+		printf("%s\"%s\": %lld", i ? ", " : "", stat_names[i],
+		       nd->stats[i]);
+	printf("}}");
+}
+
+static void show_json(struct node *nodes, int n, int all_nodes)
+{
+	long long total_table = 0;
+	int j, c;
+
+	json_module();
 	printf("  \"nr_cnodes\": %d,\n  \"nodes\": [\n", refcnt_num_cnodes());
 	for (j = 0; j < n; j++) {
-		struct node *nd = &nodes[j];
-
-		cpulist(nd->cpus, nd->nr_cpus, buf, sizeof(buf));
-		printf("    {\"node\": %d, \"cnodeid\": %d, \"cpus\": [", nd->nid,
-		       nd->cnodeid);
-		for (c = 0; c < nd->nr_cpus; c++)
-			printf("%s%d", c ? ", " : "", nd->cpus[c]);
-		printf("], \"cpulist\": ");
-		rt_json_str(stdout, nd->nr_cpus ? buf : "");
-		printf(", \"mem_total\": %lld, \"mem_free\": %lld, \"device\": ",
-		       nd->mem_total, nd->mem_free);
-		if (!nd->has_dev) {
-			printf("null}%s\n", j + 1 < n ? "," : "");
-			continue;
-		}
-		printf("\"" REFCNT_DEV_DIR "/node%d\",\n     \"rcb_info\": ", nd->nid);
-		json_info(&nd->info);
-		printf(",\n     \"slots\": [");
-		for (c = 0; c < nd->nr_slots; c++)
-			printf("%s{\"base\": %llu, \"size\": %llu}", c ? ", " : "",
-			       (unsigned long long)nd->slots[c].base,
-			       (unsigned long long)nd->slots[c].size);
-		printf("],\n     \"table_bytes\": %lld, \"stats\": {",
-		       nd->table_bytes);
-		if (nd->table_bytes > 0)
-			total_table += nd->table_bytes;
-		for (i = 0; i < NR_STATS; i++)
-			printf("%s\"%s\": %lld", i ? ", " : "", stat_names[i],
-			       nd->stats[i]);
-		printf("}}%s\n", j + 1 < n ? "," : "");
+		json_node(&nodes[j]);
+		printf("%s\n", j + 1 < n ? "," : "");
+		if (nodes[j].has_dev && nodes[j].table_bytes > 0)
+			total_table += nodes[j].table_bytes;
 	}
 	printf("  ],\n  \"table_bytes\": %lld,\n  \"distances\": ", total_table);
 	if (!all_nodes) {
@@ -271,21 +287,17 @@ static void show_json(struct node *nodes, int n, int all_nodes)
 	printf("]\n}\n");
 }
 
-static void show_text(struct node *nodes, int n, int all_nodes)
+/* The first lines: nodes, counters, feeds. */
+static void text_summary(const struct node *nodes, int n)
 {
 	long long fault = param("fault_period"), pebs = param("pebs_period");
 	long long nb = rt_read_ll("/proc/sys/kernel/numa_balancing", -1);
 	const struct rcb_info *any = NULL;
-	long long total_table = 0;
-	char buf[1024], h1[16], h2[16];
-	int j, c;
-	unsigned int i;
+	int j;
 
-	for (j = 0; j < n; j++)
-		if (nodes[j].has_dev) {
+	for (j = 0; j < n && !any; j++)
+		if (nodes[j].has_dev)
 			any = &nodes[j].info;
-			break;
-		}
 	printf("refcnt: %d online node%s (cnodeids 0-%d)", refcnt_num_cnodes(),
 	       refcnt_num_cnodes() == 1 ? "" : "s", refcnt_num_cnodes() - 1);
 	if (any)
@@ -309,10 +321,18 @@ static void show_text(struct node *nodes, int n, int all_nodes)
 	printf("; NUMA balancing %s\n",
 	       nb < 0 ? "unknown" : nb == 0 ? "off (hinting faults off)" :
 	       "on (hinting faults feed the fault feed)");
+}
+
+/* A line per node: CPUs, memory, device, sets, slots, table size. */
+static void text_table(const struct node *nodes, int n)
+{
+	char buf[1024], h1[16], h2[16];
+	int j;
+
 	printf("\n%-5s %-5s %-10s %8s %8s  %-18s %9s %5s %8s\n", "node", "cnode",
 	       "cpus", "memory", "free", "device", "sets", "slots", "table");
 	for (j = 0; j < n; j++) {
-		struct node *nd = &nodes[j];
+		const struct node *nd = &nodes[j];
 
 		cpulist(nd->cpus, nd->nr_cpus, buf, sizeof(buf));
 		printf("%-5d %-5d %-10s %8s %8s  ", nd->nid, nd->cnodeid, buf,
@@ -328,40 +348,58 @@ static void show_text(struct node *nodes, int n, int all_nodes)
 		       nd->info.rcb_num_slots,
 		       nd->table_bytes >= 0 ?
 		       rt_human(nd->table_bytes, h1, sizeof(h1)) : "?");
-		if (nd->table_bytes > 0)
-			total_table += nd->table_bytes;
 	}
-	for (j = 0; j < n; j++) {
-		struct node *nd = &nodes[j];
-		const struct rcb_info *in = &nd->info;
+}
 
-		if (!nd->has_dev)
+/* A node's counters in detail: sets, pages, thresholds, slots, stats. */
+static void text_node(const struct node *nd)
+{
+	const struct rcb_info *in = &nd->info;
+	unsigned int i;
+	char h1[16];
+	int c;
+
+	printf("\nnode %d (cnodeid %u)\n", nd->nid, in->rcb_cnodeid);
+	printf("  sets %llu, one per %u-byte hardware page; %u counters x %u bytes per set; buffer %llu bytes (%s, mmap)\n",
+	       (unsigned long long)in->rcb_sw_sets, in->rcb_granularity,
+	       in->rcb_sw_counters_per_set, in->rcb_sw_counter_size,
+	       (unsigned long long)in->rcb_len,
+	       rt_human(in->rcb_len, h1, sizeof(h1)));
+	printf("  base pages %llu of %u bytes from paddr 0x%llx\n",
+	       (unsigned long long)in->rcb_base_pages,
+	       in->rcb_base_page_size,
+	       (unsigned long long)in->rcb_base_paddr);
+	printf("  hardware counters %u bits (max 0x%x); absolute threshold %u; differential threshold %u%s\n",
+	       in->rcb_hw_counter_bits, in->rcb_hw_counter_max,
+	       in->rcb_abs_threshold, in->rcb_diff_threshold,
+	       in->rcb_diff_threshold ? "" : " (off)");
+	printf("  table memory in use %lld bytes\n", nd->table_bytes);
+	for (c = 0; c < nd->nr_slots; c++)
+		printf("  slot %d  0x%012llx-0x%012llx  %s\n", c,
+		       (unsigned long long)nd->slots[c].base,
+		       (unsigned long long)(nd->slots[c].base +
+					    nd->slots[c].size),
+		       rt_human(nd->slots[c].size, h1, sizeof(h1)));
+	printf("  stats:");
+	for (i = 0; i < NR_STATS; i++)
+		printf(" %s %lld", stat_names[i], nd->stats[i]);
+	printf("\n");
+}
+
+static void show_text(struct node *nodes, int n, int all_nodes)
+{
+	long long total_table = 0;
+	char h1[16];
+	int j, c;
+
+	text_summary(nodes, n);
+	text_table(nodes, n);
+	for (j = 0; j < n; j++) {
+		if (!nodes[j].has_dev)
 			continue;
-		printf("\nnode %d (cnodeid %u)\n", nd->nid, in->rcb_cnodeid);
-		printf("  sets %llu, one per %u-byte hardware page; %u counters x %u bytes per set; buffer %llu bytes (%s, mmap)\n",
-		       (unsigned long long)in->rcb_sw_sets, in->rcb_granularity,
-		       in->rcb_sw_counters_per_set, in->rcb_sw_counter_size,
-		       (unsigned long long)in->rcb_len,
-		       rt_human(in->rcb_len, h1, sizeof(h1)));
-		printf("  base pages %llu of %u bytes from paddr 0x%llx\n",
-		       (unsigned long long)in->rcb_base_pages,
-		       in->rcb_base_page_size,
-		       (unsigned long long)in->rcb_base_paddr);
-		printf("  hardware counters %u bits (max 0x%x); absolute threshold %u; differential threshold %u%s\n",
-		       in->rcb_hw_counter_bits, in->rcb_hw_counter_max,
-		       in->rcb_abs_threshold, in->rcb_diff_threshold,
-		       in->rcb_diff_threshold ? "" : " (off)");
-		printf("  table memory in use %lld bytes\n", nd->table_bytes);
-		for (c = 0; c < nd->nr_slots; c++)
-			printf("  slot %d  0x%012llx-0x%012llx  %s\n", c,
-			       (unsigned long long)nd->slots[c].base,
-			       (unsigned long long)(nd->slots[c].base +
-						    nd->slots[c].size),
-			       rt_human(nd->slots[c].size, h1, sizeof(h1)));
-		printf("  stats:");
-		for (i = 0; i < NR_STATS; i++)
-			printf(" %s %lld", stat_names[i], nd->stats[i]);
-		printf("\n");
+		if (nodes[j].table_bytes > 0)
+			total_table += nodes[j].table_bytes;
+		text_node(&nodes[j]);
 	}
 	printf("\ntable memory in use, all nodes: %lld bytes (%s)\n", total_table,
 	       rt_human(total_table, h1, sizeof(h1)));
@@ -380,7 +418,8 @@ static void show_text(struct node *nodes, int n, int all_nodes)
 	}
 }
 
-int main(int argc, char **argv)
+/* The options: 0 to go on, -1 after --help, or an exit code. */
+static int parse_options(int argc, char **argv, int *json, int *only)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -388,62 +427,85 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int json = 0, only = -1, nr_dev, nr, j, c, rc = 0;
-	struct node *nodes;
-	int *dev_nids;
+	int c;
 
-	rt_prog = "refcnt-info";
 	while ((c = getopt_long(argc, argv, "jn:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			json = 1;
+			*json = 1;
 			break;
 		case 'n':
-			if (rt_parse_node(optarg, &only))
+			if (rt_parse_node(optarg, only))
 				return RT_EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return -1;
 		default:
 			usage(stderr);
 			return RT_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
-		return rt_unexpected_arg(argv[optind], usage);
+		return rt_exit_code(rt_unexpected_arg(argv[optind], usage));
+	return 0;
+}
+
+/*
+ * The online nodes (only node `only` if >= 0) into *nodes: how many, or
+ * a negative errno (-EINVAL: no such node), the cause printed.
+ */
+static int load_nodes(int only, struct node **nodes)
+{
+	int *dev_nids, nr_dev, nr, j, k = 0, rc;
+
 	nr_dev = rt_node_ids(&dev_nids);
 	if (nr_dev < 0)
-		return -nr_dev;
+		return nr_dev;
 	nr = refcnt_num_cnodes();
 	if (nr <= 0) {
 		rt_err("cannot read the online nodes (/sys/devices/system/node/online)");
-		return RT_EXIT_FAIL;
+		return -EIO;
 	}
-	nodes = calloc(nr, sizeof(*nodes));
-	if (!nodes) {
+	*nodes = calloc(nr, sizeof(**nodes));
+	if (!*nodes) {
 		rt_err("out of memory");
-		return RT_EXIT_FAIL;
+		return -ENOMEM;
 	}
-	for (j = c = 0; j < nr; j++) {
+	for (j = 0; j < nr; j++) {
 		int nid = refcnt_cnode_to_nid(j);
 
 		if (nid < 0 || (only >= 0 && nid != only))
 			continue;
-		nodes[c].nid = nid;
-		nodes[c].cnodeid = j;
-		rc = node_load(&nodes[c], dev_nids, nr_dev);
+		(*nodes)[k].nid = nid;
+		(*nodes)[k].cnodeid = j;
+		rc = node_load(&(*nodes)[k], dev_nids, nr_dev);
 		if (rc)
 			return rc;
-		c++;
+		k++;
 	}
-	if (!c) {
+	if (!k) {
 		rt_err("--node %d: no such online node", only);
-		return RT_EXIT_USAGE;
+		return -EINVAL;
 	}
+	return k;
+}
+
+int main(int argc, char **argv)
+{
+	int json = 0, only = -1, n, rc;
+	struct node *nodes;
+
+	rt_prog = "refcnt-info";
+	rc = parse_options(argc, argv, &json, &only);
+	if (rc)
+		return rc < 0 ? RT_EXIT_OK : rc;
+	n = load_nodes(only, &nodes);
+	if (n < 0)
+		return rt_exit_code(n);
 	if (json)
-		show_json(nodes, c, only < 0);
+		show_json(nodes, n, only < 0);
 	else
-		show_text(nodes, c, only < 0);
-	return fflush(stdout) ? RT_EXIT_FAIL : 0;
+		show_text(nodes, n, only < 0);
+	return fflush(stdout) ? RT_EXIT_FAIL : RT_EXIT_OK;
 }

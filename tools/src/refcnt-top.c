@@ -225,62 +225,78 @@ static void offer(const struct row *r)
 	top[i] = *r;
 }
 
-/* One refresh: totals, rates, the best rows. 0 or an exit code. */
+/*
+ * Set i of a chunk: its references, e1 the table now, n->ext0 and n->hw
+ * the table and hardware counters read before it; adds to n->by_ctr.
+ */
+static uint64_t set_refs(struct node *n, const uint32_t *e1, uint64_t i)
+{
+	const int cps = n->info.rcb_sw_counters_per_set;
+	uint64_t t = 0, v, before;
+	int c;
+
+	for (c = 0; c < cps; c++) {
+		v = e1[i * cps + c];
+		if (!opt.extended) {
+			before = (uint64_t)n->ext0[i * cps + c] + n->hw[i * cps + c];
+			v = before > v ? before : v;
+		}
+		t += v;
+		if (c < ctr.nr)
+			n->by_ctr[c] += v;
+	}
+	return t;
+}
+
+/* Sets [set, set + cnt) of node n: totals, rates, offers to the top rows. */
+static int sample_chunk(struct node *n, uint64_t set, uint64_t cnt, double dt)
+{
+	const int cps = n->info.rcb_sw_counters_per_set;
+	const uint32_t *e1 = n->map + set * cps;
+	uint64_t i, t, d;
+	struct row r;
+
+	if (!opt.extended) {
+		memcpy(n->ext0, e1, cnt * cps * sizeof(uint32_t));
+		if (refcnt_node_read_sets(n->h, set, cnt, n->hw, NULL, NULL))
+			return rt_node_error(errno, "RCB_SETS_READ on ", n->nid);
+	}
+	for (i = 0; i < cnt; i++) {
+		t = set_refs(n, e1, i);
+		d = n->have_prev && t >= n->prev[set + i] ?
+		    t - n->prev[set + i] : 0;
+		n->prev[set + i] = t;
+		n->total += t;
+		n->rate_refs += d;
+		if (!t)
+			continue;
+		r.n = n;
+		r.set = set + i;
+		r.total = t;
+		r.rate = n->have_prev && dt > 0 ? d / dt : -1;
+		offer(&r);
+	}
+	return 0;
+}
+
+/* One refresh: totals, rates, the best rows. 0, or a negative errno. */
 static int sample(double dt)
 {
-	int j, c;
+	uint64_t set, sets;
+	int j, rc;
 
 	nr_top = 0;
 	for (j = 0; j < nr_nodes; j++) {
 		struct node *n = &nodes[j];
-		const int cps = n->info.rcb_sw_counters_per_set;
-		uint64_t set, sets = n->info.rcb_sw_sets;
 
 		n->total = n->rate_refs = 0;
 		memset(n->by_ctr, 0, ctr.nr * sizeof(uint64_t));
+		sets = n->info.rcb_sw_sets;
 		for (set = 0; set < sets; set += CHUNK) {
-			uint64_t cnt = sets - set < CHUNK ? sets - set : CHUNK, i;
-			const uint32_t *e1 = n->map + set * cps;
-
-			if (!opt.extended) {
-				memcpy(n->ext0, e1, cnt * cps * sizeof(uint32_t));
-				if (refcnt_node_read_sets(n->h, set, cnt, n->hw, NULL,
-							  NULL))
-					return rt_node_error(errno,
-						"RCB_SETS_READ on ", n->nid);
-			}
-			for (i = 0; i < cnt; i++) {
-				uint64_t t = 0, t_after = 0, d;
-				struct row r;
-
-				for (c = 0; c < cps; c++) {
-					uint64_t v = e1[i * cps + c];
-
-					if (!opt.extended) {
-						uint64_t before = (uint64_t)n->ext0[i * cps + c] +
-								  n->hw[i * cps + c];
-
-						t_after += v;
-						v = before > v ? before : v;
-					}
-					t += v;
-					if (c < ctr.nr)
-						n->by_ctr[c] += v;
-				}
-				(void)t_after;
-				d = n->have_prev && t >= n->prev[set + i] ?
-				    t - n->prev[set + i] : 0;
-				n->prev[set + i] = t;
-				n->total += t;
-				n->rate_refs += d;
-				if (!t)
-					continue;
-				r.n = n;
-				r.set = set + i;
-				r.total = t;
-				r.rate = n->have_prev && dt > 0 ? d / dt : -1;
-				offer(&r);
-			}
+			rc = sample_chunk(n, set, sets - set < CHUNK ? sets - set : CHUNK,
+					  dt);
+			if (rc)
+				return rc;
 		}
 	}
 	return 0;
@@ -316,28 +332,34 @@ static void line(int cols, const char *fmt, ...)
 	fputs(opt.batch ? "\n" : "\033[K\n", stdout);
 }
 
-static void show(double dt, int first, int rows, int cols)
+/* The first line: time, totals, sort key, keys. */
+static void show_title(double dt, int first, int cols)
 {
 	uint64_t all = 0, all_rate = 0;
-	char tbuf[32], b1[32], b2[32], cells[512];
+	char tbuf[32], b1[32];
 	time_t t = time(NULL);
-	int i, j, c, many = ctr.nr > 8;
-	size_t len;
+	int j;
 
 	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&t));
 	for (j = 0; j < nr_nodes; j++) {
 		all += nodes[j].total;
 		all_rate += nodes[j].rate_refs;
 	}
-	if (!opt.batch)
-		fputs("\033[H", stdout);
 	fmt_count(first || dt <= 0 ? -1 : all_rate / dt, b1, sizeof(b1));
 	line(opt.batch ? 0 : cols + 4, "%srefcnt-top %s  every %.1fs  %d node%s  references %llu  rate %s/s  sort: %s%s%s",
 	     opt.batch ? "" : "\033[7m", tbuf, opt.delay, nr_nodes,
 	     nr_nodes == 1 ? "" : "s", (unsigned long long)all, b1,
 	     sort_names[opt.sort], opt.extended ? "  (extended counters only)" : "",
 	     opt.batch ? "" : "  [q r t n + -]\033[0m");
-	/* Per node: references to its memory, by accessing node. */
+}
+
+/* Per node: references to its memory, by accessing node. */
+static void show_nodes(double dt, int first, int cols)
+{
+	char b1[32], cells[512];
+	size_t len;
+	int j, c;
+
 	for (j = 0; j < nr_nodes; j++) {
 		struct node *n = &nodes[j];
 		int hc = (int)n->info.rcb_cnodeid / ctr.nodes_per_counter;
@@ -355,11 +377,19 @@ static void show(double dt, int first, int rows, int cols)
 		     n->total ? 100.0 * n->by_ctr[hc] / n->total : 0.0,
 		     *cells ? cells : " -");
 	}
-	line(cols, "%s", "");
+}
+
+/* The table's heading: a column per counter, or the top three. */
+static void show_heading(int cols)
+{
+	char b2[32], cells[512];
+	size_t len;
+	int c;
+
 	len = snprintf(cells, sizeof(cells), "%s%-4s %9s %-14s %10s %9s  ",
 		       opt.batch ? "" : "\033[1m", "NODE", "SET", "PADDR", "TOTAL",
 		       "RATE/s");
-	if (many) {
+	if (ctr.nr > 8) {
 		len += snprintf(cells + len, sizeof(cells) - len, "TOP ACCESSING NODES");
 	} else {
 		for (c = 0; c < ctr.nr; c++)
@@ -368,53 +398,75 @@ static void show(double dt, int first, int rows, int cols)
 		len += snprintf(cells + len, sizeof(cells) - len, "  TOP");
 	}
 	line(opt.batch ? 0 : cols + 4, "%s%s", cells, opt.batch ? "" : "\033[0m");
-	for (i = 0; i < nr_top && i < rows; i++) {
-		const struct row *r = &top[i];
-		struct node *n = r->n;
-		const int cps = n->info.rcb_sw_counters_per_set;
-		uint32_t hw[RCB_MAX_COUNTERS] = { 0 };
-		uint64_t v[RCB_MAX_COUNTERS];
-		int best = 0;
+}
 
-		if (!opt.extended)
-			refcnt_node_read_sets(n->h, r->set, 1, hw, NULL, NULL);
-		for (c = 0; c < cps && c < RCB_MAX_COUNTERS; c++) {
-			v[c] = (uint64_t)n->map[r->set * cps + c] + hw[c];
-			if (v[c] > v[best])
-				best = c;
-		}
-		fmt_count(r->rate, b1, sizeof(b1));
-		len = snprintf(cells, sizeof(cells), "%-4d %9llu 0x%-12llx %10llu %9s  ",
-			       n->nid, (unsigned long long)r->set,
-			       (unsigned long long)set_paddr(n, r->set),
-			       (unsigned long long)r->total, b1);
-		if (many) {
-			int k, used[RCB_MAX_COUNTERS] = { 0 };
+/* The three counters with most references of v, "3:120 0:40 ". */
+static size_t top_three(const uint64_t *v, int nr, char *buf, size_t size)
+{
+	int k, c, b, used[RCB_MAX_COUNTERS] = { 0 };
+	size_t len = 0;
 
-			for (k = 0; k < 3; k++) {
-				int b = -1;
-
-				for (c = 0; c < cps && c < ctr.nr; c++)
-					if (!used[c] && v[c] && (b < 0 || v[c] > v[b]))
-						b = c;
-				if (b < 0)
-					break;
-				used[b] = 1;
-				len += snprintf(cells + len, sizeof(cells) - len,
-						"%s:%llu ", ctr.label[b],
-						(unsigned long long)v[b]);
-			}
-		} else {
-			for (c = 0; c < cps && c < ctr.nr; c++) {
-				fmt_count((double)v[c], b2, sizeof(b2));
-				len += snprintf(cells + len, sizeof(cells) - len,
-						" %8s", b2);
-			}
-			len += snprintf(cells + len, sizeof(cells) - len, "  n%s",
-					ctr.label[best]);
-		}
-		line(cols, "%s", cells);
+	for (k = 0; k < 3; k++) {
+		for (c = 0, b = -1; c < nr; c++)
+			if (!used[c] && v[c] && (b < 0 || v[c] > v[b]))
+				b = c;
+		if (b < 0)
+			break;
+		used[b] = 1;
+		len += snprintf(buf + len, size - len, "%s:%llu ", ctr.label[b],
+				(unsigned long long)v[b]);
 	}
+	return len;
+}
+
+/* One row: a set, its references now (table + hardware), by counter. */
+static void show_row(const struct row *r, int cols)
+{
+	struct node *n = r->n;
+	const int cps = n->info.rcb_sw_counters_per_set;
+	const int nr = cps < ctr.nr ? cps : ctr.nr;
+	uint32_t hw[RCB_MAX_COUNTERS] = { 0 };
+	uint64_t v[RCB_MAX_COUNTERS];
+	char b1[32], cells[512];
+	int c, best = 0;
+	size_t len;
+
+	if (!opt.extended)
+		refcnt_node_read_sets(n->h, r->set, 1, hw, NULL, NULL);
+	for (c = 0; c < cps && c < RCB_MAX_COUNTERS; c++) {
+		v[c] = (uint64_t)n->map[r->set * cps + c] + hw[c];
+		if (v[c] > v[best])
+			best = c;
+	}
+	fmt_count(r->rate, b1, sizeof(b1));
+	len = snprintf(cells, sizeof(cells), "%-4d %9llu 0x%-12llx %10llu %9s  ",
+		       n->nid, (unsigned long long)r->set,
+		       (unsigned long long)set_paddr(n, r->set),
+		       (unsigned long long)r->total, b1);
+	if (ctr.nr > 8) {
+		top_three(v, nr, cells + len, sizeof(cells) - len);
+	} else {
+		for (c = 0; c < nr; c++) {
+			fmt_count((double)v[c], b1, sizeof(b1));
+			len += snprintf(cells + len, sizeof(cells) - len, " %8s", b1);
+		}
+		snprintf(cells + len, sizeof(cells) - len, "  n%s", ctr.label[best]);
+	}
+	line(cols, "%s", cells);
+}
+
+static void show(double dt, int first, int rows, int cols)
+{
+	int i;
+
+	if (!opt.batch)
+		fputs("\033[H", stdout);
+	show_title(dt, first, cols);
+	show_nodes(dt, first, cols);
+	line(cols, "%s", "");
+	show_heading(cols);
+	for (i = 0; i < nr_top && i < rows; i++)
+		show_row(&top[i], cols);
 	if (!nr_top)
 		line(cols, "(no counter set has references yet: is a feed on? see refcnt-info)");
 	if (opt.batch)
@@ -444,7 +496,55 @@ static int wait_key(double secs)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* One option into opt: 0, or RT_EXIT_USAGE with the cause printed. */
+static int parse_option(int c, const char *arg)
+{
+	char *end;
+	int j;
+
+	switch (c) {
+	case 'b':
+		opt.batch = 1;
+		return 0;
+	case 'd':
+		opt.delay = strtod(arg, &end);
+		if (!*end && opt.delay >= 0.1 && opt.delay <= 3600)
+			return 0;
+		rt_err("--delay %s: seconds from 0.1 to 3600", arg);
+		return RT_EXIT_USAGE;
+	case 'n':
+		opt.iterations = strtol(arg, &end, 10);
+		if (!*end && opt.iterations >= 1)
+			return 0;
+		rt_err("--iterations %s: a number from 1", arg);
+		return RT_EXIT_USAGE;
+	case 's':
+		for (j = 0; j < 3; j++)
+			if (!strcmp(arg, sort_names[j])) {
+				opt.sort = j;
+				return 0;
+			}
+		rt_err("--sort %s: rate, total or node", arg);
+		return RT_EXIT_USAGE;
+	case 'N':
+		return rt_exit_code(rt_parse_node(arg, &opt.node));
+	case 'r':
+		opt.rows = strtol(arg, &end, 10);
+		if (!*end && opt.rows >= 1 && opt.rows <= 10000)
+			return 0;
+		rt_err("--rows %s: 1..10000", arg);
+		return RT_EXIT_USAGE;
+	case 'e':
+		opt.extended = 1;
+		return 0;
+	default:
+		usage(stderr);
+		return RT_EXIT_USAGE;
+	}
+}
+
+/* The options into opt: 0 to go on, -1 after --help, or an exit code. */
+static int parse_options(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "batch", no_argument, NULL, 'b' },
@@ -457,80 +557,38 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int *nids, j, c, rc, trows = 24, tcols = 80;
-	double last = 0, t;
-	struct sigaction sa;
-	long iter = 0;
-	char *end;
+	int c, rc;
 
-	rt_prog = "refcnt-top";
 	while ((c = getopt_long(argc, argv, "bd:n:s:N:r:eh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			opt.batch = 1;
-			break;
-		case 'd':
-			opt.delay = strtod(optarg, &end);
-			if (*end || opt.delay < 0.1 || opt.delay > 3600) {
-				rt_err("--delay %s: seconds from 0.1 to 3600", optarg);
-				return RT_EXIT_USAGE;
-			}
-			break;
-		case 'n':
-			opt.iterations = strtol(optarg, &end, 10);
-			if (*end || opt.iterations < 1) {
-				rt_err("--iterations %s: a number from 1", optarg);
-				return RT_EXIT_USAGE;
-			}
-			break;
-		case 's':
-			for (j = 0; j < 3; j++)
-				if (!strcmp(optarg, sort_names[j]))
-					break;
-			if (j == 3) {
-				rt_err("--sort %s: rate, total or node", optarg);
-				return RT_EXIT_USAGE;
-			}
-			opt.sort = j;
-			break;
-		case 'N':
-			if (rt_parse_node(optarg, &opt.node))
-				return RT_EXIT_USAGE;
-			break;
-		case 'r':
-			opt.rows = strtol(optarg, &end, 10);
-			if (*end || opt.rows < 1 || opt.rows > 10000) {
-				rt_err("--rows %s: 1..10000", optarg);
-				return RT_EXIT_USAGE;
-			}
-			break;
-		case 'e':
-			opt.extended = 1;
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return RT_EXIT_USAGE;
+			return -1;
 		}
+		rc = parse_option(c, optarg);
+		if (rc)
+			return rc;
 	}
 	if (optind < argc)
-		return rt_unexpected_arg(argv[optind], usage);
+		return rt_exit_code(rt_unexpected_arg(argv[optind], usage));
 	if (!isatty(STDOUT_FILENO))
 		opt.batch = 1;
+	return 0;
+}
+
+/* Open the nodes to watch, map their tables: 0, or a negative errno. */
+static int open_nodes(void)
+{
+	int *nids, j, rc;
+	size_t cps;
 
 	nr_nodes = rt_select_nodes(opt.node, &nids);
 	if (nr_nodes < 0)
-		return -nr_nodes;
+		return nr_nodes;
 	nodes = calloc(nr_nodes, sizeof(*nodes));
-	if (!nodes) {
-		rt_err("out of memory");
-		return RT_EXIT_FAIL;
-	}
+	if (!nodes)
+		goto nomem;
 	for (j = 0; j < nr_nodes; j++) {
 		struct node *n = &nodes[j];
-		size_t cps;
 
 		n->nid = nids[j];
 		rc = rt_node_open(n->nid, &n->h, &n->info);
@@ -545,38 +603,56 @@ int main(int argc, char **argv)
 		n->by_ctr = calloc(RCB_MAX_COUNTERS, sizeof(uint64_t));
 		n->hw = calloc(CHUNK * cps, sizeof(uint32_t));
 		n->ext0 = calloc(CHUNK * cps, sizeof(uint32_t));
-		if (!n->prev || !n->by_ctr || !n->hw || !n->ext0) {
-			rt_err("out of memory");
-			return RT_EXIT_FAIL;
+		if (!n->prev || !n->by_ctr || !n->hw || !n->ext0)
+			goto nomem;
+	}
+	return rt_counters_init(&ctr, &nodes[0].info);
+nomem:
+	rt_err("out of memory");
+	return -ENOMEM;
+}
+
+/* Until the next refresh is due: keys (sort, speed, quit) and resizes. */
+static void wait_refresh(double last)
+{
+	double left;
+	int key;
+
+	for (;;) {
+		left = opt.delay - (now() - last);
+		if (left <= 0 || quit)
+			break;
+		key = wait_key(left > 0.2 && !opt.batch ? 0.2 : left);
+		if (key == 'q' || key == 'Q') {
+			quit = 1;
+		} else if (key == 'r' || key == 't' || key == 'n') {
+			opt.sort = key == 'r' ? SORT_RATE :
+				   key == 't' ? SORT_TOTAL : SORT_NODE;
+			break;
+		} else if (key == '+') {
+			opt.delay = opt.delay * 2 > 3600 ? 3600 : opt.delay * 2;
+		} else if (key == '-') {
+			opt.delay = opt.delay / 2 < 0.1 ? 0.1 : opt.delay / 2;
+		} else if (key == ' ') {
+			break;
 		}
+		if (winch && !opt.batch)
+			break;
 	}
-	if (rt_counters_init(&ctr, &nodes[0].info))
-		return RT_EXIT_FAIL;
+}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sig;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGWINCH, &sa, NULL);
-	if (!opt.batch)
-		term_setup();
+/* Refresh until q, a signal or --iterations: 0, or a negative errno. */
+static int refresh_loop(void)
+{
+	int j, rc, rows, trows = 24, tcols = 80;
+	double last = 0, t;
+	long iter = 0;
 
-	cap_top = opt.rows ? opt.rows : opt.batch ? 20 : 256;
-	top = calloc(cap_top, sizeof(*top));
-	if (!top) {
-		rt_err("out of memory");
-		return RT_EXIT_FAIL;
-	}
 	while (!quit) {
-		int rows;
-
 		t = now();
 		rc = sample(last ? t - last : 0);
-		if (rc) {
-			term_restore();
+		if (rc)
 			return rc;
-		}
 		if (!opt.batch && winch) {
 			winch = 0;
 			term_size(&trows, &tcols);
@@ -591,31 +667,41 @@ int main(int argc, char **argv)
 		last = t;
 		if (opt.iterations && ++iter >= opt.iterations)
 			break;
-		/* Wait for the next refresh, reacting to keys and resizes. */
-		for (;;) {
-			double left = opt.delay - (now() - last);
-			int key;
-
-			if (left <= 0 || quit)
-				break;
-			key = wait_key(left > 0.2 && !opt.batch ? 0.2 : left);
-			if (key == 'q' || key == 'Q') {
-				quit = 1;
-			} else if (key == 'r' || key == 't' || key == 'n') {
-				opt.sort = key == 'r' ? SORT_RATE :
-					   key == 't' ? SORT_TOTAL : SORT_NODE;
-				break;
-			} else if (key == '+') {
-				opt.delay = opt.delay * 2 > 3600 ? 3600 : opt.delay * 2;
-			} else if (key == '-') {
-				opt.delay = opt.delay / 2 < 0.1 ? 0.1 : opt.delay / 2;
-			} else if (key == ' ') {
-				break;
-			}
-			if (winch && !opt.batch)
-				break;
-		}
+		wait_refresh(last);
 	}
-	term_restore();
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa;
+	int rc;
+
+	rt_prog = "refcnt-top";
+	rc = parse_options(argc, argv);
+	if (rc)
+		return rc < 0 ? RT_EXIT_OK : rc;
+	rc = open_nodes();
+	if (rc)
+		return rt_exit_code(rc);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sig;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGWINCH, &sa, NULL);
+	if (!opt.batch)
+		term_setup();
+
+	cap_top = opt.rows ? opt.rows : opt.batch ? 20 : 256;
+	top = calloc(cap_top, sizeof(*top));
+	if (!top) {
+		rt_err("out of memory");
+		term_restore();
+		return RT_EXIT_FAIL;
+	}
+	rc = refresh_loop();
+	term_restore();
+	return rt_exit_code(rc);
 }

@@ -2,8 +2,8 @@
 /*
  * Shared by the refcnt command-line tools (tools/src/refcnt-*.c): exit
  * codes, error messages that name the cause, option checks, opening the
- * node devices, node and counter naming, JSON strings, number parsing,
- * and the heatmap writer (SVG, PNG).
+ * node devices, node and counter naming, JSON strings, number parsing.
+ * The heatmap writer is heatmap.h.
  */
 #ifndef REFCNT_RTOOLS_H
 #define REFCNT_RTOOLS_H
@@ -14,12 +14,39 @@
 
 #include <refcnt/refcnt.h>
 
-/* Exit codes of refcnt-info, refcnt-top and refcnt-dump. */
-#define RT_EXIT_OK		0
-#define RT_EXIT_FAIL		1	/* anything else that went wrong */
-#define RT_EXIT_USAGE		2	/* bad option or argument */
-#define RT_EXIT_NOMODULE	3	/* refcnt module not loaded */
-#define RT_EXIT_PERM		4	/* permission denied */
+/*
+ * Exit codes: the one list for every tool, as each man page's EXIT
+ * STATUS section gives it. Functions (here, heatmap.c, refcnt-run's
+ * parts) return 0, or on failure a negative errno or -1, the cause
+ * already printed; only main() turns a failure into an exit code,
+ * through rt_exit_code() or rt_run_exit_code().
+ */
+enum rt_exit {
+	RT_EXIT_OK		= 0,
+	RT_EXIT_FAIL		= 1,	/* anything else that went wrong */
+	RT_EXIT_USAGE		= 2,	/* bad option or argument */
+	RT_EXIT_NOMODULE	= 3,	/* refcnt module not loaded, no devices */
+	RT_EXIT_PERM		= 4,	/* permission denied */
+	/*
+	 * refcnt-run exits with its command's status, so its own failures
+	 * take codes commands seldom use, as env(1) and timeout(1) do.
+	 */
+	RT_EXIT_RUN_NOMODULE	= 121,	/* RT_EXIT_NOMODULE */
+	RT_EXIT_RUN_PERM	= 122,	/* RT_EXIT_PERM */
+	RT_EXIT_RUN_FAIL	= 125,	/* RT_EXIT_FAIL and RT_EXIT_USAGE */
+	RT_EXIT_RUN_NOEXEC	= 126,	/* the command cannot be executed */
+	RT_EXIT_RUN_NOTFOUND	= 127,	/* the command is not found */
+};
+
+/*
+ * The exit code for a failure err (< 0) of a function below: -ENODEV
+ * RT_EXIT_NOMODULE, -EACCES RT_EXIT_PERM, -EINVAL RT_EXIT_USAGE,
+ * anything else RT_EXIT_FAIL. 0 stays 0. -1 is -EPERM: a permission
+ * failure is therefore always -EACCES, and -1 a failure of no class.
+ */
+int rt_exit_code(int err);
+/* The same in refcnt-run's codes (RT_EXIT_RUN_*). */
+int rt_run_exit_code(int err);
 
 extern const char *rt_prog;
 
@@ -27,14 +54,15 @@ void rt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* rt_err() with a va_list: "PROG: message" on stderr. */
 void rt_verr(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
-/* An operand where none is taken: say so, usage to stderr; RT_EXIT_USAGE. */
+/* An operand where none is taken: say so, usage to stderr; -EINVAL. */
 int rt_unexpected_arg(const char *arg, void (*usage)(FILE *f));
-/* --node N into *nid: 0, or -1 with the cause printed. */
+/* --node N into *nid: 0, or -EINVAL with the cause printed. */
 int rt_parse_node(const char *s, int *nid);
 
 /*
- * Explain an errno met opening or using a refcnt device and return the
- * exit code for it: RT_EXIT_NOMODULE, RT_EXIT_PERM or RT_EXIT_FAIL.
+ * Explain an errno met opening or using a refcnt device and return its
+ * class: -ENODEV (module not loaded, no device), -EACCES (EACCES or
+ * EPERM: permission), -EIO (anything else: the message has the cause).
  * what names what failed ("/dev/refcnt/node0", "RCB_SETS_READ", ...).
  */
 int rt_dev_error(int err, const char *what);
@@ -42,13 +70,13 @@ int rt_dev_error(int err, const char *what);
 int rt_node_error(int err, const char *op, int nid);
 
 /*
- * Linux node ids with a device into *nids (malloc'ed). Prints the cause
- * and returns a negative RT_EXIT_* code when there are none.
+ * Linux node ids with a device into *nids (malloc'ed): how many, or when
+ * there are none a negative errno (-ENODEV, -EIO, -ENOMEM), printed.
  */
 int rt_node_ids(int **nids);
-/* rt_node_ids(), only node `only` if >= 0 (--node); -RT_EXIT_USAGE if none. */
+/* rt_node_ids(), only node `only` if >= 0 (--node); -EINVAL if none. */
 int rt_select_nodes(int only, int **nids);
-/* Open node nid's device into *h, read its info: 0, or RT_EXIT_* (printed). */
+/* Open node nid's device into *h, read its info: 0, or rt_dev_error()'s. */
 int rt_node_open(int nid, struct refcnt_node **h, struct rcb_info *info);
 /* Physical address of counter set number set of a table over slots; 0: none. */
 uint64_t rt_set_paddr(const struct rcb_slot *slots, int nr, uint64_t gran,
@@ -96,53 +124,5 @@ int rt_parse_range(const char *s, uint64_t *start, uint64_t *end);
 
 /* Bytes as "512M", "1.5G", "64K", "12B" into buf. */
 const char *rt_human(uint64_t bytes, char *buf, size_t size);
-
-/* ------------------------------------------------------------ heatmap */
-
-/**
- * struct rt_heatmap - a grid of counts and how to label it
- * @rows, @cols:	grid size; cell (r, c) is v[r * cols + c]
- * @v:			counts, >= 0
- * @row_label:		rows labels (NULL entries: none)
- * @col_label:		column labels
- * @row_group:		a group per row, drawn as a coloured band with its
- *			name and separators (e.g. the home node), or NULL;
- *			-1: none
- * @group_name:		names of the groups (indexed by row_group)
- * @nr_groups:		entries of group_name
- * @mark:		cells to outline (e.g. the row's home node), rows *
- *			cols booleans, or NULL
- * @title, @xlabel, @ylabel: texts
- * @unit:		what the colour counts ("references")
- * @note:		one line under the legend, or NULL
- */
-struct rt_heatmap {
-	int rows, cols;
-	double *v;
-	char **row_label;
-	char **col_label;
-	int *row_group;
-	char **group_name;
-	int nr_groups;
-	unsigned char *mark;
-	const char *title, *xlabel, *ylabel, *unit, *note;
-};
-
-/* Arrays of rows x the counters of c, columns named: 0, or -1 (no memory). */
-int rt_heatmap_alloc(struct rt_heatmap *hm, const struct rt_counters *c,
-		     int rows);
-/* Free what rt_heatmap_alloc() took and the row and group names in it. */
-void rt_heatmap_free(struct rt_heatmap *hm);
-
-/* Whether path ends in .svg or .png (any case): a name it can write. */
-int rt_heatmap_name_ok(const char *path);
-
-/*
- * Write the heatmap to path as an SVG or PNG image (by the name's
- * extension, .svg or .png) of exactly width x height pixels. 0, or -1
- * with the cause printed.
- */
-int rt_heatmap_write(const struct rt_heatmap *hm, const char *path,
-		     int width, int height);
 
 #endif /* REFCNT_RTOOLS_H */

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt-run: starting the command: fork, PTRACE_SEIZE, then in the child
+ * its NUMA placement (as numactl) and exec once the parent has seized it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <numa.h>
+#include <numaif.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run.h"
+
+#ifndef MPOL_F_NUMA_BALANCING
+#define MPOL_F_NUMA_BALANCING	(1 << 13)
+#endif
+
+static int set_policy_child(void)
+{
+	if (opt.cpunodes && numa_run_on_node_mask(opt.cpunodes))
+		return -1;
+	if (opt.hinting) {
+		struct bitmask *m = opt.membind ? opt.membind : numa_get_mems_allowed();
+
+		if (set_mempolicy(MPOL_BIND | MPOL_F_NUMA_BALANCING, m->maskp,
+				  m->size + 1))
+			return -1;
+		return 0;
+	}
+	if (opt.membind) {
+		errno = 0;
+		numa_set_membind(opt.membind);
+		if (errno == EINVAL)
+			return -1;
+	}
+	if (opt.interleave)
+		numa_set_interleave_mask(opt.interleave);
+	if (opt.preferred >= 0)
+		numa_set_preferred(opt.preferred);
+	return 0;
+}
+
+static void child(char **argv, int sync_fd, int err_fd)
+{
+	struct child_err ce = { 0 };
+	char c;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	/* Wait until the parent has seized us. */
+	if (read(sync_fd, &c, 1) != 1)
+		_exit(RT_EXIT_RUN_FAIL);
+	close(sync_fd);
+	if (set_policy_child()) {
+		ce.stage = 1;
+		ce.err = errno;
+		if (write(err_fd, &ce, sizeof(ce)) < 0)
+			_exit(RT_EXIT_RUN_FAIL);
+		_exit(RT_EXIT_RUN_FAIL);
+	}
+	execvp(argv[0], argv);
+	ce.stage = 2;
+	ce.err = errno;
+	if (write(err_fd, &ce, sizeof(ce)) < 0)
+		_exit(RT_EXIT_RUN_FAIL);
+	_exit(errno == ENOENT ? RT_EXIT_RUN_NOTFOUND : RT_EXIT_RUN_NOEXEC);
+}
+
+/* Stop the command that could not be traced: it never ran. */
+static int seize_failed(int err)
+{
+	kill(main_pid, SIGKILL);
+	waitpid(main_pid, NULL, 0);
+	rt_err("cannot trace the command (PTRACE_SEIZE): %s%s", strerror(err),
+	       err == EPERM ? ": ptrace is not allowed here (CAP_SYS_PTRACE, /proc/sys/kernel/yama/ptrace_scope, seccomp)" : "");
+	return err == EPERM ? -EACCES : -EIO;
+}
+
+/*
+ * Fork the command, seize it, let it place itself and exec. *ce says
+ * whether it got that far (stage 0) once it has exec'ed or failed.
+ */
+int start_command(char **argv, struct child_err *ce)
+{
+	int sync_pipe[2], err_pipe[2];
+	ssize_t n;
+
+	if (pipe2(sync_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC)) {
+		rt_err("pipe: %s", strerror(errno));
+		return -EIO;
+	}
+	trace_signals();
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+	main_pid = fork();
+	if (main_pid < 0) {
+		rt_err("fork: %s", strerror(errno));
+		return -EIO;
+	}
+	if (main_pid == 0) {
+		close(sync_pipe[1]);
+		close(err_pipe[0]);
+		child(argv, sync_pipe[0], err_pipe[1]);
+	}
+	close(sync_pipe[0]);
+	close(err_pipe[1]);
+	if (ptrace(PTRACE_SEIZE, main_pid, 0, (void *)ptrace_options()))
+		return seize_failed(errno);
+	trace_command(argv[0]);
+	if (write(sync_pipe[1], "g", 1) != 1) {
+		rt_err("cannot start the command: %s", strerror(errno));
+		kill(main_pid, SIGKILL);
+	}
+	close(sync_pipe[1]);
+	n = read(err_pipe[0], ce, sizeof(*ce));
+	close(err_pipe[0]);
+	if (n != (ssize_t)sizeof(*ce))
+		ce->stage = 0;	/* exec worked */
+	else
+		opt.quiet = 1;	/* nothing to report: no progress noise */
+	if (!ce->stage)
+		say("running %s (pid %d)", argv[0], (int)main_pid);
+	return 0;
+}

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt-run: the snapshot of a process at its exit: its memory regions
+ * from /proc/TID/maps (split at the labels), their counters from
+ * RCB_RANGE_QUERY (extended + hardware), and the hottest pages.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "run.h"
+
+/* Entries per range query. */
+#define QUERY_CHUNK	4096
+
+void free_snapshot(struct snapshot *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr; i++)
+		free(s->r[i].home_pages);
+	free(s->r);
+	free(s->hot);
+	free(s);
+}
+
+static struct region *add_region(struct snapshot *s, int *cap, uint64_t start,
+				 uint64_t end, const char *name,
+				 const char *mapping, const char *kind,
+				 const char *perms, int labelled)
+{
+	struct region *r;
+
+	if (s->nr == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		s->r = realloc(s->r, *cap * sizeof(*s->r));
+		if (!s->r) {
+			rt_err("out of memory");
+			exit(RT_EXIT_RUN_FAIL);
+		}
+	}
+	r = &s->r[s->nr++];
+	memset(r, 0, sizeof(*r));
+	r->start = start;
+	r->end = end;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	snprintf(r->mapping, sizeof(r->mapping), "%s", mapping);
+	r->kind = kind;
+	snprintf(r->perms, sizeof(r->perms), "%s", perms);
+	r->labelled = labelled;
+	r->home_pages = xcalloc(ctr.nr_cnodes, sizeof(uint64_t));
+	return r;
+}
+
+/* Split a VMA at the labels that overlap it. */
+static void add_vma(struct snapshot *s, int *cap, uint64_t start, uint64_t end,
+		    const char *mapping, const char *kind, const char *perms)
+{
+	uint64_t at = start;
+	int i;
+
+	for (i = 0; i < nr_labels && at < end; i++) {
+		uint64_t ls = labels[i].start, le = labels[i].end;
+
+		if (le <= at || ls >= end)
+			continue;
+		if (ls > at)
+			add_region(s, cap, at, ls, mapping, mapping, kind, perms, 0);
+		if (ls < at)
+			ls = at;
+		if (le > end)
+			le = end;
+		add_region(s, cap, ls, le, labels[i].name, mapping, kind, perms, 1);
+		at = le;
+	}
+	if (at < end)
+		add_region(s, cap, at, end, mapping, mapping, kind, perms, 0);
+}
+
+static void keep_hot(struct snapshot *s, const struct rcb_page_counters *e,
+		     const struct rcb_page_counters *hw, uint64_t vaddr,
+		     uint64_t total, int region)
+{
+	struct hot *h;
+	int i, c;
+
+	if (opt.top <= 0 || !total)
+		return;
+	if (s->nr_hot == opt.top && s->hot[s->nr_hot - 1].total >= total)
+		return;
+	i = s->nr_hot < opt.top ? s->nr_hot++ : s->nr_hot - 1;
+	/* Insertion: the list stays sorted, largest first. */
+	while (i > 0 && s->hot[i - 1].total < total) {
+		s->hot[i] = s->hot[i - 1];
+		i--;
+	}
+	h = &s->hot[i];
+	h->vaddr = vaddr;
+	h->paddr = e->paddr;
+	h->page_size = e->page_size;
+	h->total = total;
+	h->region = region;
+	h->home = e->cnodeid;
+	for (c = 0; c < ctr.nr; c++)
+		h->refs[c] = e->refcnt[c] + hw->refcnt[c];
+}
+
+/* Add the entries of one query chunk to region r. */
+static void account(struct snapshot *s, int ri, uint64_t vaddr,
+		    const struct rcb_page_counters *ext,
+		    const struct rcb_page_counters *hw, size_t n)
+{
+	struct region *r = &s->r[ri];
+	uint64_t gran = info.rcb_granularity;
+	size_t i;
+	int c;
+
+	for (i = 0; i < n; i++, vaddr += gran) {
+		const struct rcb_page_counters *e = &ext[i];
+		uint64_t total = 0, homec, maxremote = 0;
+		int home_ctr;
+
+		if (vaddr + gran <= r->start || vaddr >= r->end)
+			continue;
+		if (!(e->flags & RCB_PAGE_PRESENT))
+			continue;
+		r->present++;
+		if (e->flags & RCB_PAGE_DENIED) {
+			r->denied++;
+			continue;
+		}
+		if (e->flags & RCB_PAGE_UNCOUNTED || e->cnodeid < 0 ||
+		    e->cnodeid >= ctr.nr_cnodes) {
+			r->uncounted++;
+			continue;
+		}
+		r->counted++;
+		r->home_pages[e->cnodeid]++;
+		home_ctr = e->cnodeid / ctr.nodes_per_counter;
+		for (c = 0; c < ctr.nr; c++) {
+			uint64_t v = (uint64_t)e->refcnt[c] + hw[i].refcnt[c];
+
+			r->refs[c] += v;
+			total += v;
+			if (c != home_ctr && v > maxremote)
+				maxremote = v;
+		}
+		homec = (uint64_t)e->refcnt[home_ctr] + hw[i].refcnt[home_ctr];
+		r->total += total;
+		r->local += homec;
+		if (maxremote > homec + info.rcb_diff_threshold)
+			r->candidates++;
+		keep_hot(s, e, &hw[i], vaddr, total, ri);
+	}
+}
+
+static struct rcb_page_counters *qext, *qhw;
+
+/* Query [a, b) of tid into the regions from ri on. */
+static int query_run(struct snapshot *s, int ri, pid_t tid, uint64_t a,
+		     uint64_t b)
+{
+	uint64_t gran = info.rcb_granularity;
+
+	a -= a % gran;
+	while (a < b) {
+		uint64_t len = b - a;
+		size_t n1, n2;
+
+		if (len > (uint64_t)QUERY_CHUNK * gran)
+			len = (uint64_t)QUERY_CHUNK * gran;
+		if (refcnt_node_range_query(qnode, tid, a, len, RCB_RANGE_EXTENDED,
+					    qext, QUERY_CHUNK, &n1) ||
+		    refcnt_node_range_query(qnode, tid, a, len, 0, qhw,
+					    QUERY_CHUNK, &n2))
+			return -1;
+		if (n2 < n1)
+			n1 = n2;
+		account(s, ri, a, qext, qhw, n1);
+		a += len;
+	}
+	return 0;
+}
+
+/*
+ * Query region ri, only where /proc/TID/pagemap says pages are present
+ * (a reservation of terabytes costs nothing then).
+ */
+static int query_region(struct snapshot *s, int ri, pid_t tid, int pagemap)
+{
+	const uint64_t psz = info.rcb_base_page_size ? info.rcb_base_page_size :
+			     (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t gran = info.rcb_granularity, step = gran > psz ? gran : psz;
+	struct region *r = &s->r[ri];
+	uint64_t pm[512], a, run_a = 0, run_b = 0;
+	int in_run = 0;
+
+	r->pages = (r->end - r->start + gran - 1) / gran;
+	if (pagemap < 0)
+		return query_run(s, ri, tid, r->start, r->end);
+	for (a = r->start - r->start % psz; a < r->end;) {
+		size_t n = (r->end - a + psz - 1) / psz, i;
+		ssize_t got;
+
+		if (n > 512)
+			n = 512;
+		got = pread(pagemap, pm, n * 8, (off_t)(a / psz * 8));
+		if (got <= 0)
+			return query_run(s, ri, tid, a > r->start ? a : r->start,
+					 r->end);
+		n = got / 8;
+		for (i = 0; i < n; i++, a += psz) {
+			int present = (pm[i] >> 63) & 1;
+
+			if (present && !in_run) {
+				run_a = a - a % step;
+				if (run_a < r->start)
+					run_a = r->start;
+				in_run = 1;
+			}
+			if (present)
+				run_b = a + psz;
+			/* Close a run at a gap of more than 16 base pages. */
+			if (!present && in_run && a >= run_b + 16 * psz) {
+				if (query_run(s, ri, tid, run_a,
+					      run_b < r->end ? run_b : r->end))
+					return -1;
+				in_run = 0;
+			}
+		}
+	}
+	if (in_run && query_run(s, ri, tid, run_a, run_b < r->end ? run_b : r->end))
+		return -1;
+	return 0;
+}
+
+static const char *vma_kind(const char *path, int *skip)
+{
+	*skip = 0;
+	if (!*path)
+		return "anon";
+	if (!strcmp(path, "[heap]"))
+		return "heap";
+	if (!strncmp(path, "[stack", 6))
+		return "stack";
+	if (!strncmp(path, "[anon", 5))
+		return "anon";
+	if (!strcmp(path, "[vsyscall]") || !strcmp(path, "[vvar]")) {
+		*skip = 1;
+		return "special";
+	}
+	if (path[0] == '[')
+		return "special";
+	return "file";
+}
+
+/* One line of /proc/TID/maps into s's regions (most of them). */
+static void add_maps_line(struct snapshot *s, int *cap, const char *line)
+{
+	unsigned long long start, end;
+	char perms[8] = "", mapping[4096 + 64] = "";
+	const char *kind;
+	int skip, pos = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end,
+		   perms, &pos) < 3)
+		return;
+	if (pos > 0) {
+		size_t l;
+
+		snprintf(mapping, sizeof(mapping), "%s", line + pos);
+		l = strlen(mapping);
+		while (l && (mapping[l - 1] == '\n' || mapping[l - 1] == ' '))
+			mapping[--l] = '\0';
+	}
+	kind = vma_kind(mapping, &skip);
+	if (skip)
+		return;
+	/* Guard pages and PROT_NONE reservations hold nothing. */
+	if (!strncmp(perms, "---", 3))
+		return;
+	add_vma(s, cap, start, end, *mapping ? mapping : "[anon]", kind, perms);
+}
+
+/* The regions of tid's process from /proc/TID/maps: 0, or -1 (printed). */
+static int read_maps(struct snapshot *s, pid_t tid)
+{
+	char path[64], line[4096 + 256];
+	int cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tid);
+	f = fopen(path, "r");
+	if (!f) {
+		rt_err("%s: %s: cannot read the memory map at exit", path,
+		       strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f))
+		add_maps_line(s, &cap, line);
+	fclose(f);
+	if (!s->nr) {
+		rt_err("%s: no memory regions at exit", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Say why querying failed for `failed` regions; -1 if it cannot go on. */
+static int query_failed(pid_t tid, int failed, int err)
+{
+	if (err == EPERM)
+		rt_err("RCB_RANGE_QUERY of pid %d: operation not permitted: reading another process's counters needs CAP_SYS_PTRACE (run as root)",
+		       (int)tid);
+	else if (err == ESRCH)
+		rt_err("RCB_RANGE_QUERY of pid %d: its memory was already gone (killed by SIGKILL?)",
+		       (int)tid);
+	else
+		rt_err("RCB_RANGE_QUERY of pid %d failed for %d region%s: %s",
+		       (int)tid, failed, failed == 1 ? "" : "s",
+		       strerror(err));
+	return err == EPERM || err == ESRCH || err == ENOTTY ? -1 : 0;
+}
+
+/* The counters of every region: 0, or -1 with the cause printed. */
+static int query_regions(struct snapshot *s, pid_t tid)
+{
+	char path[64];
+	int pagemap, i, failed = 0, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)tid);
+	pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < s->nr; i++) {
+		if (query_region(s, i, tid, pagemap)) {
+			failed++;
+			err = errno;
+			if (err == EPERM || err == ESRCH || err == ENOTTY)
+				break;
+		}
+		s->denied_pages += s->r[i].denied;
+	}
+	if (pagemap >= 0)
+		close(pagemap);
+	return failed ? query_failed(tid, failed, err) : 0;
+}
+
+/* Read the maps and counters of tid's process. NULL if it cannot. */
+struct snapshot *take_snapshot(pid_t tid)
+{
+	struct snapshot *s = xcalloc(1, sizeof(*s));
+
+	s->tid = tid;
+	if (!qext) {
+		qext = xcalloc(QUERY_CHUNK, sizeof(*qext));
+		qhw = xcalloc(QUERY_CHUNK, sizeof(*qhw));
+	}
+	s->hot = xcalloc(opt.top > 0 ? opt.top : 1, sizeof(*s->hot));
+	if (read_maps(s, tid) || query_regions(s, tid)) {
+		free_snapshot(s);
+		return NULL;
+	}
+	s->queried_ok = 1;
+	return s;
+}
+
+int cmp_region_refs(const void *a, const void *b)
+{
+	const struct region *x = *(struct region *const *)a;
+	const struct region *y = *(struct region *const *)b;
+
+	return (x->total < y->total) - (x->total > y->total);
+}
+
+const char *region_of(const struct snapshot *s, int i)
+{
+	return i >= 0 && i < s->nr ? s->r[i].name : "?";
+}
+
+/* name cut to width characters, keeping its end ("~ols/demo-workload"). */
+int shown(const struct region *r)
+{
+	return opt.all || r->total || r->labelled;
+}
