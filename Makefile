@@ -12,6 +12,9 @@
 #   make tools            command-line tools into build/tools/
 #   make checkpatch       checkpatch.pl --strict over kmod/ and uapi/
 #   make bench            reference-path benchmark in a 4-node guest
+#   make truth            the QEMU plugin that counts every guest reference
+#                         (refcnt-vm --truth) and its guest programs
+#   make accuracy         how close each feed's counts are to the truth
 #
 # The kselftest harness and checkpatch.pl come from Debian's linux-source-6.1
 # package; they are extracted into build/, never copied into the tree.
@@ -30,6 +33,7 @@ MODULE_OUT := $(BUILD)/$(KVER)
 
 .PHONY: all module selftests tools checkpatch check demo bench install dkms-check \
 	intree-check clean
+.PHONY: truth accuracy
 
 all: selftests tools
 
@@ -101,6 +105,10 @@ checkpatch: $(BUILD)/linux-source/.stamp
 
 check:
 	@tools/testing/refcnt-check
+
+# The truth from the emulator: tools/testing/truth/ (Documentation/testing.rst).
+truth:
+	@$(MAKE) --no-print-directory -C tools/testing/truth O=$(BUILD)/truth TOP=$(TOP)
 
 demo:
 	@tools/testing/refcnt-demo
