@@ -106,6 +106,13 @@ checkpatch: $(BUILD)/linux-source/.stamp
 check:
 	@tools/testing/refcnt-check
 
+# refcnt-compare: reads files only, needs neither librefcnt nor rtools.c.
+tools: $(BUILD)/tools/refcnt-compare
+$(BUILD)/tools/refcnt-compare: tools/src/refcnt-compare.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $< -lm
+
 # The truth from the emulator: tools/testing/truth/ (Documentation/testing.rst).
 truth:
 	@$(MAKE) --no-print-directory -C tools/testing/truth O=$(BUILD)/truth TOP=$(TOP)
