@@ -113,9 +113,19 @@ $(BUILD)/tools/refcnt-compare: tools/src/refcnt-compare.c
 	@echo "  CC      $@"
 	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $< -lm
 
+# Workloads for make accuracy (examples/access-patterns.c).
+tools: $(BUILD)/tools/access-patterns
+$(BUILD)/tools/access-patterns: examples/access-patterns.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
+
 # The truth from the emulator: tools/testing/truth/ (Documentation/testing.rst).
 truth:
 	@$(MAKE) --no-print-directory -C tools/testing/truth O=$(BUILD)/truth TOP=$(TOP)
+
+accuracy:
+	@tools/testing/refcnt-accuracy
 
 demo:
 	@tools/testing/refcnt-demo

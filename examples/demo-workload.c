@@ -34,6 +34,7 @@
  * older kernels only count its first touches.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <numa.h>
 #include <numaif.h>
@@ -167,6 +168,26 @@ static void print_array(FILE *f, const struct array *a)
 		(unsigned long)a->p + a->len, a->how);
 }
 
+/* "NAME 0xPADDR" for each present page of a (the truth's row names). */
+static void write_pagemap(FILE *f, const struct array *a)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	size_t o;
+
+	if (fd < 0)
+		die("/proc/self/pagemap");
+	for (o = 0; o < a->len; o += page) {
+		uint64_t e, va = (uintptr_t)a->p + o;
+
+		if (pread(fd, &e, 8, va / page * 8) != 8)
+			die("pread /proc/self/pagemap");
+		if ((e >> 63) && (e & ((1ULL << 55) - 1)))
+			fprintf(f, "%s 0x%llx\n", a->name,
+				(unsigned long long)(e & ((1ULL << 55) - 1)) * page);
+	}
+	close(fd);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -182,6 +203,8 @@ static void usage(FILE *f)
 		"  -t, --threads N     worker threads per node with CPUs (default 1)\n"
 		"  -l, --labels FILE   also write the \"array NAME START-END\" lines to\n"
 		"                      FILE (for refcnt-run --labels FILE)\n"
+		"  -P, --pagemap FILE  at the end write \"NAME 0xPADDR\" for every page of\n"
+		"                      every array (root; for refcnt-compare --regions)\n"
 		"  -h, --help          this text\n");
 }
 
@@ -192,6 +215,7 @@ int main(int argc, char **argv)
 		{ "kib", required_argument, NULL, 'k' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "labels", required_argument, NULL, 'l' },
+		{ "pagemap", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -199,7 +223,7 @@ int main(int argc, char **argv)
 	int threads = 1, hot = -1, bad = -1, nw, i, j, c, maxnode;
 	double seconds = 3;
 	size_t kib = 2048, len;
-	const char *labels = NULL;
+	const char *labels = NULL, *pagemap = NULL;
 	struct worker *w;
 	struct array *priv;
 	struct bitmask *cpus;
@@ -207,7 +231,7 @@ int main(int argc, char **argv)
 	FILE *lf = NULL;
 	char *end;
 
-	while ((c = getopt_long(argc, argv, "s:k:t:l:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:k:t:l:P:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			seconds = strtod(optarg, &end);
@@ -226,6 +250,9 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			labels = optarg;
+			break;
+		case 'P':
+			pagemap = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -405,6 +432,19 @@ int main(int argc, char **argv)
 		printf("demo-workload: thread on node %d: %lu passes%s\n",
 		       w[i].node, w[i].passes,
 		       w[i].hot ? " (hammered misplaced)" : "");
+	if (pagemap) {
+		FILE *pf = fopen(pagemap, "w");
+
+		if (!pf)
+			die(pagemap);
+		write_pagemap(pf, &shared_i);
+		write_pagemap(pf, &shared_s);
+		for (i = 0; i < nw; i++)
+			write_pagemap(pf, &priv[i]);
+		write_pagemap(pf, &misplaced);
+		if (fclose(pf))
+			die(pagemap);
+	}
 	/* No numa_free(): the arrays must still be mapped at exit. */
 	return 0;
 

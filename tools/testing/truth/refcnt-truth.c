@@ -47,6 +47,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
  */
 static const uint8_t mark_start[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'S' };
 static const uint8_t mark_stop[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'E' };
+/* "RCTD": stop, write the counts so far to OUT.N (N = 1, 2, ...), zero them. */
+static const uint8_t mark_dump[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'D' };
 
 struct ram {
 	int nid;
@@ -182,10 +184,19 @@ static void tb_exec_cb(unsigned int vi, void *udata)
 		vcpus[vi].insns_window += n;
 }
 
+static int dump_tables(const char *path);
+static uint64_t dumps;
+
 static void mark_cb(unsigned int vi, void *udata)
 {
 	(void)vi;
-	if (udata) {
+	if (udata == (void *)2) {
+		char path[4096];
+
+		__atomic_store_n(&window_open, 0, __ATOMIC_RELEASE);
+		snprintf(path, sizeof(path), "%s.%" PRIu64, opt.out, ++dumps);
+		dump_tables(path);
+	} else if (udata) {
 		__atomic_add_fetch(&marks, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&window_open, 1, __ATOMIC_RELEASE);
 	} else {
@@ -216,6 +227,9 @@ static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		else if (!memcmp(d, mark_stop, 8))
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_cb,
 				QEMU_PLUGIN_CB_NO_REGS, NULL);
+		else if (!memcmp(d, mark_dump, 8))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_cb,
+				QEMU_PLUGIN_CB_NO_REGS, (void *)2);
 	}
 }
 
@@ -302,34 +316,89 @@ static int close_rename(FILE *f, const char *tmp, const char *path)
 	return 0;
 }
 
-static void atexit_cb(qemu_plugin_id_t id, void *udata)
+static void write_summary_head(FILE *f)
 {
-	uint64_t loc[MAX_NODES] = { 0 }, rem[MAX_NODES] = { 0 };
-	uint64_t mloc[MAX_NODES] = { 0 }, mrem[MAX_NODES] = { 0 };
-	int i, bad = 0;
+	int i;
 
-	(void)id;
-	(void)udata;
-	bad |= write_table(out_f, 0, loc, rem);
-	if (llc_f)
-		bad |= write_table(llc_f, 1, mloc, mrem);
-	fprintf(sum_f, "# refcnt-truth summary\ngranularity %" PRIu64 "\n",
-		opt.gran);
-	fprintf(sum_f, "window %s\nmarks %" PRIu64 "\n",
+	fprintf(f, "# refcnt-truth summary\ngranularity %" PRIu64 "\n", opt.gran);
+	fprintf(f, "window %s\nmarks %" PRIu64 "\n",
 		opt.windowed ? "marked" : "whole-run", marks);
-	if (llc_f)
-		fprintf(sum_f, "llc %" PRIu64 " ways %" PRIu64 " line %" PRIu64 "\n",
+	if (opt.llc_size)
+		fprintf(f, "llc %" PRIu64 " ways %" PRIu64 " line %" PRIu64 "\n",
 			opt.llc_size, opt.llc_ways, opt.line);
 	for (i = 0; i < nr_vcpus; i++) {
 		const struct vcpu *v = &vcpus[i];
 
 		if (!v->insns)
 			continue;
-		fprintf(sum_f, "vcpu %d node %d insns %" PRIu64 " insns_window %"
+		fprintf(f, "vcpu %d node %d insns %" PRIu64 " insns_window %"
 			PRIu64 " io %" PRIu64 " unmapped %" PRIu64 "\n", i,
 			v->node >= 0 ? opt.online[v->node] : -1, v->insns,
 			v->insns_window, v->io, v->unmapped);
 	}
+}
+
+/*
+ * The dump mark: the window's tables so far into PATH (+ .summary, + .llc),
+ * then zero them and the window's instruction counts.  Runs in the vCPU
+ * that made the mark, with the window closed; a reference another vCPU
+ * is counting right then may land on either side.
+ */
+static int dump_tables(const char *path)
+{
+	uint64_t loc[MAX_NODES] = { 0 }, rem[MAX_NODES] = { 0 };
+	char p2[4200];
+	FILE *f, *s, *l = NULL;
+	int i, bad = 0;
+
+	f = fopen(path, "w");
+	snprintf(p2, sizeof(p2), "%s.summary", path);
+	s = fopen(p2, "w");
+	if (opt.llc_size) {
+		snprintf(p2, sizeof(p2), "%s.llc", path);
+		l = fopen(p2, "w");
+	}
+	if (!f || !s || (opt.llc_size && !l)) {
+		fprintf(stderr, PFX "cannot write %s: %s\n", path, strerror(errno));
+		bad = -1;
+	} else {
+		bad |= write_table(f, 0, loc, rem);
+		write_summary_head(s);
+		write_summary(s, "refs", loc, rem);
+		if (l) {
+			memset(loc, 0, sizeof(loc));
+			memset(rem, 0, sizeof(rem));
+			bad |= write_table(l, 1, loc, rem);
+			write_summary(s, "llc_misses", loc, rem);
+		}
+	}
+	if (l)
+		fclose(l);
+	if (s)
+		fclose(s);
+	if (f && fclose(f))
+		bad = -1;
+	for (i = 0; i < nr_vcpus; i++) {
+		memset(vcpus[i].refs, 0, nr_pages * sizeof(uint64_t));
+		if (vcpus[i].miss)
+			memset(vcpus[i].miss, 0, nr_pages * sizeof(uint64_t));
+		vcpus[i].insns_window = 0;
+	}
+	return bad;
+}
+
+static void atexit_cb(qemu_plugin_id_t id, void *udata)
+{
+	uint64_t loc[MAX_NODES] = { 0 }, rem[MAX_NODES] = { 0 };
+	uint64_t mloc[MAX_NODES] = { 0 }, mrem[MAX_NODES] = { 0 };
+	int bad = 0;
+
+	(void)id;
+	(void)udata;
+	bad |= write_table(out_f, 0, loc, rem);
+	if (llc_f)
+		bad |= write_table(llc_f, 1, mloc, mrem);
+	write_summary_head(sum_f);
 	write_summary(sum_f, "refs", loc, rem);
 	if (llc_f)
 		write_summary(sum_f, "llc_misses", mloc, mrem);

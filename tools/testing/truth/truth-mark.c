@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * truth-mark start|stop: open or close the refcnt-truth plugin's counting
- * window from a guest shell script (refcnt-vm --truth-window).
+ * truth-mark start|stop|dump: open or close the refcnt-truth plugin's
+ * counting window from a guest shell script (refcnt-vm --truth-window);
+ * dump also writes the counts so far to the host's FILE.N and zeroes them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,10 @@ int main(int argc, char **argv)
 		truth_mark_stop();
 		return 0;
 	}
-	fprintf(stderr, "usage: truth-mark start|stop\n");
+	if (argc == 2 && !strcmp(argv[1], "dump")) {
+		truth_mark_dump();
+		return 0;
+	}
+	fprintf(stderr, "usage: truth-mark start|stop|dump\n");
 	return 2;
 }

@@ -2,7 +2,7 @@
 /*
  * Window marks for the refcnt-truth QEMU plugin (refcnt-vm --truth-window):
  * multi-byte NOPs, nopl disp32(%rax,%rax,1), whose displacement spells
- * "RCTS" (start counting) or "RCTE" (stop).  Any x86 CPU runs them as
+ * "RCTS" (start counting), "RCTE" (stop) or "RCTD" (dump).  Any x86 CPU runs them as
  * NOPs; the plugin recognises them when it translates them.  Windows add
  * up: every start-stop pair counts into the same tables.
  */
@@ -18,6 +18,13 @@ static inline void truth_mark_start(void)
 static inline void truth_mark_stop(void)
 {
 	__asm__ volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x52, 0x43, 0x54, 0x45"
+			 ::: "memory");
+}
+
+/* Stop, write the counts so far to FILE.N (N = 1, 2, ...), zero them. */
+static inline void truth_mark_dump(void)
+{
+	__asm__ volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x52, 0x43, 0x54, 0x44"
 			 ::: "memory");
 }
 
