@@ -379,13 +379,14 @@ static int majority(const uint64_t *v)
 
 /* Which pages a set of figures is about. */
 struct scope {
-	int region;			/* -2: any */
+	int region;			/* -2: any, -3: any named one */
 	int nid;			/* home node, -2: any */
 };
 
 static int in_scope(const struct page *p, struct scope s)
 {
-	return (s.region == -2 || p->region == s.region) &&
+	return (s.region == -2 || p->region == s.region ||
+		(s.region == -3 && p->region >= 0)) &&
 	       (s.nid == -2 || p->nid == s.nid);
 }
 
@@ -652,6 +653,13 @@ static int report(FILE *o)
 	if (opt.json) {
 		fprintf(o, "{\"overall\": {");
 		json_figs(o, &all);
+		if (nr_regions) {
+			struct scope named = { -3, -2 };
+
+			figures(named, &f);
+			fprintf(o, "},\n \"in_regions\": {");
+			json_figs(o, &f);
+		}
 		fprintf(o, "},\n \"hot_pages\": [");
 		for (r = 0; r < 2; r++)
 			fprintf(o, "%s{\"k\": %llu, \"refcnt\": %llu, \"truth\": %llu, \"common\": %llu, ",
@@ -695,6 +703,12 @@ static int report(FILE *o)
 			"", "", "refcnt", "truth", "corr", "refcnt", "truth",
 			"refcnt", "truth");
 		text_row(o, "overall", &all);
+		if (nr_regions) {
+			struct scope named = { -3, -2 };
+
+			figures(named, &f);
+			text_row(o, "in the regions", &f);
+		}
 		for (c = 0; c < cols.nr; c++) {
 			struct scope s = { -2, atoi(cols.label[c]) };
 			char what[48];
