@@ -5,6 +5,7 @@
 #   make check            build everything, run the selftests in QEMU NUMA
 #                         guests on every supported kernel (what CI runs)
 #   make demo             boot a 4-node guest and show what refcnt sees
+#                         (TRUTH=1: and beside it what the demo really did)
 #   make module KVER=v    build kmod/ for kernel release v (W=1, sparse C=2;
 #                         any warning fails) into build/v/refcnt.ko
 #   make module KDIR=d    the same against a kernel build directory d
@@ -128,7 +129,7 @@ accuracy:
 	@tools/testing/refcnt-accuracy
 
 demo:
-	@tools/testing/refcnt-demo
+	@TRUTH=$(TRUTH) tools/testing/refcnt-demo
 
 bench:
 	@tools/testing/refcnt-bench
