@@ -557,7 +557,7 @@ static void hot_pages(uint64_t k, struct hot *h)
 struct place {
 	int home;			/* column of the node most pages are on */
 	int truth_major, ref_major;	/* column making most references */
-	int misplaced;			/* truth: mostly from a node not home */
+	int misplaced;			/* truth: the advice rule on true counts */
 	int advised;			/* refcnt-run's rule on refcnt's counts */
 };
 
@@ -580,8 +580,10 @@ static void placement(int region, const struct figs *f, struct place *pl)
 	pl->home = best;
 	pl->truth_major = majority(f->rby);
 	pl->ref_major = majority(f->tby);
+	/* The same rule on the true counts: perfect counts score 100%. */
 	pl->misplaced = pl->truth_major >= 0 && pl->truth_major != best &&
-			2 * f->rby[pl->truth_major] > f->rref;
+			f->rref >= opt.min_refs &&
+			100.0 * f->rby[pl->truth_major] >= opt.min_share * f->rref;
 	pl->advised = pl->ref_major >= 0 && pl->ref_major != best &&
 		      f->tref >= opt.min_refs &&
 		      100.0 * f->tby[pl->ref_major] >= opt.min_share * f->tref;

@@ -6,6 +6,12 @@
  * that refcnt-dump afterwards must give back the truth exactly: the
  * comparison of the two must score 100%.  The counter columns of the
  * truth are in cnodeid order (refcnt-vm passes the online nodes in order).
+ *
+ * A hardware counter pegs at its maximum (2047 with 11 bits) until the
+ * threshold interrupt (at 7/8 of it + 1) folds it into the extended
+ * counter, and RCB_INJECT_SYNC runs those interrupts only when a call
+ * returns.  So references go in rounds of at most CHUNK per counter and
+ * call: below the threshold plus CHUNK stays below the maximum.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +24,16 @@
 
 #include <linux/refcnt.h>
 
+#define CHUNK	250
+
+struct want {
+	uint64_t paddr;
+	uint32_t cnode;
+	uint64_t left;
+};
+
+static struct want *wants;
+static size_t nr_wants, cap_wants;
 static struct rcb_ref batch[RCB_INJECT_MAX];
 static unsigned int nr;
 static unsigned long long skipped;
@@ -56,18 +72,43 @@ static void flush(int fd)
 	nr = 0;
 }
 
-static void add(int fd, uint64_t paddr, uint32_t cnode, uint64_t count)
+static void want(uint64_t paddr, uint32_t cnode, uint64_t count)
 {
-	while (count) {
-		uint32_t c = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
+	if (nr_wants == cap_wants) {
+		cap_wants = cap_wants ? 2 * cap_wants : 65536;
+		wants = realloc(wants, cap_wants * sizeof(*wants));
+		if (!wants)
+			die("realloc");
+	}
+	wants[nr_wants].paddr = paddr;
+	wants[nr_wants].cnode = cnode;
+	wants[nr_wants].left = count;
+	nr_wants++;
+}
 
-		if (nr == RCB_INJECT_MAX)
-			flush(fd);
-		batch[nr].paddr = paddr;
-		batch[nr].src_cnodeid = cnode;
-		batch[nr].count = c;
-		nr++;
-		count -= c;
+/* Rounds of at most CHUNK per counter, each batch synchronous. */
+static void deliver(int fd)
+{
+	size_t i, active = nr_wants;
+
+	while (active) {
+		active = 0;
+		for (i = 0; i < nr_wants; i++) {
+			uint32_t c;
+
+			if (!wants[i].left)
+				continue;
+			c = wants[i].left > CHUNK ? CHUNK : (uint32_t)wants[i].left;
+			if (nr == RCB_INJECT_MAX)
+				flush(fd);
+			batch[nr].paddr = wants[i].paddr;
+			batch[nr].src_cnodeid = wants[i].cnode;
+			batch[nr].count = c;
+			nr++;
+			wants[i].left -= c;
+			active += !!wants[i].left;
+		}
+		flush(fd);
 	}
 }
 
@@ -114,13 +155,13 @@ int main(int argc, char **argv)
 				uint64_t c = strtoull(tok, NULL, 10);
 
 				if (save && *save && c) {
-					add(fd, paddr, field - 5, c);
+					want(paddr, field - 5, c);
 					total += c;
 				}
 			}
 		}
 	}
-	flush(fd);
+	deliver(fd);
 	printf("truth-inject: %llu references injected, %llu on pages refcnt has no slot for\n",
 	       total - skipped, skipped);
 	return 0;
