@@ -155,11 +155,60 @@ static int parse_header(char *line, struct layout *l, const char *path)
 	return 0;
 }
 
+static struct layout layouts[2];
+
+/* One data line of a file into a new page row (counts in file order). */
+static int parse_row(char *line, const struct layout *l, int which,
+		     const char *path, unsigned long lineno)
+{
+	char *field[MAX_COLS + 16], *save, *tok, *end;
+	struct page *p;
+	int n = 0, i;
+
+	for (tok = strtok_r(line, ",\r\n", &save); tok && n < MAX_COLS + 16;
+	     tok = strtok_r(NULL, ",\r\n", &save))
+		field[n++] = tok;
+	if (n <= l->paddr || n <= l->node || n <= l->field[l->ncol - 1]) {
+		err("%s:%lu: too few fields", path, lineno);
+		return -1;
+	}
+	if (nr_pages == cap_pages) {
+		cap_pages = cap_pages ? 2 * cap_pages : 4096;
+		pages = realloc(pages, cap_pages * sizeof(*pages));
+		if (!pages) {
+			err("out of memory");
+			return -1;
+		}
+	}
+	p = &pages[nr_pages++];
+	memset(p, 0, sizeof(*p));
+	p->region = which;		/* which file, until merged */
+	errno = 0;
+	p->paddr = strtoull(field[l->paddr], &end, 0);
+	if (errno || *end) {
+		err("%s:%lu: bad paddr '%s'", path, lineno, field[l->paddr]);
+		return -1;
+	}
+	p->nid = atoi(field[l->node]);
+	p->t = calloc(l->ncol, sizeof(uint64_t));
+	if (!p->t) {
+		err("out of memory");
+		return -1;
+	}
+	for (i = 0; i < l->ncol; i++) {
+		p->t[i] = strtoull(field[l->field[i]], &end, 10);
+		if (*end) {
+			err("%s:%lu: bad count '%s'", path, lineno, field[l->field[i]]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Read one table into pages[]: which = 0 refcnt, 1 truth. */
 static int read_table(const char *path, int which)
 {
-	char line[MAX_LINE], *field[MAX_COLS + 16];
-	struct layout l;
+	char line[MAX_LINE];
 	unsigned long lineno = 1;
 	FILE *f = fopen(path, "r");
 	int rc = -1;
@@ -172,56 +221,14 @@ static int read_table(const char *path, int which)
 		err("%s: empty file", path);
 		goto out;
 	}
-	if (parse_header(line, &l, path))
+	if (parse_header(line, &layouts[which], path))
 		goto out;
 	while (fgets(line, sizeof(line), f)) {
-		char *save, *tok, *end;
-		int n = 0, i;
-		struct page *p;
-
 		lineno++;
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
-		for (tok = strtok_r(line, ",\r\n", &save); tok && n < MAX_COLS + 16;
-		     tok = strtok_r(NULL, ",\r\n", &save))
-			field[n++] = tok;
-		if (n <= l.paddr || n <= l.node || n <= l.field[l.ncol - 1]) {
-			err("%s:%lu: too few fields", path, lineno);
+		if (parse_row(line, &layouts[which], which, path, lineno))
 			goto out;
-		}
-		if (nr_pages == cap_pages) {
-			cap_pages = cap_pages ? 2 * cap_pages : 4096;
-			pages = realloc(pages, cap_pages * sizeof(*pages));
-			if (!pages) {
-				err("out of memory");
-				goto out;
-			}
-		}
-		p = &pages[nr_pages++];
-		memset(p, 0, sizeof(*p));
-		p->region = which;		/* which file, until merged */
-		errno = 0;
-		p->paddr = strtoull(field[l.paddr], &end, 0);
-		if (errno || *end) {
-			err("%s:%lu: bad paddr '%s'", path, lineno, field[l.paddr]);
-			goto out;
-		}
-		p->nid = atoi(field[l.node]);
-		p->t = calloc(2 * MAX_COLS, sizeof(uint64_t));
-		if (!p->t) {
-			err("out of memory");
-			goto out;
-		}
-		for (i = 0; i < l.ncol; i++) {
-			uint64_t v = strtoull(field[l.field[i]], &end, 10);
-
-			if (*end) {
-				err("%s:%lu: bad count '%s'", path, lineno,
-				    field[l.field[i]]);
-				goto out;
-			}
-			p->t[l.col[i]] += v;
-		}
 	}
 	rc = 0;
 out:
@@ -230,50 +237,46 @@ out:
 }
 
 /*
- * Both files were read as rows with counts in ->t and the file in
- * ->region: sort by address and fold the truth's rows into ->r of one
- * page per address.
+ * Sort the rows of both files by address and make one page per address,
+ * with refcnt's counts in ->t and the truth's in ->r, by our columns.
  */
-static void merge(void)
+static int merge(void)
 {
 	size_t i, o = 0;
 
 	qsort(pages, nr_pages, sizeof(*pages), page_cmp);
 	for (i = 0; i < nr_pages; i++) {
 		struct page *src = &pages[i], *dst;
+		const struct layout *l = &layouts[src->region];
+		uint64_t *v = src->t;
 		int c;
 
 		if (o && pages[o - 1].paddr == src->paddr) {
 			dst = &pages[o - 1];
 		} else {
 			dst = &pages[o++];
-			if (dst != src)
-				*dst = *src;
-			dst->r = dst->t + MAX_COLS;
-			if (src->region == 1) {
-				memcpy(dst->r, dst->t, MAX_COLS * sizeof(uint64_t));
-				memset(dst->t, 0, MAX_COLS * sizeof(uint64_t));
+			dst->paddr = src->paddr;
+			dst->nid = src->nid;
+			dst->t = calloc(2 * cols.nr, sizeof(uint64_t));
+			if (!dst->t) {
+				err("out of memory");
+				return -1;
 			}
-			dst->region = -1;
-			continue;
+			dst->r = dst->t + cols.nr;
+			dst->tsum = dst->rsum = 0;
 		}
-		for (c = 0; c < MAX_COLS; c++) {
-			if (src->region == 1)
-				dst->r[c] += src->t[c];
+		for (c = 0; c < l->ncol; c++) {
+			(l == &layouts[1] ? dst->r : dst->t)[l->col[c]] += v[c];
+			if (l == &layouts[1])
+				dst->rsum += v[c];
 			else
-				dst->t[c] += src->t[c];
+				dst->tsum += v[c];
 		}
-		free(src->t);
+		dst->region = -1;
+		free(v);
 	}
 	nr_pages = o;
-	for (i = 0; i < nr_pages; i++) {
-		int c;
-
-		for (c = 0; c < cols.nr; c++) {
-			pages[i].tsum += pages[i].t[c];
-			pages[i].rsum += pages[i].r[c];
-		}
-	}
+	return 0;
 }
 
 /* First page at or above paddr. */
@@ -640,126 +643,119 @@ static const char *col_name(int c)
 	return c >= 0 ? cols.label[c] : "-";
 }
 
-static int report(FILE *o)
+/* Everything before the regions, as JSON. */
+static void json_head(FILE *o, const struct figs *all, const struct hot *hot)
 {
-	struct figs all, f;
-	struct hot hot[2];
-	struct place pl;
-	uint64_t adv = 0, mis = 0, both = 0;
-	int r, c, first;
-	struct scope any = { -2, -2 };
+	struct figs f;
+	int r, c, first = 1;
 
-	figures(any, &all);
-	hot_pages(100, &hot[0]);
-	hot_pages(all.rpages / 100 ? all.rpages / 100 : 1, &hot[1]);
-	if (opt.json) {
-		fprintf(o, "{\"overall\": {");
-		json_figs(o, &all);
-		if (nr_regions) {
-			struct scope named = { -3, -2 };
-
-			figures(named, &f);
-			fprintf(o, "},\n \"in_regions\": {");
-			json_figs(o, &f);
-		}
-		fprintf(o, "},\n \"hot_pages\": [");
-		for (r = 0; r < 2; r++)
-			fprintf(o, "%s{\"k\": %llu, \"refcnt\": %llu, \"truth\": %llu, \"common\": %llu, ",
-				r ? ", " : "", (unsigned long long)hot[r].k,
-				(unsigned long long)hot[r].tk,
-				(unsigned long long)hot[r].rk,
-				(unsigned long long)hot[r].both),
-			jnum(o, "precision", ratio(hot[r].both, hot[r].tk), 1),
-			jnum(o, "recall", ratio(hot[r].both, hot[r].rk), 0),
-			fprintf(o, "}");
-		fprintf(o, "],\n \"accessing_nodes\": [");
-		for (c = 0; c < cols.nr; c++) {
-			fprintf(o, "%s{\"node\": \"%s\", \"refs\": %llu, \"true_refs\": %llu, ",
-				c ? ", " : "", cols.label[c],
-				(unsigned long long)all.tby[c],
-				(unsigned long long)all.rby[c]);
-			jnum(o, "remote_share", ratio(all.tremote_by[c], all.tby[c]), 1);
-			jnum(o, "true_remote_share", ratio(all.rremote_by[c], all.rby[c]), 0);
-			fprintf(o, "}");
-		}
-		fprintf(o, "],\n \"home_nodes\": [");
-		first = 1;
-		for (c = 0; c < cols.nr; c++) {
-			struct scope s = { -2, atoi(cols.label[c]) };
-
-			figures(s, &f);
-			if (!f.tpages && !f.rpages)
-				continue;
-			fprintf(o, "%s{\"node\": \"%s\", ", first ? "" : ",\n   ",
-				cols.label[c]);
-			json_figs(o, &f);
-			fprintf(o, "}");
-			first = 0;
-		}
-		fprintf(o, "],\n \"regions\": [");
-	} else {
-		fprintf(o, "%-24s%8s%8s%8s%8s%8s %12s %12s %8s %8s\n", "",
-			"cover", "attrib", "remote", "remote", "rank", "refs",
-			"refs", "pages", "pages");
-		fprintf(o, "%-24s%8s%8s%8s%8s%8s %12s %12s %8s %8s\n", "",
-			"", "", "refcnt", "truth", "corr", "refcnt", "truth",
-			"refcnt", "truth");
-		text_row(o, "overall", &all);
-		if (nr_regions) {
-			struct scope named = { -3, -2 };
-
-			figures(named, &f);
-			text_row(o, "in the regions", &f);
-		}
-		for (c = 0; c < cols.nr; c++) {
-			struct scope s = { -2, atoi(cols.label[c]) };
-			char what[48];
-
-			figures(s, &f);
-			if (!f.tpages && !f.rpages)
-				continue;
-			snprintf(what, sizeof(what), "pages on node %s", cols.label[c]);
-			text_row(o, what, &f);
-		}
+	fprintf(o, "{\"overall\": {");
+	json_figs(o, all);
+	if (nr_regions) {
+		figures((struct scope){ -3, -2 }, &f);
+		fprintf(o, "},\n \"in_regions\": {");
+		json_figs(o, &f);
 	}
+	fprintf(o, "},\n \"hot_pages\": [");
+	for (r = 0; r < 2; r++) {
+		fprintf(o, "%s{\"k\": %llu, \"refcnt\": %llu, \"truth\": %llu, \"common\": %llu, ",
+			r ? ", " : "", (unsigned long long)hot[r].k,
+			(unsigned long long)hot[r].tk, (unsigned long long)hot[r].rk,
+			(unsigned long long)hot[r].both);
+		jnum(o, "precision", ratio(hot[r].both, hot[r].tk), 1);
+		jnum(o, "recall", ratio(hot[r].both, hot[r].rk), 0);
+		fprintf(o, "}");
+	}
+	fprintf(o, "],\n \"accessing_nodes\": [");
+	for (c = 0; c < cols.nr; c++) {
+		fprintf(o, "%s{\"node\": \"%s\", \"refs\": %llu, \"true_refs\": %llu, ",
+			c ? ", " : "", cols.label[c], (unsigned long long)all->tby[c],
+			(unsigned long long)all->rby[c]);
+		jnum(o, "remote_share", ratio(all->tremote_by[c], all->tby[c]), 1);
+		jnum(o, "true_remote_share", ratio(all->rremote_by[c], all->rby[c]), 0);
+		fprintf(o, "}");
+	}
+	fprintf(o, "],\n \"home_nodes\": [");
+	for (c = 0; c < cols.nr; c++) {
+		figures((struct scope){ -2, atoi(cols.label[c]) }, &f);
+		if (!f.tpages && !f.rpages)
+			continue;
+		fprintf(o, "%s{\"node\": \"%s\", ", first ? "" : ",\n   ",
+			cols.label[c]);
+		json_figs(o, &f);
+		fprintf(o, "}");
+		first = 0;
+	}
+	fprintf(o, "],\n \"regions\": [");
+}
+
+/* Everything before the regions, as text. */
+static void text_head(FILE *o, const struct figs *all)
+{
+	struct figs f;
+	char what[48];
+	int c;
+
+	fprintf(o, "%-24s%8s%8s%8s%8s%8s %12s %12s %8s %8s\n", "", "cover",
+		"attrib", "remote", "remote", "rank", "refs", "refs", "pages",
+		"pages");
+	fprintf(o, "%-24s%8s%8s%8s%8s%8s %12s %12s %8s %8s\n", "", "", "",
+		"refcnt", "truth", "corr", "refcnt", "truth", "refcnt", "truth");
+	text_row(o, "overall", all);
+	if (nr_regions) {
+		figures((struct scope){ -3, -2 }, &f);
+		text_row(o, "in the regions", &f);
+	}
+	for (c = 0; c < cols.nr; c++) {
+		figures((struct scope){ -2, atoi(cols.label[c]) }, &f);
+		if (!f.tpages && !f.rpages)
+			continue;
+		snprintf(what, sizeof(what), "pages on node %s", cols.label[c]);
+		text_row(o, what, &f);
+	}
+}
+
+/* A line per region; adds up the misplacement counts. */
+static void regions_out(FILE *o, uint64_t *adv, uint64_t *mis, uint64_t *both)
+{
+	struct figs f;
+	struct place pl;
+	char what[80];
+	int r;
+
 	for (r = 0; r < nr_regions; r++) {
-		struct scope s = { r, -2 };
-
-		figures(s, &f);
+		figures((struct scope){ r, -2 }, &f);
 		placement(r, &f, &pl);
-		adv += pl.advised;
-		mis += pl.misplaced;
-		both += pl.advised && pl.misplaced;
-		if (opt.json) {
-			fprintf(o, "%s{\"name\": \"%s\", \"home\": \"%s\", \"true_major\": \"%s\", \"major\": \"%s\", \"misplaced\": %s, \"advised\": %s, ",
-				r ? ",\n   " : "", regions[r].name, col_name(pl.home),
-				col_name(pl.truth_major), col_name(pl.ref_major),
-				pl.misplaced ? "true" : "false",
-				pl.advised ? "true" : "false");
-			json_figs(o, &f);
-			fprintf(o, "}");
-		} else {
-			char what[80];
-
+		*adv += pl.advised;
+		*mis += pl.misplaced;
+		*both += pl.advised && pl.misplaced;
+		if (!opt.json) {
 			snprintf(what, sizeof(what), "region %s", regions[r].name);
 			text_row(o, what, &f);
+			continue;
 		}
+		fprintf(o, "%s{\"name\": \"%s\", \"home\": \"%s\", \"true_major\": \"%s\", \"major\": \"%s\", \"misplaced\": %s, \"advised\": %s, ",
+			r ? ",\n   " : "", regions[r].name, col_name(pl.home),
+			col_name(pl.truth_major), col_name(pl.ref_major),
+			pl.misplaced ? "true" : "false",
+			pl.advised ? "true" : "false");
+		json_figs(o, &f);
+		fprintf(o, "}");
 	}
-	if (opt.json) {
-		fprintf(o, "],\n \"misplacement\": {\"regions\": %d, \"misplaced\": %llu, \"advised\": %llu, \"both\": %llu, ",
-			nr_regions, (unsigned long long)mis,
-			(unsigned long long)adv, (unsigned long long)both);
-		jnum(o, "precision", ratio(both, adv), 1);
-		jnum(o, "recall", ratio(both, mis), 0);
-		fprintf(o, "}}\n");
-		return ferror(o) ? -1 : 0;
-	}
+}
+
+/* After the regions, as text: remote share by node, hot pages, advice. */
+static void text_tail(FILE *o, const struct figs *all, const struct hot *hot,
+		      uint64_t adv, uint64_t mis, uint64_t both)
+{
+	int r, c;
+
 	fprintf(o, "\nremote share by accessing node (refcnt / truth):");
 	for (c = 0; c < cols.nr; c++) {
 		fprintf(o, "  n%s ", cols.label[c]);
-		pct(o, ratio(all.tremote_by[c], all.tby[c]));
+		pct(o, ratio(all->tremote_by[c], all->tby[c]));
 		fprintf(o, " /");
-		pct(o, ratio(all.rremote_by[c], all.rby[c]));
+		pct(o, ratio(all->rremote_by[c], all->rby[c]));
 	}
 	fprintf(o, "\n");
 	for (r = 0; r < 2; r++) {
@@ -771,15 +767,41 @@ static int report(FILE *o)
 			(unsigned long long)hot[r].both,
 			(unsigned long long)hot[r].tk, (unsigned long long)hot[r].rk);
 	}
-	if (nr_regions) {
-		fprintf(o, "misplaced regions: %llu in truth, %llu advised, %llu both: precision",
-			(unsigned long long)mis, (unsigned long long)adv,
-			(unsigned long long)both);
-		pct(o, ratio(both, adv));
-		fprintf(o, ", recall");
-		pct(o, ratio(both, mis));
-		fprintf(o, "\n");
+	if (!nr_regions)
+		return;
+	fprintf(o, "misplaced regions: %llu in truth, %llu advised, %llu both: precision",
+		(unsigned long long)mis, (unsigned long long)adv,
+		(unsigned long long)both);
+	pct(o, ratio(both, adv));
+	fprintf(o, ", recall");
+	pct(o, ratio(both, mis));
+	fprintf(o, "\n");
+}
+
+static int report(FILE *o)
+{
+	uint64_t adv = 0, mis = 0, both = 0;
+	struct figs all;
+	struct hot hot[2];
+
+	figures((struct scope){ -2, -2 }, &all);
+	hot_pages(100, &hot[0]);
+	hot_pages(all.rpages / 100 ? all.rpages / 100 : 1, &hot[1]);
+	if (opt.json)
+		json_head(o, &all, hot);
+	else
+		text_head(o, &all);
+	regions_out(o, &adv, &mis, &both);
+	if (!opt.json) {
+		text_tail(o, &all, hot, adv, mis, both);
+		return ferror(o) ? -1 : 0;
 	}
+	fprintf(o, "],\n \"misplacement\": {\"regions\": %d, \"misplaced\": %llu, \"advised\": %llu, \"both\": %llu, ",
+		nr_regions, (unsigned long long)mis, (unsigned long long)adv,
+		(unsigned long long)both);
+	jnum(o, "precision", ratio(both, adv), 1);
+	jnum(o, "recall", ratio(both, mis), 0);
+	fprintf(o, "}}\n");
 	return ferror(o) ? -1 : 0;
 }
 
@@ -828,7 +850,8 @@ int main(int argc, char **argv)
 	}
 	if (read_table(argv[optind], 0) || read_table(argv[optind + 1], 1))
 		return 1;
-	merge();
+	if (merge())
+		return 1;
 	if (opt.regions && read_regions(opt.regions))
 		return 1;
 	if (report(stdout)) {
