@@ -454,6 +454,24 @@ static int parse_list(const char *s, int *a, int max)
 	return n;
 }
 
+/* ram=NID:MiB, in the order of the -object memory backends. */
+static int parse_ram(const char *v)
+{
+	char *end;
+	long nid = strtol(v, &end, 10);
+	uint64_t mb;
+
+	if (end == v || *end != ':' || nid < 0 || parse_u64(end + 1, &mb) ||
+	    !mb || opt.nr_ram >= MAX_NODES)
+		return -1;
+	opt.ram[opt.nr_ram].nid = (int)nid;
+	opt.ram[opt.nr_ram].base = total_ram;
+	opt.ram[opt.nr_ram].size = mb * MB;
+	total_ram += mb * MB;
+	opt.nr_ram++;
+	return 0;
+}
+
 static int bad_value(const char *k, const char *v, const char *want)
 {
 	fprintf(stderr, PFX "option %s=%s: %s\n", k, v, want);
@@ -465,7 +483,6 @@ static int parse_opt(const char *arg)
 	const char *eq = strchr(arg, '=');
 	char key[32];
 	const char *v;
-	uint64_t mb;
 
 	if (!eq || eq - arg >= (long)sizeof(key)) {
 		fprintf(stderr, PFX "option '%s' is not KEY=VALUE\n", arg);
@@ -479,18 +496,8 @@ static int parse_opt(const char *arg)
 	} else if (!strcmp(key, "llc_out")) {
 		opt.llc_out = v;
 	} else if (!strcmp(key, "ram")) {
-		/* NID:MiB, in the order of the -object memory backends */
-		char *end;
-		long nid = strtol(v, &end, 10);
-
-		if (end == v || *end != ':' || nid < 0 ||
-		    parse_u64(end + 1, &mb) || !mb || opt.nr_ram >= MAX_NODES)
+		if (parse_ram(v))
 			return bad_value(key, v, "want NID:MiB");
-		opt.ram[opt.nr_ram].nid = (int)nid;
-		opt.ram[opt.nr_ram].base = total_ram;
-		opt.ram[opt.nr_ram].size = mb * MB;
-		total_ram += mb * MB;
-		opt.nr_ram++;
 	} else if (!strcmp(key, "online")) {
 		opt.nr_online = parse_list(v, opt.online, MAX_NODES);
 		if (opt.nr_online <= 0)
