@@ -5,6 +5,7 @@
 #   make check            build everything, run the selftests in QEMU NUMA
 #                         guests on every supported kernel (what CI runs)
 #   make demo             boot a 4-node guest and show what refcnt sees
+#                         (TRUTH=1: and beside it what the demo really did)
 #   make module KVER=v    build kmod/ for kernel release v (W=1, sparse C=2;
 #                         any warning fails) into build/v/refcnt.ko
 #   make module KDIR=d    the same against a kernel build directory d
@@ -14,6 +15,9 @@
 #   make tools            command-line tools into build/tools/
 #   make checkpatch       checkpatch.pl --strict over kmod/ and uapi/
 #   make bench            reference-path benchmark in a 4-node guest
+#   make truth            the QEMU plugin that counts every guest reference
+#                         (refcnt-vm --truth) and its guest programs
+#   make accuracy         how close each feed's counts are to the truth
 #
 # The kselftest harness and checkpatch.pl come from Debian's linux-source-6.1
 # package; they are extracted into build/, never copied into the tree.
@@ -32,6 +36,7 @@ MODULE_OUT := $(BUILD)/$(KVER)
 
 .PHONY: all lib module selftests tools checkpatch check demo bench install dkms-check \
 	intree-check clean FORCE
+.PHONY: truth accuracy
 
 all: lib selftests tools
 
@@ -49,7 +54,7 @@ $(LIB_OUT)/librefcnt.a: FORCE
 # Command-line tools, static so they run in the test guests as they are.
 # TOOLS_BIN go to $(PREFIX)/bin; demo-workload is an example, installed
 # out of the PATH (see install).
-TOOLS_BIN := refcnt-info refcnt-run refcnt-top refcnt-dump
+TOOLS_BIN := refcnt-info refcnt-run refcnt-top refcnt-dump refcnt-compare
 TOOLS := $(TOOLS_BIN) demo-workload
 TOOLS_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(TOP)/uapi \
 	-I$(TOP)/lib/include -I$(TOP)/tools/src
@@ -122,8 +127,29 @@ checkpatch: $(BUILD)/linux-source/.stamp
 check:
 	@tools/testing/refcnt-check
 
+# refcnt-compare: reads files only, needs neither librefcnt nor rtools.c.
+tools: $(BUILD)/tools/refcnt-compare
+$(BUILD)/tools/refcnt-compare: tools/src/refcnt-compare.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $< -lm
+
+# Workloads for make accuracy (examples/access-patterns.c).
+tools: $(BUILD)/tools/access-patterns
+$(BUILD)/tools/access-patterns: examples/access-patterns.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
+
+# The truth from the emulator: tools/testing/truth/ (Documentation/testing.rst).
+truth:
+	@$(MAKE) --no-print-directory -C tools/testing/truth O=$(BUILD)/truth TOP=$(TOP)
+
+accuracy:
+	@tools/testing/refcnt-accuracy
+
 demo:
-	@tools/testing/refcnt-demo
+	@TRUTH=$(TRUTH) tools/testing/refcnt-demo
 
 bench:
 	@tools/testing/refcnt-bench

@@ -34,6 +34,7 @@
  * older kernels only count its first touches.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <numa.h>
 #include <numaif.h>
@@ -167,10 +168,30 @@ static void print_array(FILE *f, const struct array *a)
 		(unsigned long)a->p + a->len, a->how);
 }
 
+/* "NAME 0xPADDR" for each present page of a (the truth's row names). */
+static void write_pagemap(FILE *f, const struct array *a)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	size_t o;
+
+	if (fd < 0)
+		die("/proc/self/pagemap");
+	for (o = 0; o < a->len; o += page) {
+		uint64_t e, va = (uintptr_t)a->p + o;
+
+		if (pread(fd, &e, 8, va / page * 8) != 8)
+			die("pread /proc/self/pagemap");
+		if ((e >> 63) && (e & ((1ULL << 55) - 1)))
+			fprintf(f, "%s 0x%llx\n", a->name,
+				(unsigned long long)(e & ((1ULL << 55) - 1)) * page);
+	}
+	close(fd);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: demo-workload [-s SECONDS] [-k KIB] [-t THREADS] [-l FILE]\n"
+		"Usage: demo-workload [-s SECONDS] [-k KIB] [-t THREADS] [-l FILE] [-P FILE]\n"
 		"\n"
 		"Threads pinned to every node with CPUs share some arrays and own\n"
 		"others; the array \"misplaced\" is put on purpose on a node whose CPUs\n"
@@ -182,6 +203,8 @@ static void usage(FILE *f)
 		"  -t, --threads N     worker threads per node with CPUs (default 1)\n"
 		"  -l, --labels FILE   also write the \"array NAME START-END\" lines to\n"
 		"                      FILE (for refcnt-run --labels FILE)\n"
+		"  -P, --pagemap FILE  at the end write \"NAME 0xPADDR\" for every page of\n"
+		"                      every array (root; for refcnt-compare --regions)\n"
 		"  -h, --help          this text\n");
 }
 
@@ -190,6 +213,7 @@ static struct {
 	size_t len;		/* of each array, bytes */
 	int threads;		/* per node with CPUs */
 	const char *labels;
+	const char *pagemap;	/* -P: where to write each page's paddr */
 } opt = { .seconds = 3, .len = 2048 * 1024, .threads = 1 };
 
 static int cpu_nodes[MAX_NODES], mem_nodes[MAX_NODES], nc, nm;
@@ -203,6 +227,7 @@ static int parse_options(int argc, char **argv)
 		{ "kib", required_argument, NULL, 'k' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "labels", required_argument, NULL, 'l' },
+		{ "pagemap", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -210,7 +235,7 @@ static int parse_options(int argc, char **argv)
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:k:t:l:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:k:t:l:P:h", opts, NULL)) != -1) {
 		if (c == 's') {
 			opt.seconds = strtod(optarg, &end);
 			if (*end || opt.seconds <= 0 || opt.seconds > 3600)
@@ -225,6 +250,8 @@ static int parse_options(int argc, char **argv)
 				goto bad_arg;
 		} else if (c == 'l') {
 			opt.labels = optarg;
+		} else if (c == 'P') {
+			opt.pagemap = optarg;
 		} else {
 			usage(c == 'h' ? stdout : stderr);
 			return c == 'h' ? 0 : 2;
@@ -454,6 +481,23 @@ static int run_workers(struct worker *w)
 	return 0;
 }
 
+/* -P: every array's pages with their physical addresses, for refcnt-compare. */
+static void write_pagemaps(const struct worker *w)
+{
+	FILE *pf = fopen(opt.pagemap, "w");
+	int i;
+
+	if (!pf)
+		die(opt.pagemap);
+	write_pagemap(pf, &shared_i);
+	write_pagemap(pf, &shared_s);
+	for (i = 0; i < nr_workers; i++)
+		write_pagemap(pf, w[i].priv);
+	write_pagemap(pf, &misplaced);
+	if (fclose(pf))
+		die(opt.pagemap);
+}
+
 int main(int argc, char **argv)
 {
 	struct worker *w;
@@ -476,6 +520,9 @@ int main(int argc, char **argv)
 	make_misplaced();
 	w = make_workers();
 	announce(w);
+	rc = run_workers(w);
+	if (!rc && opt.pagemap)
+		write_pagemaps(w);
 	/* No numa_free(): the arrays must still be mapped at exit. */
-	return run_workers(w);
+	return rc;
 }
