@@ -388,8 +388,6 @@ struct rcb_range_query;
 int refcnt_range_query(struct rcb_range_query *q);
 
 /* feed.c */
-struct perf_sample_data;
-bool refcnt_pebs_sample(struct perf_sample_data *data, unsigned int cnode);
 int refcnt_feeds_init(void);
 void refcnt_feeds_exit(void);
 
