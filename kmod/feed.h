@@ -63,12 +63,34 @@ int refcnt_fault_attr(struct perf_event_attr *attr, unsigned int k);
 void refcnt_fault_overflow(struct perf_event *event,
 			   struct perf_sample_data *data, struct pt_regs *regs);
 
-/* feed_pebs.c */
+/*
+ * feed_pebs.c, built on x86 only: the PMU events it knows are x86's.
+ * Elsewhere the feed cannot start and RCB_FEED_SAMPLES is not supported.
+ */
+#ifdef CONFIG_X86
 int refcnt_pebs_attr(struct perf_event_attr *attr, unsigned int k);
 void refcnt_pebs_overflow(struct perf_event *event,
 			  struct perf_sample_data *data, struct pt_regs *regs);
 bool refcnt_pebs_sample(struct perf_sample_data *data, unsigned int cnode);
 long refcnt_feed_samples(void __user *argp);
+#else
+static inline int refcnt_pebs_attr(struct perf_event_attr *attr,
+				   unsigned int k)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void refcnt_pebs_overflow(struct perf_event *event,
+					struct perf_sample_data *data,
+					struct pt_regs *regs)
+{
+}
+
+static inline long refcnt_feed_samples(void __user *argp)
+{
+	return -EOPNOTSUPP;
+}
+#endif
 
 /* feed_inject.c */
 long refcnt_inject(void __user *argp);
