@@ -16,7 +16,7 @@
 #include <linux/timekeeping.h>
 #include <uapi/linux/refcnt.h>
 
-#include "refcnt.h"
+#include "core.h"
 
 /**
  * refcnt_raise() - raise an interrupt for a set
@@ -308,6 +308,19 @@ int refcnt_node_set_thresholds(struct refcnt_node *node, u32 abs, u32 diff)
 	WRITE_ONCE(node->abs_threshold, abs);
 	WRITE_ONCE(node->diff_threshold, diff);
 	return 0;
+}
+
+/**
+ * refcnt_node_thresholds() - a node's thresholds as they are now
+ * @node:	the node
+ * @abs:	the absolute threshold
+ * @diff:	the differential threshold, 0 when off
+ */
+void refcnt_node_thresholds(const struct refcnt_node *node, u32 *abs,
+			    u32 *diff)
+{
+	*abs = READ_ONCE(node->abs_threshold);
+	*diff = READ_ONCE(node->diff_threshold);
 }
 
 /**

@@ -20,11 +20,35 @@
 /* Sets per RCB_SETS_READ round: bounds the kernel buffers. */
 #define REFCNT_READ_WORDS	4096
 
+/* A node's counters in refcnt(5) terms; reserved fields zeroed. */
+static void refcnt_info_fill(const struct refcnt_node *node,
+			     struct rcb_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->rcb_len = node->table.len;
+	info->rcb_sw_sets = node->nr_sets;
+	info->rcb_base_pages = node->base_pages;
+	info->rcb_base_paddr = node->slots[0].base;
+	info->rcb_sw_counters_per_set = refcnt_topo.counters_per_set;
+	info->rcb_sw_counter_size = sizeof(u32);
+	info->rcb_base_page_size = PAGE_SIZE;
+	info->rcb_cnodeid = node->cnodeid;
+	info->rcb_granularity = refcnt_cfg.granularity;
+	info->rcb_hw_counter_max = refcnt_topo.hw_max;
+	refcnt_node_thresholds(node, &info->rcb_abs_threshold,
+			       &info->rcb_diff_threshold);
+	info->rcb_num_slots = node->nr_slots;
+	info->rcb_nodeid = node->nid;
+	info->rcb_num_cnodes = refcnt_topo.nr_cnodes;
+	info->rcb_hw_counter_bits = refcnt_topo.hw_bits;
+	info->rcb_nodes_per_counter = refcnt_topo.nodes_per_counter;
+}
+
 static long refcnt_info_get(struct refcnt_file *rf, void __user *argp)
 {
 	struct rcb_info info;
 
-	refcnt_node_info(rf->node, &info);
+	refcnt_info_fill(rf->node, &info);
 	if (copy_to_user(argp, &info, sizeof(info)))
 		return -EFAULT;
 	WRITE_ONCE(rf->reported_slots, info.rcb_num_slots);
@@ -180,6 +204,18 @@ static bool refcnt_cmd_privileged(unsigned int cmd)
 	       cmd == RCB_FEED_SAMPLES;
 }
 
+/**
+ * refcnt_ioctl() - the ioctls of a node device
+ * @file:	an open file of the node
+ * @cmd:	the command, exactly as uapi/linux/refcnt.h numbers it
+ * @arg:	user pointer to its argument
+ *
+ * The commands that change counters or time the hardware need
+ * CAP_SYS_ADMIN at the time of the call.
+ *
+ * Return: 0 or a positive count as the command says, or a negative errno;
+ * -ENOTTY for an unknown command.
+ */
 long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct refcnt_file *rf = file->private_data;

@@ -375,7 +375,7 @@ refcnt_stage_counters(struct refcnt_query *q, u32 *out, u64 paddr)
 		}
 		first = (slot->first_set + ((paddr - slot->base) >> shift)) *
 			cps;
-		sp = q->extended ? &slot->node->table.counters : &slot->node->hw;
+		sp = refcnt_node_counters(slot->node, q->extended);
 		in_page = (PAGE_SIZE / 4 - first % (PAGE_SIZE / 4)) / cps;
 		if (!in_page) {
 			/* The set spans two pages of the array. */

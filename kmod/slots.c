@@ -16,7 +16,7 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 
-#include "refcnt.h"
+#include "core.h"
 
 /* Node boundaries are checked per 2 MiB block, per page only inside one. */
 #define REFCNT_SCAN_PAGES	(SZ_2M >> PAGE_SHIFT)
