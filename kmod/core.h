@@ -46,7 +46,7 @@ struct rcb_event;
  * @nid_to_cnode:	cnodeid of each online Linux node id, -1 otherwise
  * @cnode_to_nid:	Linux node id of each cnodeid
  *
- * cnodeids number the online nodes densely in node-id order (SPEC §1), so
+ * cnodeids number the online nodes densely in node-id order, so
  * sparse node ids and CPU-less or memory-less nodes all have a place. The
  * topology is fixed at load time: node hotplug is not followed.
  */

@@ -150,7 +150,7 @@ struct refcnt_dev *refcnt_dev_add(struct refcnt_node *node)
 	dev->misc.name = dev->name;
 	dev->misc.nodename = dev->nodename;
 	dev->misc.fops = &refcnt_fops;
-	/* Root only: the counters are a side channel (Documentation/). */
+	/* Root only: the counters are a side channel (security.rst). */
 	dev->misc.mode = 0440;
 	dev->misc.groups = refcnt_dev_groups;
 

@@ -257,10 +257,11 @@ static const struct attribute_group refcnt_feed_group = {
 /**
  * refcnt_feeds_init() - publish feed statistics, start feeds asked at load
  *
- * A PEBS feed asked for on a machine without the PMU is refused with one
- * line in dmesg; the module loads and everything else works.
+ * A feed given at load that cannot start (the PEBS feed on a machine
+ * without the PMU) is refused with one line in dmesg and left off; the
+ * module loads and everything else works.
  *
- * Return: 0 or a negative errno.
+ * Return: 0, or a negative errno when the statistics cannot be published.
  */
 int refcnt_feeds_init(void)
 {

@@ -34,6 +34,14 @@ void refcnt_raise(struct refcnt_node *node, unsigned long *pending, u64 set)
 	irq_work_queue(&node->irq_work);
 }
 
+/**
+ * refcnt_irq_work() - the first half of the threshold interrupt
+ * @work:	the node's irq_work, raised from any context, NMI included
+ *
+ * Hard interrupt context, soon after the raise, on the raising CPU: makes
+ * the hardware counter page an NMI found missing, if any, and queues the
+ * interrupt service, refcnt_fold_work().
+ */
 void refcnt_irq_work(struct irq_work *work)
 {
 	struct refcnt_node *node = container_of(work, struct refcnt_node,
@@ -226,6 +234,13 @@ static void refcnt_service(struct refcnt_node *node)
 	}
 }
 
+/**
+ * refcnt_fold_work() - the interrupt service of a node
+ * @work:	the node's fold_work
+ *
+ * Process context, under the node's fold_lock: queues the peg and
+ * migration events raised and folds the sets raised.
+ */
 void refcnt_fold_work(struct work_struct *work)
 {
 	struct refcnt_node *node = container_of(work, struct refcnt_node,

@@ -177,6 +177,12 @@ int refcnt_slots_index(struct refcnt_node **nodes, unsigned int nr_nodes)
 	return 0;
 }
 
+/**
+ * refcnt_slots_index_free() - drop the slot index
+ *
+ * At unload, or when a load fails: no feed or query may look up a slot
+ * any more.
+ */
 void refcnt_slots_index_free(void)
 {
 	kfree(refcnt_slot_index);
