@@ -151,8 +151,10 @@ static int refcnt_feed_start(struct refcnt_feed *feed, unsigned int period)
 	return 0;
 }
 
+/* Restart @feed with @period; if that fails, with the period it had. */
 static int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period)
 {
+	unsigned int old = feed->period;
 	int err = 0;
 
 	mutex_lock(&refcnt_feed_lock);
@@ -161,6 +163,8 @@ static int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period)
 		refcnt_feed_stop(feed);
 		if (period)
 			err = refcnt_feed_start(feed, period);
+		if (err && old)
+			refcnt_feed_start(feed, old);
 	}
 	mutex_unlock(&refcnt_feed_lock);
 	if (!err)
@@ -169,7 +173,8 @@ static int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period)
 	if (feed == &refcnt_pebs_feed &&
 	    (err == -ENOENT || err == -ENODEV || err == -EINVAL ||
 	     err == -EOPNOTSUPP)) {
-		pr_warn("pebs feed: no precise memory-sampling PMU (PEBS/IBS) on this machine\n");
+		pr_warn("pebs feed: no precise memory-sampling PMU (PEBS/IBS) on this machine (%d)\n",
+			err);
 		return -EOPNOTSUPP;
 	}
 	pr_warn("%s feed: cannot start (%d)\n", feed->name, err);
@@ -187,8 +192,12 @@ static int refcnt_period_set(const char *val, const struct kernel_param *kp)
 	if (err)
 		return err;
 	err = refcnt_feed_set(feed, period);
-	/* A failed start leaves the feed off: say so in the parameter too. */
-	*(unsigned int *)kp->arg = err ? 0 : period;
+	/*
+	 * A failed write changes nothing: the feed runs with its previous
+	 * period, which the parameter keeps showing (0 in the rare case
+	 * that the previous period could not be restarted either).
+	 */
+	*(unsigned int *)kp->arg = err ? feed->period : period;
 	return err;
 }
 
