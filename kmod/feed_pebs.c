@@ -6,9 +6,15 @@
  * refcnt_reference() with the sampling period as the weight.
  * refcnt_pebs_sample() is the whole sample-processing half; the overflow
  * handler and RCB_FEED_SAMPLES both call it, so machines without a PMU
- * still test it. Only the PMU programming is untested there.
+ * still test it, and RCB_FEED_SAMPLES_NMI runs it as in NMI (in_nmi()
+ * true, interrupts off), so the reference path's no-allocation branch is
+ * tested too. Only the PMU programming and a real NMI's entry are not
+ * tested there.
  */
+#include <linux/hardirq.h>
+#include <linux/irqflags.h>
 #include <linux/perf_event.h>
+#include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -106,17 +112,32 @@ static int refcnt_samples_check(const struct rcb_sample *s, u32 n)
 	return 0;
 }
 
-/* Deliver one synthetic sample, as the overflow handler would. */
-static bool refcnt_feed_sample(const struct rcb_sample *s)
+/*
+ * Deliver one synthetic sample. With @nmi, as the overflow handler runs:
+ * interrupts off and the NMI count raised, as nmi_enter() does (its RCU,
+ * lockdep and tracing parts serve an NMI's entry from any state, which
+ * this is not), so that in_nmi() is true and the reference path must not
+ * allocate. The irq_work it may raise runs when interrupts come back on.
+ */
+static bool refcnt_feed_sample(const struct rcb_sample *s, bool nmi)
 {
 	struct perf_sample_data data;
+	unsigned long flags;
+	bool counted;
 
 	perf_sample_data_init(&data, s->vaddr, s->weight);
 	if (s->paddr) {
 		data.phys_addr = s->paddr;
 		data.sample_flags |= PERF_SAMPLE_PHYS_ADDR;
 	}
-	return refcnt_pebs_sample(&data, s->src_cnodeid);
+	if (!nmi)
+		return refcnt_pebs_sample(&data, s->src_cnodeid);
+	local_irq_save(flags);
+	__preempt_count_add(NMI_OFFSET + HARDIRQ_OFFSET);
+	counted = refcnt_pebs_sample(&data, s->src_cnodeid);
+	__preempt_count_sub(NMI_OFFSET + HARDIRQ_OFFSET);
+	local_irq_restore(flags);
+	return counted;
 }
 
 /**
@@ -137,7 +158,7 @@ long refcnt_feed_samples(void __user *argp)
 
 	if (copy_from_user(&f, argp, sizeof(f)))
 		return -EFAULT;
-	if (f.flags || f.pad || !f.nr_samples ||
+	if (f.flags & ~RCB_FEED_SAMPLES_FLAGS || f.pad || !f.nr_samples ||
 	    f.nr_samples > RCB_INJECT_MAX)
 		return -EINVAL;
 	s = kvmalloc_array(f.nr_samples, sizeof(*s), GFP_KERNEL);
@@ -152,7 +173,8 @@ long refcnt_feed_samples(void __user *argp)
 		goto out;
 	f.delivered = 0;
 	for (i = 0; i < f.nr_samples; i++)
-		f.delivered += refcnt_feed_sample(&s[i]);
+		f.delivered += refcnt_feed_sample(&s[i],
+						  f.flags & RCB_FEED_SAMPLES_NMI);
 	if (copy_to_user(argp, &f, sizeof(f)))
 		err = -EFAULT;
 out:
