@@ -137,11 +137,9 @@ struct refcnt_dev *refcnt_dev_add(struct refcnt_node *node)
 		return ERR_PTR(-ENOMEM);
 	dev->node = node;
 	dev->inode = refcnt_fs_inode();
-	if (IS_ERR(dev->inode)) {
-		err = PTR_ERR(dev->inode);
-		kfree(dev);
-		return ERR_PTR(err);
-	}
+	err = PTR_ERR_OR_ZERO(dev->inode);
+	if (err)
+		goto free_dev;
 	refcnt_table_set_mapping(&node->table, dev->inode->i_mapping);
 	snprintf(dev->name, sizeof(dev->name), "refcnt-node%d", node->nid);
 	snprintf(dev->nodename, sizeof(dev->nodename), "refcnt/node%d",
@@ -155,13 +153,16 @@ struct refcnt_dev *refcnt_dev_add(struct refcnt_node *node)
 	dev->misc.groups = refcnt_dev_groups;
 
 	err = misc_register(&dev->misc);
-	if (err) {
-		refcnt_table_set_mapping(&node->table, NULL);
-		iput(dev->inode);
-		kfree(dev);
-		return ERR_PTR(err);
-	}
+	if (err)
+		goto put_inode;
 	return dev;
+
+put_inode:
+	refcnt_table_set_mapping(&node->table, NULL);
+	iput(dev->inode);
+free_dev:
+	kfree(dev);
+	return ERR_PTR(err);
 }
 
 /**
