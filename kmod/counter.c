@@ -18,7 +18,7 @@
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 
-#include "refcnt.h"
+#include "core.h"
 
 static noinline u32 *refcnt_counter_alloc(struct refcnt_node *node,
 					  struct refcnt_sparse *sp, u64 idx)

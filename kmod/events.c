@@ -1,23 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt: a node's bounded queue of event records, read with read(2).
+ * refcnt: a node's bounded queue of event records.
  *
  * Only the interrupt service (process context) queues records, so a
  * spinlock is enough. A full queue drops the new record, never blocks;
  * the reader then first gets an RCB_EVENT_LOST record saying how many.
  */
+#include <linux/minmax.h>
 #include <linux/overflow.h>
-#include <linux/poll.h>
-#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
-#include <linux/uaccess.h>
+#include <linux/wait.h>
 #include <uapi/linux/refcnt.h>
 
-#include "refcnt.h"
-
-/* Records copied out per lock hold: bounds the stack and lock time. */
-#define REFCNT_EVENTS_BATCH	8
+#include "core.h"
 
 /**
  * refcnt_events_init() - set up an empty event queue
@@ -56,6 +52,10 @@ void refcnt_events_trim(struct refcnt_events *ev)
 	kvfree(ring);
 }
 
+/**
+ * refcnt_events_destroy() - free a queue nobody reads or fills any more
+ * @ev:		the queue
+ */
 void refcnt_events_destroy(struct refcnt_events *ev)
 {
 	kvfree(ev->ring);
@@ -100,15 +100,33 @@ bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec)
 	return queued;
 }
 
+/**
+ * refcnt_events_ready() - is there anything to read?
+ * @ev:		the queue
+ *
+ * Lockless, for poll() and wait conditions.
+ *
+ * Return: true if a record, or a LOST record, is waiting.
+ */
 bool refcnt_events_ready(struct refcnt_events *ev)
 {
 	return READ_ONCE(ev->head) != READ_ONCE(ev->tail) ||
 	       READ_ONCE(ev->dropped);
 }
 
-/* Take up to @max records; a LOST record comes first if any were dropped. */
-static unsigned int refcnt_events_take(struct refcnt_events *ev,
-				       struct rcb_event *out, unsigned int max)
+/**
+ * refcnt_events_take() - take records off the queue
+ * @ev:		the queue
+ * @out:	room for @max records
+ * @max:	records wanted
+ *
+ * A LOST record comes first if any were dropped since the last one. The
+ * records taken are gone from the queue. Takes the queue's spinlock.
+ *
+ * Return: records stored in @out, 0 when the queue is empty.
+ */
+unsigned int refcnt_events_take(struct refcnt_events *ev,
+				struct rcb_event *out, unsigned int max)
 {
 	unsigned int n = 0;
 
@@ -127,48 +145,4 @@ static unsigned int refcnt_events_take(struct refcnt_events *ev,
 		out[n++] = ev->ring[ev->tail++ & (ev->size - 1)];
 	spin_unlock(&ev->lock);
 	return n;
-}
-
-/**
- * refcnt_events_read() - read(2) of a node device
- * @ev:		the queue
- * @buf:	user buffer
- * @count:	its size; at least one record
- * @nonblock:	O_NONBLOCK
- *
- * Return: bytes read (whole records), or -EINVAL, -EAGAIN, -ERESTARTSYS,
- * -EFAULT.
- */
-ssize_t refcnt_events_read(struct refcnt_events *ev, char __user *buf,
-			   size_t count, bool nonblock)
-{
-	struct rcb_event batch[REFCNT_EVENTS_BATCH];
-	size_t want = count / sizeof(batch[0]), done = 0;
-
-	if (!want)
-		return -EINVAL;
-	while (!done) {
-		while (!refcnt_events_ready(ev)) {
-			if (nonblock)
-				return -EAGAIN;
-			if (wait_event_interruptible(ev->wait,
-						     refcnt_events_ready(ev)))
-				return -ERESTARTSYS;
-		}
-		/* Another reader may have emptied the queue: wait again. */
-		while (done < want) {
-			unsigned int n = refcnt_events_take(ev, batch,
-					min_t(size_t, want - done,
-					      ARRAY_SIZE(batch)));
-
-			if (!n)
-				break;
-			/* Records taken but not copied are gone: a bad buffer. */
-			if (copy_to_user(buf + done * sizeof(batch[0]), batch,
-					 n * sizeof(batch[0])))
-				return done ? done * sizeof(batch[0]) : -EFAULT;
-			done += n;
-		}
-	}
-	return done * sizeof(batch[0]);
 }

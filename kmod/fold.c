@@ -16,7 +16,7 @@
 #include <linux/timekeeping.h>
 #include <uapi/linux/refcnt.h>
 
-#include "refcnt.h"
+#include "core.h"
 
 /**
  * refcnt_raise() - raise an interrupt for a set
@@ -34,6 +34,14 @@ void refcnt_raise(struct refcnt_node *node, unsigned long *pending, u64 set)
 	irq_work_queue(&node->irq_work);
 }
 
+/**
+ * refcnt_irq_work() - the first half of the threshold interrupt
+ * @work:	the node's irq_work, raised from any context, NMI included
+ *
+ * Hard interrupt context, soon after the raise, on the raising CPU: makes
+ * the hardware counter page an NMI found missing, if any, and queues the
+ * interrupt service, refcnt_fold_work().
+ */
 void refcnt_irq_work(struct irq_work *work)
 {
 	struct refcnt_node *node = container_of(work, struct refcnt_node,
@@ -226,6 +234,13 @@ static void refcnt_service(struct refcnt_node *node)
 	}
 }
 
+/**
+ * refcnt_fold_work() - the interrupt service of a node
+ * @work:	the node's fold_work
+ *
+ * Process context, under the node's fold_lock: queues the peg and
+ * migration events raised and folds the sets raised.
+ */
 void refcnt_fold_work(struct work_struct *work)
 {
 	struct refcnt_node *node = container_of(work, struct refcnt_node,
@@ -308,6 +323,19 @@ int refcnt_node_set_thresholds(struct refcnt_node *node, u32 abs, u32 diff)
 	WRITE_ONCE(node->abs_threshold, abs);
 	WRITE_ONCE(node->diff_threshold, diff);
 	return 0;
+}
+
+/**
+ * refcnt_node_thresholds() - a node's thresholds as they are now
+ * @node:	the node
+ * @abs:	the absolute threshold
+ * @diff:	the differential threshold, 0 when off
+ */
+void refcnt_node_thresholds(const struct refcnt_node *node, u32 *abs,
+			    u32 *diff)
+{
+	*abs = READ_ONCE(node->abs_threshold);
+	*diff = READ_ONCE(node->diff_threshold);
 }
 
 /**

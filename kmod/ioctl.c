@@ -10,21 +10,45 @@
 #include <linux/fs.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
-#include <linux/perf_event.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/refcnt.h>
 
 #include "refcnt.h"
+#include "feed.h"
 
 /* Sets per RCB_SETS_READ round: bounds the kernel buffers. */
 #define REFCNT_READ_WORDS	4096
+
+/* A node's counters in refcnt(5) terms; reserved fields zeroed. */
+static void refcnt_info_fill(const struct refcnt_node *node,
+			     struct rcb_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->rcb_len = node->table.len;
+	info->rcb_sw_sets = node->nr_sets;
+	info->rcb_base_pages = node->base_pages;
+	info->rcb_base_paddr = node->slots[0].base;
+	info->rcb_sw_counters_per_set = refcnt_topo.counters_per_set;
+	info->rcb_sw_counter_size = sizeof(u32);
+	info->rcb_base_page_size = PAGE_SIZE;
+	info->rcb_cnodeid = node->cnodeid;
+	info->rcb_granularity = refcnt_cfg.granularity;
+	info->rcb_hw_counter_max = refcnt_topo.hw_max;
+	refcnt_node_thresholds(node, &info->rcb_abs_threshold,
+			       &info->rcb_diff_threshold);
+	info->rcb_num_slots = node->nr_slots;
+	info->rcb_nodeid = node->nid;
+	info->rcb_num_cnodes = refcnt_topo.nr_cnodes;
+	info->rcb_hw_counter_bits = refcnt_topo.hw_bits;
+	info->rcb_nodes_per_counter = refcnt_topo.nodes_per_counter;
+}
 
 static long refcnt_info_get(struct refcnt_file *rf, void __user *argp)
 {
 	struct rcb_info info;
 
-	refcnt_node_info(rf->node, &info);
+	refcnt_info_fill(rf->node, &info);
 	if (copy_to_user(argp, &info, sizeof(info)))
 		return -EFAULT;
 	WRITE_ONCE(rf->reported_slots, info.rcb_num_slots);
@@ -127,66 +151,6 @@ static long refcnt_sets_read(struct refcnt_file *rf, void __user *argp)
 	return err;
 }
 
-/* Check every entry before any counts: a bad one fails the whole batch. */
-static long refcnt_inject(struct refcnt_file *rf, void __user *argp)
-{
-	const struct refcnt_slot **slots;
-	struct rcb_inject in;
-	struct rcb_ref *refs;
-	long err = 0;
-	u32 i;
-
-	if (copy_from_user(&in, argp, sizeof(in)))
-		return -EFAULT;
-	if (in.flags & ~RCB_INJECT_FLAGS || !in.nr_refs ||
-	    in.nr_refs > RCB_INJECT_MAX)
-		return -EINVAL;
-
-	refs = kvmalloc_array(in.nr_refs, sizeof(*refs), GFP_KERNEL);
-	slots = kvmalloc_array(in.nr_refs, sizeof(*slots), GFP_KERNEL);
-	if (!refs || !slots) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (copy_from_user(refs, u64_to_user_ptr(in.refs),
-			   array_size(in.nr_refs, sizeof(*refs)))) {
-		err = -EFAULT;
-		goto out;
-	}
-	for (i = 0; i < in.nr_refs; i++) {
-		slots[i] = refcnt_slot_lookup(refs[i].paddr);
-		if (!slots[i] || refs[i].src_cnodeid >= refcnt_topo.nr_cnodes) {
-			err = -EINVAL;
-			goto out;
-		}
-	}
-	for (i = 0; i < in.nr_refs; i++) {
-		const struct refcnt_slot *s = slots[i];
-		u64 set = s->first_set + ((refs[i].paddr - s->base) >>
-					  refcnt_cfg.granularity_shift);
-
-		if (!refs[i].count)
-			continue;
-		/* Exact: make the counter pages here, where we may sleep. */
-		if (!refcnt_node_prepare(s->node, set, refs[i].src_cnodeid)) {
-			err = -ENOMEM;
-			goto out;
-		}
-		refcnt_node_reference(s->node, set, refs[i].src_cnodeid,
-				      refs[i].count, NULL);
-		if (!(i % 1024))
-			cond_resched();
-	}
-	if (in.flags & RCB_INJECT_SYNC)
-		for (i = 0; i < in.nr_refs; i++)
-			if (i == 0 || slots[i]->node != slots[i - 1]->node)
-				refcnt_node_sync(slots[i]->node);
-out:
-	kvfree(slots);
-	kvfree(refs);
-	return err;
-}
-
 static long refcnt_thresholds_set(struct refcnt_file *rf, void __user *argp)
 {
 	struct rcb_thresholds t;
@@ -232,53 +196,6 @@ static long refcnt_range_query_ioctl(void __user *argp)
 	return err;
 }
 
-/*
- * Synthetic PEBS/IBS samples, through the NMI handler's own code. Checked
- * whole first, like RCB_INJECT: a bad entry delivers nothing.
- */
-static long refcnt_feed_samples(void __user *argp)
-{
-	struct rcb_feed_samples f;
-	struct rcb_sample *s;
-	long err = 0;
-	u32 i;
-
-	if (copy_from_user(&f, argp, sizeof(f)))
-		return -EFAULT;
-	if (f.flags || f.pad || !f.nr_samples || f.nr_samples > RCB_INJECT_MAX)
-		return -EINVAL;
-	s = kvmalloc_array(f.nr_samples, sizeof(*s), GFP_KERNEL);
-	if (!s)
-		return -ENOMEM;
-	if (copy_from_user(s, u64_to_user_ptr(f.samples),
-			   array_size(f.nr_samples, sizeof(*s)))) {
-		err = -EFAULT;
-		goto out;
-	}
-	for (i = 0; i < f.nr_samples; i++) {
-		if (s[i].src_cnodeid >= refcnt_topo.nr_cnodes) {
-			err = -EINVAL;
-			goto out;
-		}
-	}
-	f.delivered = 0;
-	for (i = 0; i < f.nr_samples; i++) {
-		struct perf_sample_data data;
-
-		perf_sample_data_init(&data, s[i].vaddr, s[i].weight);
-		if (s[i].paddr) {
-			data.phys_addr = s[i].paddr;
-			data.sample_flags |= PERF_SAMPLE_PHYS_ADDR;
-		}
-		f.delivered += refcnt_pebs_sample(&data, s[i].src_cnodeid);
-	}
-	if (copy_to_user(argp, &f, sizeof(f)))
-		err = -EFAULT;
-out:
-	kvfree(s);
-	return err;
-}
-
 /* The commands that change counters or time the hardware. */
 static bool refcnt_cmd_privileged(unsigned int cmd)
 {
@@ -287,6 +204,18 @@ static bool refcnt_cmd_privileged(unsigned int cmd)
 	       cmd == RCB_FEED_SAMPLES;
 }
 
+/**
+ * refcnt_ioctl() - the ioctls of a node device
+ * @file:	an open file of the node
+ * @cmd:	the command, exactly as uapi/linux/refcnt.h numbers it
+ * @arg:	user pointer to its argument
+ *
+ * The commands that change counters or time the hardware need
+ * CAP_SYS_ADMIN at the time of the call.
+ *
+ * Return: 0 or a positive count as the command says, or a negative errno;
+ * -ENOTTY for an unknown command.
+ */
 long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct refcnt_file *rf = file->private_data;
@@ -310,7 +239,7 @@ long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case RCB_RANGE_QUERY:
 		return refcnt_range_query_ioctl(argp);
 	case RCB_INJECT:
-		return refcnt_inject(rf, argp);
+		return refcnt_inject(argp);
 	case RCB_RESET:
 		return refcnt_node_reset(rf->node);
 	case RCB_THRESHOLDS_SET:

@@ -1,57 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt: the counter hardware of one node, and what RCB_INFO_GET says of it.
+ * refcnt: the counter hardware of one node: building it, tearing it down,
+ * and what it costs and counted.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/fs.h>
-#include <linux/fs_context.h>
-#include <linux/mount.h>
-#include <linux/pseudo_fs.h>
+#include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
-#include <uapi/linux/refcnt.h>
 
-#include "refcnt.h"
-
-/* "rcnt": the pseudo file system that owns the nodes' shared mappings. */
-#define REFCNT_FS_MAGIC		0x72636e74
-
-static struct vfsmount *refcnt_mnt;
-
-static int refcnt_fs_init_fs_context(struct fs_context *fc)
-{
-	return init_pseudo(fc, REFCNT_FS_MAGIC) ? 0 : -ENOMEM;
-}
-
-/*
- * No .owner: the internal mount must not pin the module, it lives exactly
- * from load to unload.
- */
-static struct file_system_type refcnt_fs_type = {
-	.name = "refcnt",
-	.init_fs_context = refcnt_fs_init_fs_context,
-	.kill_sb = kill_anon_super,
-};
-
-/**
- * refcnt_fs_init() - mount the pseudo file system for the nodes' inodes
- *
- * Every open file of a node shares one address space, so that installing a
- * table page can zap the zero-page mappings of every process at once.
- *
- * Return: 0 or a negative errno.
- */
-int refcnt_fs_init(void)
-{
-	refcnt_mnt = kern_mount(&refcnt_fs_type);
-	return PTR_ERR_OR_ZERO(refcnt_mnt);
-}
-
-void refcnt_fs_exit(void)
-{
-	kern_unmount(refcnt_mnt);
-}
+#include "core.h"
 
 static unsigned long *refcnt_bitmap(u64 bits, int nid, size_t *bytes)
 {
@@ -171,13 +129,6 @@ struct refcnt_node *refcnt_node_create(int nid)
 	err = refcnt_node_alloc(node);
 	if (err)
 		goto free_node;
-
-	node->inode = alloc_anon_inode(refcnt_mnt->mnt_sb);
-	if (IS_ERR(node->inode)) {
-		err = PTR_ERR(node->inode);
-		goto free_node;
-	}
-	node->table.mapping = node->inode->i_mapping;
 	return node;
 
 free_node:
@@ -188,16 +139,16 @@ free_node:
 }
 
 /**
- * refcnt_node_destroy() - free a node no file or mapping refers to any more
+ * refcnt_node_destroy() - free a node nothing refers to any more
  * @node:	node from refcnt_node_create()
  *
- * Waits for its deferred interrupt service to finish first.
+ * Waits for its deferred interrupt service to finish first. No mapping
+ * of its table may remain (refcnt_table_set_mapping(), NULL).
  */
 void refcnt_node_destroy(struct refcnt_node *node)
 {
 	irq_work_sync(&node->irq_work);
 	cancel_work_sync(&node->fold_work);
-	iput(node->inode);
 	refcnt_node_free(node);
 	kfree(node->slots);
 	kfree(node);
@@ -244,28 +195,18 @@ void refcnt_node_stats(const struct refcnt_node *node, struct refcnt_stats *sum)
 }
 
 /**
- * refcnt_node_info() - describe a node's counters in refcnt(5) terms
+ * refcnt_node_counters() - a node's hardware or extended counters
  * @node:	the node
- * @info:	filled in completely, reserved fields zeroed
+ * @extended:	the extended counters rather than the hardware ones
+ *
+ * For lockless readers (refcnt_sparse_word(), refcnt_sparse_read()),
+ * under rcu_read_lock_sched(): a reset frees the pages after a grace
+ * period.
+ *
+ * Return: the sparse array, set-major.
  */
-void refcnt_node_info(const struct refcnt_node *node, struct rcb_info *info)
+struct refcnt_sparse *refcnt_node_counters(struct refcnt_node *node,
+					   bool extended)
 {
-	memset(info, 0, sizeof(*info));
-	info->rcb_len = node->table.len;
-	info->rcb_sw_sets = node->nr_sets;
-	info->rcb_base_pages = node->base_pages;
-	info->rcb_base_paddr = node->slots[0].base;
-	info->rcb_sw_counters_per_set = refcnt_topo.counters_per_set;
-	info->rcb_sw_counter_size = sizeof(u32);
-	info->rcb_base_page_size = PAGE_SIZE;
-	info->rcb_cnodeid = node->cnodeid;
-	info->rcb_granularity = refcnt_cfg.granularity;
-	info->rcb_hw_counter_max = refcnt_topo.hw_max;
-	info->rcb_diff_threshold = READ_ONCE(node->diff_threshold);
-	info->rcb_abs_threshold = READ_ONCE(node->abs_threshold);
-	info->rcb_num_slots = node->nr_slots;
-	info->rcb_nodeid = node->nid;
-	info->rcb_num_cnodes = refcnt_topo.nr_cnodes;
-	info->rcb_hw_counter_bits = refcnt_topo.hw_bits;
-	info->rcb_nodes_per_counter = refcnt_topo.nodes_per_counter;
+	return extended ? &node->table.counters : &node->hw;
 }

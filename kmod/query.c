@@ -375,7 +375,7 @@ refcnt_stage_counters(struct refcnt_query *q, u32 *out, u64 paddr)
 		}
 		first = (slot->first_set + ((paddr - slot->base) >> shift)) *
 			cps;
-		sp = q->extended ? &slot->node->table.counters : &slot->node->hw;
+		sp = refcnt_node_counters(slot->node, q->extended);
 		in_page = (PAGE_SIZE / 4 - first % (PAGE_SIZE / 4)) / cps;
 		if (!in_page) {
 			/* The set spans two pages of the array. */
@@ -535,15 +535,18 @@ static int refcnt_query_chunk(struct refcnt_query *q, u64 *h, u64 end)
 	return err;
 }
 
-static struct task_struct *refcnt_query_task(pid_t pid)
+/*
+ * The mm of the process to query: the caller's own for pid 0 or its own
+ * process id; any other needs CAP_SYS_PTRACE (Documentation/security.rst).
+ */
+static struct mm_struct *refcnt_query_mm(pid_t pid)
 {
 	struct task_struct *task;
+	struct mm_struct *mm;
 	struct pid *task_pid;
 
-	if (!pid || pid == task_tgid_vnr(current)) {
-		get_task_struct(current);
-		return current;
-	}
+	if (!pid || pid == task_tgid_vnr(current))
+		return get_task_mm(current) ?: ERR_PTR(-ESRCH);
 	if (pid < 0)
 		return ERR_PTR(-EINVAL);
 	if (!capable(CAP_SYS_PTRACE))
@@ -551,7 +554,11 @@ static struct task_struct *refcnt_query_task(pid_t pid)
 	task_pid = find_get_pid(pid);
 	task = get_pid_task(task_pid, PIDTYPE_PID);
 	put_pid(task_pid);
-	return task ?: ERR_PTR(-ESRCH);
+	if (!task)
+		return ERR_PTR(-ESRCH);
+	mm = get_task_mm(task);
+	put_task_struct(task);
+	return mm ?: ERR_PTR(-ESRCH);
 }
 
 static int refcnt_query_alloc(struct refcnt_query *q)
@@ -587,7 +594,6 @@ int refcnt_range_query(struct rcb_range_query *rq)
 		.packed = rq->flags & RCB_RANGE_PACKED,
 		.admin = capable(CAP_SYS_ADMIN),
 	};
-	struct task_struct *task;
 	u64 h, end, needed;
 	int err;
 
@@ -602,13 +608,9 @@ int refcnt_range_query(struct rcb_range_query *rq)
 		return -E2BIG;
 	}
 
-	task = refcnt_query_task(rq->pid);
-	if (IS_ERR(task))
-		return PTR_ERR(task);
-	q.mm = get_task_mm(task);
-	put_task_struct(task);
-	if (!q.mm)
-		return -ESRCH;
+	q.mm = refcnt_query_mm(rq->pid);
+	if (IS_ERR(q.mm))
+		return PTR_ERR(q.mm);
 	/*
 	 * hmm_range_fault() needs an interval notifier. Inserting the first
 	 * one in an mm allocates its notifier state, for the mm's lifetime;

@@ -1,401 +1,41 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * refcnt: emulated Origin 2000 memory reference counters, internal interfaces.
+ * refcnt: the user interface and the module's glue, beside the core.
  *
- * Layering (after mm/damon): the core models the counter hardware of each
- * node and knows nothing of its users (topology.c, slots.c, sparse.c,
- * table.c, node.c, counter.c, fold.c, events.c); the user interface sits
- * beside it (dev.c, ioctl.c, sysfs.c, bench.c); main.c ties them together.
+ * /dev/refcnt/nodeN (dev.c: open, read, poll; dev_mmap.c: the mapping of
+ * the extended counters), its ioctls (ioctl.c, query.c, bench.c, and the
+ * feeds' feed_inject.c and feed_pebs.c), its statistics in sysfs
+ * (sysfs.c), the feeds (feed.c) and main.c. Everything here reaches the
+ * counters through the core's functions (core.h).
  */
 #ifndef _REFCNT_H
 #define _REFCNT_H
 
-#include <linux/irq_work.h>
-#include <linux/mm.h>
-#include <linux/mm_types.h>
-#include <linux/mutex.h>
-#include <linux/nodemask.h>
-#include <linux/percpu.h>
-#include <linux/rwsem.h>
-#include <linux/spinlock.h>
 #include <linux/types.h>
-#include <linux/wait.h>
-#include <linux/workqueue.h>
 
-/*
- * Allocations made while loading: fail rather than call the OOM killer, so
- * a load that cannot get its memory fails cleanly (-ENOMEM).
- */
-#define REFCNT_LOAD_GFP		(GFP_KERNEL | __GFP_RETRY_MAYFAIL)
+#include "core.h"
 
+struct device;
+struct file;
 struct inode;
-struct rcb_event;
-struct rcb_info;
-
-/**
- * struct refcnt_topology - the machine as the counters see it
- * @nr_cnodes:		online nodes; cnodeids are 0..nr_cnodes-1
- * @counters_per_set:	counters in one set (one per cnodeid, or per group)
- * @nodes_per_counter:	cnodeids counted by one counter (1, or 8 above 64)
- * @counter_shift:	log2(@nodes_per_counter): cnodeid >> it = counter
- * @hw_bits:		width of a hardware counter, 11 or 19
- * @hw_max:		maximum count of a hardware counter, 2^hw_bits - 1
- * @nid_to_cnode:	cnodeid of each online Linux node id, -1 otherwise
- * @cnode_to_nid:	Linux node id of each cnodeid
- *
- * cnodeids number the online nodes densely in node-id order (SPEC §1), so
- * sparse node ids and CPU-less or memory-less nodes all have a place. The
- * topology is fixed at load time: node hotplug is not followed.
- */
-struct refcnt_topology {
-	unsigned int nr_cnodes;
-	unsigned int counters_per_set;
-	unsigned int nodes_per_counter;
-	unsigned int counter_shift;
-	unsigned int hw_bits;
-	u32 hw_max;
-	int nid_to_cnode[MAX_NUMNODES];
-	int cnode_to_nid[MAX_NUMNODES];
-};
-
-struct refcnt_node;
-
-/**
- * struct refcnt_slot - a contiguous physical range of a node's memory
- * @base:	physical address, a multiple of the granularity
- * @size:	bytes, a multiple of the granularity
- * @first_set:	index of the set that counts @base
- * @node:	the node the slot belongs to
- */
-struct refcnt_slot {
-	u64 base;
-	u64 size;
-	u64 first_set;
-	struct refcnt_node *node;
-};
-
-/**
- * struct refcnt_sparse - an array of u32 whose pages exist only once used
- * @pages:	one pointer per page of the array; NULL: all zeros
- * @nr_words:	u32 entries in the array
- * @nr_pages:	entries in @pages
- * @nr_allocated: pages allocated now
- * @nid:	node the pages come from
- *
- * Pages are installed with cmpxchg, so any context but NMI may allocate.
- * Users that may race with refcnt_sparse_clear() hold rcu_read_lock_sched().
- */
-struct refcnt_sparse {
-	struct page **pages;
-	u64 nr_words;
-	unsigned long nr_pages;
-	atomic_long_t nr_allocated;
-	int nid;
-};
-
-/**
- * struct refcnt_table - a node's extended counters and their mappings
- * @counters:	the extended counters, set-major
- * @len:	bytes of the counter buffer (sets * counters_per_set * 4)
- * @zero_page:	read-only page of zeros mapped where @counters has no page
- * @map_lock:	orders mmap faults against page installation, so that no
- *		mapping keeps @zero_page where a real page now exists
- * @mapping:	address space of every open file of the node, to zap
- *		@zero_page mappings when a page is installed
- */
-struct refcnt_table {
-	struct refcnt_sparse counters;
-	size_t len;
-	struct page *zero_page;
-	struct rw_semaphore map_lock;
-	struct address_space *mapping;
-};
-
-/**
- * struct refcnt_stats - per-CPU statistics of a node, summed when read
- * @references:	references delivered to the node's hardware counters
- * @pegged:	references lost because a hardware counter was pegged
- * @saturated:	references lost because an extended counter was at 2^32-1
- * @folds:	sets folded by threshold interrupts
- * @migrations:	migration events raised by the differential threshold
- * @events_dropped: events lost because the event queue was full
- * @refs_dropped: references that never reached a counter: its table page
- *		could not be allocated (in NMI, or out of memory)
- * @discarded:	counts removed by resets (hardware, extended and lost)
- * @overflowed:	lost references a lost count could not hold: it was at
- *		2^32-1. references = extended + hardware + lost + discarded
- *		+ overflowed, exactly
- */
-struct refcnt_stats {
-	u64 references;
-	u64 pegged;
-	u64 saturated;
-	u64 folds;
-	u64 migrations;
-	u64 events_dropped;
-	u64 refs_dropped;
-	u64 discarded;
-	u64 overflowed;
-};
-
-/**
- * struct refcnt_ctx - what a feed knows of a reference beyond its address
- * @pid:	referencing task's pid (in the initial pid namespace)
- * @vaddr:	virtual address referenced
- */
-struct refcnt_ctx {
-	pid_t pid;
-	u64 vaddr;
-};
-
-/* Event contexts remembered per node, indexed by set; a lossy cache. */
-#define REFCNT_CTX_SLOTS	64
-
-/**
- * struct refcnt_events - a node's bounded queue of event records
- * @lock:	protects everything below
- * @ring:	records, @size of them; allocated with the first record, so
- *		a node nobody watches costs nothing here
- * @size:	capacity, a power of two
- * @nid:	node the ring's memory comes from
- * @head:	records queued so far
- * @tail:	records read so far
- * @seq:	events raised so far, dropped ones included
- * @dropped:	events dropped since the reader last saw a LOST record
- * @first_dropped: seq of the first of them; a LOST record carries it
- * @wait:	readers waiting for a record
- */
-struct refcnt_events {
-	spinlock_t lock;	/* protects the fields below */
-	struct rcb_event *ring;
-	u32 size;
-	int nid;
-	u64 head;
-	u64 tail;
-	u64 seq;
-	u64 dropped;
-	u64 first_dropped;
-	wait_queue_head_t wait;
-};
-
-/**
- * struct refcnt_node - the counter hardware of one node with memory
- * @nid:		Linux node id
- * @cnodeid:		compact node id
- * @home_counter:	index of the counter that counts this node itself
- * @slots:		the node's physical ranges, ascending and disjoint
- * @nr_slots:		entries in @slots
- * @nr_sets:		counter sets, one per hardware page of the slots
- * @base_pages:		PAGE_SIZE pages of RAM in the node
- * @abs_threshold:	count at which a hardware counter raises a fold
- * @diff_threshold:	remote-over-home excess that raises a migration
- *			event, 0 when off
- * @hw:			hardware counters, set-major like @table
- * @lost:		references lost to pegging or saturation, per counter
- * @table:		extended counters
- * @fold_pending:	per set: a threshold interrupt is raised, not yet run
- * @peg_pending:	per set: a peg event is to be queued
- * @migrate_pending:	per set: a migration event is to be queued
- * @pegged:		per set: pegged since its last fold
- * @migrated:		per set: migration raised since its last fold
- * @attention:		per word of the bitmaps above: some bit may be set
- * @nr_attention:	bits in @attention
- * @ctx:		contexts of the references that raised events
- * @fold_lock:		serialises interrupt service, resets and readers of
- *			hardware counters against each other
- * @irq_work:		raised from any context, NMI included
- * @fold_work:		the deferred interrupt service
- * @events:		event queue for readers of the device
- * @stats:		statistics
- * @want_hw:		1 + index of a hardware counter an NMI found no page
- *			for; the irq_work makes the page, 0 when none
- * @fixed_bytes:	bytes of the tables that do not depend on use
- * @inode:		anonymous inode whose mapping all open files share
- */
-struct refcnt_node {
-	int nid;
-	int cnodeid;
-	unsigned int home_counter;
-	struct refcnt_slot *slots;
-	unsigned int nr_slots;
-	u64 nr_sets;
-	u64 base_pages;
-	u32 abs_threshold;
-	u32 diff_threshold;
-	struct refcnt_sparse hw;
-	struct refcnt_sparse lost;
-	struct refcnt_table table;
-	unsigned long *fold_pending;
-	unsigned long *peg_pending;
-	unsigned long *migrate_pending;
-	unsigned long *pegged;
-	unsigned long *migrated;
-	unsigned long *attention;
-	unsigned long nr_attention;
-	struct refcnt_ctx_slot {
-		u64 set;
-		u64 vaddr;
-		pid_t pid;
-	} ctx[REFCNT_CTX_SLOTS];
-	struct mutex fold_lock;	/* interrupt service, resets, set reads */
-	struct irq_work irq_work;
-	struct work_struct fold_work;
-	struct refcnt_events events;
-	struct refcnt_stats __percpu *stats;
-	atomic64_t want_hw;
-	size_t fixed_bytes;
-	struct inode *inode;
-};
-
-/**
- * struct refcnt_config - load-time settings of the emulated hardware
- * @granularity:	bytes of a hardware page
- * @granularity_shift:	log2(@granularity)
- * @abs_threshold:	initial absolute threshold of every node
- * @diff_threshold:	initial differential threshold, 0 when off
- * @event_queue_len:	records in each node's event queue
- * @prealloc:		allocate every counter page at load, none later
- */
-struct refcnt_config {
-	u32 granularity;
-	unsigned int granularity_shift;
-	u32 abs_threshold;
-	u32 diff_threshold;
-	u32 event_queue_len;
-	bool prealloc;
-};
-
-extern struct refcnt_topology refcnt_topo;
-extern struct refcnt_config refcnt_cfg;
-
-/* topology.c */
-void refcnt_topology_init(struct refcnt_topology *topo, bool premium);
-
-/* slots.c */
-int refcnt_slots_discover(struct refcnt_node *node, u32 granularity);
-int refcnt_slots_index(struct refcnt_node **nodes, unsigned int nr_nodes);
-void refcnt_slots_index_free(void);
-const struct refcnt_slot *refcnt_slot_lookup(u64 paddr);
-const struct refcnt_slot *refcnt_slot_lookup_run(u64 paddr, unsigned int *hint,
-						 u64 *end);
-
-/* sparse.c */
-int refcnt_sparse_init(struct refcnt_sparse *sp, int nid, u64 nr_words);
-void refcnt_sparse_destroy(struct refcnt_sparse *sp);
-u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp);
-u64 refcnt_sparse_clear(struct refcnt_sparse *sp, struct page **scratch);
-int refcnt_sparse_populate(struct refcnt_sparse *sp);
-u32 refcnt_sparse_read(struct refcnt_sparse *sp, u64 idx);
-
-/**
- * refcnt_sparse_word() - find an entry of a sparse array
- * @sp:		the array
- * @idx:	entry index, below @sp->nr_words
- *
- * Return: the entry, or NULL when its page does not exist (it reads 0).
- */
-static inline u32 *refcnt_sparse_word(struct refcnt_sparse *sp, u64 idx)
-{
-	struct page *page = READ_ONCE(sp->pages[idx / (PAGE_SIZE / 4)]);
-
-	if (!page)
-		return NULL;
-	return (u32 *)page_address(page) + idx % (PAGE_SIZE / 4);
-}
-
-/**
- * refcnt_sat_add() - add to a 32-bit count that saturates, never wraps
- * @word:	the count, updated atomically (any context)
- * @v:		what to add
- *
- * Return: what did not fit.
- */
-static inline u32 refcnt_sat_add(u32 *word, u32 v)
-{
-	u32 old = READ_ONCE(*word);
-
-	while (!try_cmpxchg(word, &old, old > U32_MAX - v ? U32_MAX : old + v))
-		;
-	return old > U32_MAX - v ? v - (U32_MAX - old) : 0;
-}
-
-/**
- * refcnt_lost_add() - add references to a counter's lost count
- * @node:	the node
- * @lost:	the lost count, or NULL when its page could not be had
- * @n:		references lost
- *
- * What the saturating count cannot hold goes to the 'overflowed'
- * statistic; without a count, all of @n goes to 'refs_dropped'. Any
- * context.
- */
-static inline void refcnt_lost_add(struct refcnt_node *node, u32 *lost, u32 n)
-{
-	if (lost)
-		this_cpu_add(node->stats->overflowed, refcnt_sat_add(lost, n));
-	else
-		this_cpu_add(node->stats->refs_dropped, n);
-}
-
-/* table.c */
-int refcnt_table_init(struct refcnt_table *table, int nid, size_t len);
-void refcnt_table_destroy(struct refcnt_table *table);
-u32 *refcnt_table_counter(struct refcnt_table *table, u64 idx);
-u64 refcnt_table_clear(struct refcnt_table *table, struct page **scratch);
-int refcnt_table_populate(struct refcnt_table *table);
-vm_fault_t refcnt_table_fault(struct refcnt_table *table, struct vm_fault *vmf);
-
-/* node.c */
-struct refcnt_node *refcnt_node_create(int nid);
-void refcnt_node_destroy(struct refcnt_node *node);
-void refcnt_node_info(const struct refcnt_node *node, struct rcb_info *info);
-size_t refcnt_node_table_bytes(const struct refcnt_node *node);
-void refcnt_node_stats(const struct refcnt_node *node,
-		       struct refcnt_stats *sum);
-int refcnt_fs_init(void);
-void refcnt_fs_exit(void);
-
-/* counter.c: the entry point every feed calls */
-bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
-		      const struct refcnt_ctx *ctx);
-void refcnt_node_reference(struct refcnt_node *node, u64 set,
-			   unsigned int src_cnode, u32 count,
-			   const struct refcnt_ctx *ctx);
-bool refcnt_node_prepare(struct refcnt_node *node, u64 set,
-			 unsigned int src_cnode);
-
-/* fold.c: the threshold interrupt and what else runs in its context */
-void refcnt_raise(struct refcnt_node *node, unsigned long *pending, u64 set);
-void refcnt_irq_work(struct irq_work *work);
-void refcnt_fold_work(struct work_struct *work);
-void refcnt_node_sync(struct refcnt_node *node);
-int refcnt_node_reset(struct refcnt_node *node);
-int refcnt_node_set_thresholds(struct refcnt_node *node, u32 abs, u32 diff);
-int refcnt_node_read_sets(struct refcnt_node *node, u64 first, u64 nr,
-			  u32 *hw, u32 *ext, u32 *lost);
-
-/* events.c */
-int refcnt_events_init(struct refcnt_events *ev, int nid, u32 size);
-void refcnt_events_destroy(struct refcnt_events *ev);
-bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec);
-ssize_t refcnt_events_read(struct refcnt_events *ev, char __user *buf,
-			   size_t count, bool nonblock);
-bool refcnt_events_ready(struct refcnt_events *ev);
-void refcnt_events_trim(struct refcnt_events *ev);
 
 /* query.c */
 struct rcb_range_query;
 int refcnt_range_query(struct rcb_range_query *q);
 
 /* feed.c */
-struct perf_sample_data;
-bool refcnt_pebs_sample(struct perf_sample_data *data, unsigned int cnode);
 int refcnt_feeds_init(void);
 void refcnt_feeds_exit(void);
 
 /* bench.c */
 int refcnt_bench(struct refcnt_node *node, u64 nr_refs, u64 *entry_ns,
 		 u64 *atomic_ns);
+
+/* dev_mmap.c */
+int refcnt_fs_init(void);
+void refcnt_fs_exit(void);
+struct inode *refcnt_fs_inode(void);
+int refcnt_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* dev.c, ioctl.c, sysfs.c */
 struct refcnt_dev;

@@ -16,7 +16,7 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 
-#include "refcnt.h"
+#include "core.h"
 
 /* Node boundaries are checked per 2 MiB block, per page only inside one. */
 #define REFCNT_SCAN_PAGES	(SZ_2M >> PAGE_SHIFT)
@@ -177,6 +177,12 @@ int refcnt_slots_index(struct refcnt_node **nodes, unsigned int nr_nodes)
 	return 0;
 }
 
+/**
+ * refcnt_slots_index_free() - drop the slot index
+ *
+ * At unload, or when a load fails: no feed or query may look up a slot
+ * any more.
+ */
 void refcnt_slots_index_free(void)
 {
 	kfree(refcnt_slot_index);

@@ -12,7 +12,7 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
-#include "refcnt.h"
+#include "core.h"
 
 #define REFCNT_WORDS_PER_PAGE	(PAGE_SIZE / sizeof(u32))
 

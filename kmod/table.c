@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt: the extended counter buffer of a node and its read-only mapping.
+ * refcnt: the extended counter buffer of a node, and what its mappings
+ * must show.
  *
  * The buffer is a sparse array (sparse.c) whose pages appear when a fold
- * first makes one of their counters non-zero. Mappings show a page of
- * zeros elsewhere; installing a real page zaps those so the next fault
- * maps it.
+ * first makes one of their counters non-zero. Mappings (made by the
+ * interface, dev_mmap.c) show a page of zeros elsewhere; installing a
+ * real page zaps those so the next fault maps it. map_lock orders the
+ * two, so that no mapping keeps the zero page where a real page exists.
  */
 #include <linux/gfp.h>
 #include <linux/mm.h>
 
-#include "refcnt.h"
+#include "core.h"
 
 /**
  * refcnt_table_init() - set up an empty extended counter buffer
@@ -119,23 +121,56 @@ u64 refcnt_table_clear(struct refcnt_table *table, struct page **scratch)
 }
 
 /**
- * refcnt_table_fault() - map one page of the buffer
- * @table:	table of the mapped node
- * @vmf:	the fault
+ * refcnt_table_set_mapping() - say where the table's pages are mapped
+ * @table:	the table
+ * @mapping:	address space every mapping of the table goes through, or
+ *		NULL when nothing can map it any more
  *
- * Return: VM_FAULT_NOPAGE with the page inserted, or an error code.
+ * After it returns, installing a page zaps @mapping (and no longer the
+ * old one).
  */
-vm_fault_t refcnt_table_fault(struct refcnt_table *table, struct vm_fault *vmf)
+void refcnt_table_set_mapping(struct refcnt_table *table,
+			      struct address_space *mapping)
 {
-	struct page *page;
-	vm_fault_t ret;
+	down_write(&table->map_lock);
+	table->mapping = mapping;
+	up_write(&table->map_lock);
+}
 
-	if (vmf->pgoff >= table->counters.nr_pages)
-		return VM_FAULT_SIGBUS;
+/**
+ * refcnt_table_pages() - pages of the table, mapped or not
+ * @table:	the table
+ *
+ * Return: the number of pages a mapping of the whole table spans.
+ */
+unsigned long refcnt_table_pages(const struct refcnt_table *table)
+{
+	return table->counters.nr_pages;
+}
 
+/**
+ * refcnt_table_map_begin() - the page to map at a page offset of the table
+ * @table:	the table
+ * @pgoff:	page offset, below refcnt_table_pages()
+ *
+ * Takes map_lock for reading: the caller maps the page, then calls
+ * refcnt_table_map_end(). A page installed meanwhile waits, and then
+ * zaps what the caller mapped.
+ *
+ * Return: the table's page, or the zero page where it has none.
+ */
+struct page *refcnt_table_map_begin(struct refcnt_table *table,
+				    unsigned long pgoff)
+{
 	down_read(&table->map_lock);
-	page = READ_ONCE(table->counters.pages[vmf->pgoff]) ?: table->zero_page;
-	ret = vmf_insert_page(vmf->vma, vmf->address, page);
+	return READ_ONCE(table->counters.pages[pgoff]) ?: table->zero_page;
+}
+
+/**
+ * refcnt_table_map_end() - end of the section refcnt_table_map_begin() began
+ * @table:	the table
+ */
+void refcnt_table_map_end(struct refcnt_table *table)
+{
 	up_read(&table->map_lock);
-	return ret;
 }

@@ -6,7 +6,7 @@
 #include <linux/nodemask.h>
 #include <uapi/linux/refcnt.h>
 
-#include "refcnt.h"
+#include "core.h"
 
 /* refcnt(5): more than 16 nodes always have 19-bit counters. */
 #define REFCNT_STANDARD_MAX_NODES	16

@@ -381,7 +381,7 @@ TEST_F(feeds, synthetic_pebs_samples)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(before + 33,
 		  rc_range_refs(self->fd, p, rc_page_size(), ctr, self->e, 16));
-	f.flags = 1;
+	f.flags = ~RCB_FEED_SAMPLES_FLAGS;
 	f.nr_samples = 1;
 	EXPECT_EQ(-1, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
 	EXPECT_EQ(EINVAL, errno);
@@ -571,6 +571,73 @@ TEST_F(feeds, query_sees_pages_numa_balancing_protected)
 	munmap(p, len);
 	if (!counted)
 		SKIP(return, "NUMA balancing never made the pages PROT_NONE");
+}
+
+/* A node statistic, UINT64_MAX if it cannot be read. */
+static uint64_t rc_node_stat(int nid, const char *name)
+{
+	char path[128], buf[64];
+
+	snprintf(path, sizeof(path), "/sys/class/misc/refcnt-node%d/stats/%s",
+		 nid, name);
+	if (rc_read_file(path, buf, sizeof(buf)) <= 0)
+		return UINT64_MAX;
+	return strtoull(buf, NULL, 10);
+}
+
+/*
+ * RCB_FEED_SAMPLES_NMI delivers samples as the PEBS/IBS NMI handler does.
+ * After a reset no counter page exists; in NMI none may be allocated, so
+ * the first sample's references are dropped and counted in refs_dropped
+ * (the sample still reached a node: delivered). The irq_work it raised
+ * makes the page, so a second sample to the same counter is counted.
+ * Without the flag, the page is allocated and the first sample counts.
+ */
+TEST_F(feeds, nmi_sample_without_counter_page_is_dropped)
+{
+	unsigned int cps = self->info.rcb_sw_counters_per_set;
+	unsigned int src = self->online.n - 1, ctr;
+	int nid = self->memory.id[0];
+	struct rcb_slot slot;
+	struct rcb_slot_query sq = { .slots = (uintptr_t)&slot, .num_slots = 1 };
+	struct rcb_sample s = { .src_cnodeid = src, .weight = 100 };
+	struct rcb_feed_samples f = { .samples = (uintptr_t)&s, .nr_samples = 1,
+				      .flags = RCB_FEED_SAMPLES_NMI };
+	uint64_t dropped, set = 5;
+
+	ctr = src / self->info.rcb_nodes_per_counter;
+	ASSERT_EQ(0, ioctl(self->fd, RCB_SLOT_QUERY, &sq));
+	s.paddr = slot.base + set * self->info.rcb_granularity;
+	ASSERT_EQ(0, ioctl(self->fd, RCB_RESET));
+	dropped = rc_node_stat(nid, "refs_dropped");
+	ASSERT_NE(UINT64_MAX, dropped);
+
+	/* No page, in NMI: dropped, counted, and nothing in the counter. */
+	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	EXPECT_EQ(1U, f.delivered);
+	EXPECT_EQ(dropped + 100, rc_node_stat(nid, "refs_dropped"));
+	EXPECT_EQ(0U, rc_set_counter(self->fd, set, cps, ctr, false) +
+		      rc_set_counter(self->fd, set, cps, ctr, true));
+
+	/* The irq_work made the page: the next NMI sample counts. */
+	s.weight = 30;
+	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	EXPECT_EQ(1U, f.delivered);
+	EXPECT_EQ(dropped + 100, rc_node_stat(nid, "refs_dropped"));
+	EXPECT_EQ(30U, rc_set_counter(self->fd, set, cps, ctr, false) +
+		       rc_set_counter(self->fd, set, cps, ctr, true));
+
+	/* Outside NMI, a missing page is allocated: counted at once. */
+	ASSERT_EQ(0, ioctl(self->fd, RCB_RESET));
+	dropped = rc_node_stat(nid, "refs_dropped");
+	f.flags = 0;
+	s.weight = 40;
+	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	EXPECT_EQ(1U, f.delivered);
+	EXPECT_EQ(dropped, rc_node_stat(nid, "refs_dropped"));
+	EXPECT_EQ(40U, rc_set_counter(self->fd, set, cps, ctr, false) +
+		       rc_set_counter(self->fd, set, cps, ctr, true));
+	ioctl(self->fd, RCB_RESET);
 }
 
 TEST_HARNESS_MAIN

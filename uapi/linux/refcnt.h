@@ -352,7 +352,7 @@ struct rcb_sample {
  * struct rcb_feed_samples - argument of RCB_FEED_SAMPLES
  * @samples:	user pointer to struct rcb_sample entries
  * @nr_samples:	entries, 1..RCB_INJECT_MAX
- * @flags:	must be zero
+ * @flags:	0 or RCB_FEED_SAMPLES_NMI
  * @delivered:	out: samples that reached a counter
  * @pad:	must be zero
  *
@@ -366,6 +366,14 @@ struct rcb_feed_samples {
 	__u32 delivered;
 	__u32 pad;
 };
+
+/*
+ * Deliver each sample as in NMI context, interrupts off: where a counter
+ * page does not exist yet, the references are dropped (refs_dropped), as
+ * in a real PEBS/IBS NMI, instead of the page being allocated.
+ */
+#define RCB_FEED_SAMPLES_NMI	(1U << 0)
+#define RCB_FEED_SAMPLES_FLAGS	(RCB_FEED_SAMPLES_NMI)
 
 /* Fill a struct rcb_info. */
 #define RCB_INFO_GET	_IOR(RCB_IOC_MAGIC, 0x01, struct rcb_info)
