@@ -25,7 +25,22 @@
 #ifndef _KSHIM_H
 #define _KSHIM_H
 
+#if defined(__SANITIZE_THREAD__)
+#define SHIM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SHIM_TSAN 1
+#endif
+#endif
+
+/*
+ * liburcu's read side inline for speed; under ThreadSanitizer from the
+ * uninstrumented library instead, whose volatile-and-fence protocol
+ * TSan cannot follow (it would report liburcu itself).
+ */
+#ifndef SHIM_TSAN
 #define _LGPL_SOURCE
+#endif
 #include <urcu/urcu-memb.h>
 /* liburcu maps the kernel's names to its flavour; we say which we mean. */
 #undef rcu_read_lock
@@ -126,7 +141,14 @@ static inline int PTR_ERR_OR_ZERO(const void *p) { return IS_ERR(p) ? (int)PTR_E
 #define ERESTARTSYS		512
 
 /* Memory ordering and atomics */
-#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+/*
+ * A pointer read with READ_ONCE() orders what is read through it (an
+ * address dependency, the kernel's memory model); C11 only offers
+ * acquire for that, so pointers get acquire, everything else relaxed.
+ */
+#define SHIM_IS_POINTER(x)	(__builtin_classify_type(x) == 5)
+#define READ_ONCE(x)		__atomic_load_n(&(x), SHIM_IS_POINTER(x) ? \
+					__ATOMIC_ACQUIRE : __ATOMIC_RELAXED)
 #define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (__typeof__(x))(v), __ATOMIC_RELAXED)
 #define barrier()		__asm__ __volatile__("" ::: "memory")
 #define smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
@@ -207,13 +229,6 @@ extern __thread bool shim_in_nmi;
 #define might_sleep()		do { } while (0)
 
 /* RCU: liburcu; threads register on first use. */
-#if defined(__SANITIZE_THREAD__)
-#define SHIM_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SHIM_TSAN 1
-#endif
-#endif
 #ifdef SHIM_TSAN
 /*
  * liburcu's grace periods are made of fences and futexes ThreadSanitizer
