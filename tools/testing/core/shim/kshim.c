@@ -3,6 +3,7 @@
  * kshim.c: the run-time half of kshim.h (see there).
  */
 #include <sched.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -306,13 +307,57 @@ bool cancel_work_sync(struct work_struct *work)
 	return shim_cancel(&work->d);
 }
 
-/* Memory */
+/*
+ * Memory. Pages are separate allocations, so AddressSanitizer sees each
+ * one's bounds; or, after shim_direct_map(), they come from one region
+ * of huge pages, as the kernel's direct map gives them: a benchmark that
+ * took a TLB miss per counter page would measure the shim.
+ */
+static char *shim_arena, *shim_arena_end, *shim_arena_next;
+static void *shim_arena_free;	/* freed arena pages, linked through */
+static pthread_mutex_t shim_arena_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int shim_direct_map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes + (2UL << 20), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	shim_arena = (char *)(((unsigned long)p + (2UL << 20) - 1) &
+			      ~((2UL << 20) - 1));
+	madvise(shim_arena, bytes, MADV_HUGEPAGE);
+	shim_arena_next = shim_arena;
+	shim_arena_end = shim_arena + bytes;
+	return 0;
+}
+
+static void *shim_arena_page(void)
+{
+	void *p = NULL;
+
+	pthread_mutex_lock(&shim_arena_lock);
+	if (shim_arena_free) {
+		p = shim_arena_free;
+		shim_arena_free = *(void **)p;
+	} else if (shim_arena_next < shim_arena_end) {
+		p = shim_arena_next;
+		shim_arena_next += PAGE_SIZE;
+	}
+	pthread_mutex_unlock(&shim_arena_lock);
+	if (p)
+		memset(p, 0, PAGE_SIZE);
+	return p;
+}
+
 struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 {
 	void *p;
 
 	(void)nid;
 	(void)gfp;
+	if (shim_arena && !order)
+		return shim_arena_page();
 	if (posix_memalign(&p, PAGE_SIZE, PAGE_SIZE << order))
 		return NULL;
 	memset(p, 0, PAGE_SIZE << order);
@@ -321,6 +366,15 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 
 void __free_page(struct page *page)
 {
+	char *p = (char *)page;
+
+	if (p >= shim_arena && p < shim_arena_end) {
+		pthread_mutex_lock(&shim_arena_lock);
+		*(void **)p = shim_arena_free;
+		shim_arena_free = p;
+		pthread_mutex_unlock(&shim_arena_lock);
+		return;
+	}
 	free(page);
 }
 

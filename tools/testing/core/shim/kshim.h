@@ -335,6 +335,8 @@ void shim_worker_stop(void);
 struct page;			/* the page's own bytes */
 struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order);
 void __free_page(struct page *page);
+/* Pages from now on come from @bytes of huge pages (benchmarks). */
+int shim_direct_map(size_t bytes);
 #define put_page(p)		__free_page(p)
 #define page_address(p)		((void *)(p))
 void *kzalloc_node(size_t size, gfp_t gfp, int nid);
