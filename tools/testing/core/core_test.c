@@ -68,10 +68,7 @@ static void sync_node(struct refcnt_node *node)
 /* Events queued now; returns how many were read into @ev. */
 static int read_events(struct refcnt_node *node, struct rcb_event *ev, int max)
 {
-	ssize_t n = refcnt_events_read(&node->events, (char *)ev,
-				       max * sizeof(*ev), true);
-
-	return n < 0 ? 0 : n / (int)sizeof(*ev);
+	return core_events_read(node, ev, max);
 }
 
 static void check_conservation(struct __test_metadata *_metadata,

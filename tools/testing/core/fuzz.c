@@ -227,14 +227,9 @@ static void compare_events(int nid)
 	static struct rcb_event got[M_MAX_EVENTS + 1];
 	struct m_node *n = &model.n[nid];
 	struct rcb_event lost = { .type = RCB_EVENT_LOST };
-	unsigned int nr = 0, k, want = n->nr_ev + !!n->dropped;
-	ssize_t len;
+	unsigned int nr, k, want = n->nr_ev + !!n->dropped;
 
-	while ((len = refcnt_events_read(&core_nodes[nid]->events,
-					 (char *)&got[nr],
-					 (M_MAX_EVENTS + 1 - nr) * sizeof(got[0]),
-					 true)) > 0)
-		nr += len / sizeof(got[0]);
+	nr = core_events_read(core_nodes[nid], got, M_MAX_EVENTS + 1);
 	if (nr != want)
 		diverge("node %d: %u event records, model %u", nid, nr, want);
 	k = 0;

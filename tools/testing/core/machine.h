@@ -46,5 +46,8 @@ struct core_totals {
 	struct refcnt_stats st;
 };
 void core_totals(struct refcnt_node *node, struct core_totals *t);
+struct rcb_event;
+unsigned int core_events_read(struct refcnt_node *node, struct rcb_event *out,
+			      unsigned int max);
 
 #endif /* _CORE_MACHINE_H */

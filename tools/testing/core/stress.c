@@ -144,7 +144,7 @@ static void *reader_main(void *arg)
 
 		refcnt_node_read_sets(node, (x >> 8) % (HOT_SETS - 64), 64,
 				      hw, ext, lost);
-		refcnt_events_read(&node->events, (char *)ev, sizeof(ev), true);
+		core_events_read(node, ev, ARRAY_SIZE(ev));
 		refcnt_node_stats(node, &st);
 		refcnt_node_table_bytes(node);
 	}
