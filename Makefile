@@ -14,7 +14,12 @@
 #   make selftests        static test binaries into build/selftests/
 #   make tools            command-line tools into build/tools/
 #   make checkpatch       checkpatch.pl --strict over kmod/ and uapi/
-#   make bench            reference-path benchmark in a 4-node guest
+#   make bench            reference-path benchmark: natively (the core of
+#                         kmod/ in user space), then in a 4-node guest
+#   make core-check       the core of kmod/ in user space: unit tests, the
+#                         stress under TSan and ASan+UBSan, a short fuzz run
+#   make fuzz             fuzz the core against a model of refcnt(5)'s
+#                         counters (FUZZ_OPS operations, default 10 million)
 #   make truth            the QEMU plugin that counts every guest reference
 #                         (refcnt-vm --truth) and its guest programs
 #   make accuracy         how close each feed's counts are to the truth
@@ -35,7 +40,7 @@ KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
 MODULE_OUT := $(BUILD)/$(KVER)
 
 .PHONY: all lib module selftests tools checkpatch check demo bench install dkms-check \
-	intree-check clean FORCE
+	intree-check clean FORCE core-check fuzz
 .PHONY: truth accuracy
 
 all: lib selftests tools
@@ -153,6 +158,15 @@ demo:
 
 bench:
 	@tools/testing/refcnt-bench
+
+# The core of kmod/ built natively (tools/testing/core/Makefile).
+core-check:
+	@$(MAKE) --no-print-directory -C tools/testing/core check O=$(BUILD)/core
+
+FUZZ_OPS ?= 10000000
+fuzz:
+	@$(MAKE) --no-print-directory -C tools/testing/core fuzz O=$(BUILD)/core \
+		FUZZ_OPS=$(FUZZ_OPS)
 
 # make install [DESTDIR=] [PREFIX=/usr/local] [KVER=$(uname -r)]: the module
 # (modules_install for KVER), librefcnt with its headers, pkg-config file and

@@ -70,17 +70,43 @@ static u32 refcnt_counter_add(u32 *hw, u32 count, u32 max, u32 *lost)
 	return new;
 }
 
-/**
- * refcnt_node_reference() - deliver references to a set of a node
- * @node:	the node
- * @set:	set index, below @node->nr_sets
- * @src_cnode:	cnodeid the references come from, below nr_cnodes
- * @count:	references
- * @ctx:	pid and virtual address if the feed knows them, or NULL
+/*
+ * The rare part of a reference: an interrupt may be raised. Out of line,
+ * so that the common path stays short and spills few registers.
  */
-void refcnt_node_reference(struct refcnt_node *node, u64 set,
-			   unsigned int src_cnode, u32 count,
-			   const struct refcnt_ctx *ctx)
+static noinline void refcnt_counter_raise(struct refcnt_node *node, u64 set,
+					  u64 idx, u32 lost, bool fold,
+					  bool migrate,
+					  const struct refcnt_ctx *ctx)
+{
+	/*
+	 * Say who referenced the set first. The fold work runs on any CPU,
+	 * and may find the set pending (another set of its word raised it)
+	 * before this CPU is done here.
+	 */
+	if (ctx)
+		refcnt_ctx_note(node, set, ctx);
+	else if (READ_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set) == set)
+		/* This reference came without one: forget the old. */
+		WRITE_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set, U64_MAX);
+
+	if (lost) {
+		refcnt_lost_add(node, refcnt_counter_get(node, &node->lost, idx),
+				lost);
+		this_cpu_add(node->stats->pegged, lost);
+		if (!test_and_set_bit(set, node->pegged))
+			refcnt_raise(node, node->peg_pending, set);
+	}
+	if (fold && !test_and_set_bit(set, node->fold_pending))
+		refcnt_raise(node, NULL, set);
+	if (migrate && !test_and_set_bit(set, node->migrated))
+		refcnt_raise(node, node->migrate_pending, set);
+}
+
+/* The counter itself; inlined in both entry points (no call per reference). */
+static __always_inline void refcnt_count(struct refcnt_node *node, u64 set,
+					 unsigned int src_cnode, u32 count,
+					 const struct refcnt_ctx *ctx)
 {
 	unsigned int counter = src_cnode >> refcnt_topo.counter_shift;
 	u64 first = set * refcnt_topo.counters_per_set;
@@ -108,34 +134,26 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 
 		migrate = now > home && now - home > diff;
 	}
-	if (likely(!lost && !fold && !migrate))
-		goto out;
-
-	/*
-	 * An interrupt may be raised: say who referenced the set first. The
-	 * fold work runs on any CPU, and may find the set pending (another
-	 * set of its word raised it) before this CPU is done here.
-	 */
-	if (ctx)
-		refcnt_ctx_note(node, set, ctx);
-	else if (READ_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set) == set)
-		/* This reference came without one: forget the old. */
-		WRITE_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set, U64_MAX);
-
-	if (lost) {
-		refcnt_lost_add(node, refcnt_counter_get(node, &node->lost,
-							 first + counter),
-				lost);
-		this_cpu_add(node->stats->pegged, lost);
-		if (!test_and_set_bit(set, node->pegged))
-			refcnt_raise(node, node->peg_pending, set);
-	}
-	if (fold && !test_and_set_bit(set, node->fold_pending))
-		refcnt_raise(node, NULL, set);
-	if (migrate && !test_and_set_bit(set, node->migrated))
-		refcnt_raise(node, node->migrate_pending, set);
+	if (unlikely(lost || fold || migrate))
+		refcnt_counter_raise(node, set, first + counter, lost, fold,
+				     migrate, ctx);
 out:
 	rcu_read_unlock_sched();
+}
+
+/**
+ * refcnt_node_reference() - deliver references to a set of a node
+ * @node:	the node
+ * @set:	set index, below @node->nr_sets
+ * @src_cnode:	cnodeid the references come from, below nr_cnodes
+ * @count:	references
+ * @ctx:	pid and virtual address if the feed knows them, or NULL
+ */
+void refcnt_node_reference(struct refcnt_node *node, u64 set,
+			   unsigned int src_cnode, u32 count,
+			   const struct refcnt_ctx *ctx)
+{
+	refcnt_count(node, set, src_cnode, count, ctx);
 }
 
 /**
@@ -156,9 +174,9 @@ bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
 
 	if (unlikely(!slot || src_cnode >= refcnt_topo.nr_cnodes))
 		return false;
-	refcnt_node_reference(slot->node, slot->first_set +
-			      ((paddr - slot->base) >> refcnt_cfg.granularity_shift),
-			      src_cnode, count, ctx);
+	refcnt_count(slot->node, slot->first_set +
+		     ((paddr - slot->base) >> refcnt_cfg.granularity_shift),
+		     src_cnode, count, ctx);
 	return true;
 }
 

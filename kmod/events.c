@@ -86,12 +86,14 @@ bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec)
 	}
 	rec->seq = ev->seq++;
 	if (ev->ring && ev->head - ev->tail < ev->size) {
-		ev->ring[ev->head++ & (ev->size - 1)] = *rec;
+		ev->ring[ev->head & (ev->size - 1)] = *rec;
+		/* refcnt_events_ready() reads these without the lock */
+		WRITE_ONCE(ev->head, ev->head + 1);
 		queued = true;
 	} else {
 		if (!ev->dropped)
 			ev->first_dropped = rec->seq;
-		ev->dropped++;
+		WRITE_ONCE(ev->dropped, ev->dropped + 1);
 	}
 	spin_unlock(&ev->lock);
 	kvfree(ring);	/* another caller made it first */
@@ -137,12 +139,14 @@ unsigned int refcnt_events_take(struct refcnt_events *ev,
 		out[0].count = min_t(u64, ev->dropped, U32_MAX);
 		out[0].seq = ev->first_dropped;
 		out[0].time_ns = ktime_get_ns();
-		ev->dropped -= out[0].count;
+		WRITE_ONCE(ev->dropped, ev->dropped - out[0].count);
 		ev->first_dropped += out[0].count;
 		n++;
 	}
-	while (n < max && ev->tail != ev->head)
-		out[n++] = ev->ring[ev->tail++ & (ev->size - 1)];
+	while (n < max && ev->tail != ev->head) {
+		out[n++] = ev->ring[ev->tail & (ev->size - 1)];
+		WRITE_ONCE(ev->tail, ev->tail + 1);
+	}
 	spin_unlock(&ev->lock);
 	return n;
 }

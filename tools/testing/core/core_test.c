@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * core_test: refcnt(5)'s counter rules, checked on the real core files of
+ * kmod/ running natively (tools/testing/core/Makefile builds them).
+ *
+ * Each test boots its own fake machine (machine.c) and delivers exact
+ * references; interrupts are run by hand with refcnt_node_sync() and
+ * shim_run_pending(), so every count and event is known in advance.
+ */
+#include <uapi/linux/refcnt.h>
+
+#include "machine.h"
+#include "kselftest_harness.h"
+
+#define MiB	(1ULL << 20)
+
+/* Four nodes with memory, node 0 in two slots around node 1, node 4 CPU-only. */
+static const struct core_spec four = {
+	.nr_online = 5,
+	.nr_ranges = 5,
+	.ram = {
+		{ 0, 16 * MiB, 0 }, { 16 * MiB, 32 * MiB, 1 },
+		{ 32 * MiB, 48 * MiB, 0 }, { 64 * MiB, 80 * MiB, 2 },
+		{ 80 * MiB, 96 * MiB, 3 },
+	},
+};
+
+/* Physical address of a set of a node. */
+static u64 set_paddr(const struct refcnt_node *node, u64 set)
+{
+	unsigned int i = node->nr_slots - 1;
+
+	while (i && node->slots[i].first_set > set)
+		i--;
+	return node->slots[i].base +
+	       (set - node->slots[i].first_set) * refcnt_cfg.granularity;
+}
+
+static bool refer(const struct refcnt_node *node, u64 set, unsigned int src,
+		  u32 count)
+{
+	return refcnt_reference(set_paddr(node, set), src, count, NULL);
+}
+
+static u32 hw_of(struct refcnt_node *n, u64 set, unsigned int c)
+{
+	return refcnt_sparse_read(&n->hw, set * refcnt_topo.counters_per_set + c);
+}
+
+static u32 ext_of(struct refcnt_node *n, u64 set, unsigned int c)
+{
+	return refcnt_sparse_read(&n->table.counters,
+				  set * refcnt_topo.counters_per_set + c);
+}
+
+static u32 lost_of(struct refcnt_node *n, u64 set, unsigned int c)
+{
+	return refcnt_sparse_read(&n->lost, set * refcnt_topo.counters_per_set + c);
+}
+
+/* Run the irq_work and fold work, then every interrupt of the node. */
+static void sync_node(struct refcnt_node *node)
+{
+	shim_run_pending();
+	refcnt_node_sync(node);
+}
+
+/* Events queued now; returns how many were read into @ev. */
+static int read_events(struct refcnt_node *node, struct rcb_event *ev, int max)
+{
+	return core_events_read(node, ev, max);
+}
+
+static void check_conservation(struct __test_metadata *_metadata,
+			       struct refcnt_node *node)
+{
+	struct core_totals t;
+
+	core_totals(node, &t);
+	ASSERT_EQ(t.st.references, t.hw + t.ext + t.lost + t.st.discarded +
+		  t.st.overflowed);
+}
+
+FIXTURE(core) {
+	struct core_spec spec;
+	struct refcnt_node *n0, *n2;
+};
+
+FIXTURE_VARIANT(core) {
+	bool premium;
+	u32 diff;
+};
+
+FIXTURE_VARIANT_ADD(core, standard) { .premium = false, .diff = 0 };
+FIXTURE_VARIANT_ADD(core, premium_diff) { .premium = true, .diff = 100 };
+
+FIXTURE_SETUP(core)
+{
+	self->spec = four;
+	self->spec.premium = variant->premium;
+	self->spec.diff_threshold = variant->diff;
+	ASSERT_EQ(0, core_boot(&self->spec));
+	self->n0 = core_nodes[0];
+	self->n2 = core_nodes[2];
+	ASSERT_NE(NULL, self->n0);
+}
+
+FIXTURE_TEARDOWN(core)
+{
+	core_halt();
+}
+
+TEST_F(core, topology_and_slots)
+{
+	ASSERT_EQ(5, refcnt_topo.nr_cnodes);
+	ASSERT_EQ(5, refcnt_topo.counters_per_set);
+	ASSERT_EQ(variant->premium ? 19 : 11, refcnt_topo.hw_bits);
+	ASSERT_EQ(NULL, core_nodes[4]);		/* CPU-only: no counters */
+	ASSERT_EQ(2, self->n0->nr_slots);
+	ASSERT_EQ(32 * MiB / 4096, self->n0->nr_sets);
+	ASSERT_EQ(4096, self->n0->slots[1].first_set);
+	ASSERT_EQ(self->n0, refcnt_slot_lookup(32 * MiB)->node);
+	ASSERT_EQ(core_nodes[1], refcnt_slot_lookup(16 * MiB)->node);
+	ASSERT_EQ(NULL, refcnt_slot_lookup(48 * MiB));	/* a hole */
+	ASSERT_EQ(NULL, refcnt_slot_lookup(96 * MiB));
+	ASSERT_FALSE(refcnt_reference(50 * MiB, 0, 1, NULL));
+	ASSERT_FALSE(refcnt_reference(0, 5, 1, NULL));	/* no cnodeid 5 */
+	ASSERT_TRUE(refer(self->n0, 4097, 3, 7));
+	ASSERT_EQ(7, hw_of(self->n0, 4097, 3));
+}
+
+TEST_F(core, fold_at_absolute_threshold)
+{
+	u32 abs = self->n0->abs_threshold;
+	struct rcb_event ev[4];
+
+	ASSERT_EQ(variant->premium ? 458752 : 1792, abs);
+	ASSERT_TRUE(refer(self->n0, 10, 0, abs - 1));
+	ASSERT_TRUE(refer(self->n0, 10, 1, 5));
+	sync_node(self->n0);
+	ASSERT_EQ(abs - 1, hw_of(self->n0, 10, 0));
+	ASSERT_EQ(0, read_events(self->n0, ev, 4));
+
+	ASSERT_TRUE(refer(self->n0, 10, 0, 1));
+	/* Deferred: the counters stay until the interrupt runs. */
+	ASSERT_EQ(abs, hw_of(self->n0, 10, 0));
+	sync_node(self->n0);
+	ASSERT_EQ(0, hw_of(self->n0, 10, 0));
+	ASSERT_EQ(0, hw_of(self->n0, 10, 1));
+	ASSERT_EQ(abs, ext_of(self->n0, 10, 0));
+	ASSERT_EQ(5, ext_of(self->n0, 10, 1));
+	ASSERT_EQ(1, read_events(self->n0, ev, 4));
+	ASSERT_EQ(RCB_EVENT_FOLD, ev[0].type);
+	ASSERT_EQ(10, ev[0].set);
+	ASSERT_EQ(10 * 4096, ev[0].paddr);
+	ASSERT_EQ(0, ev[0].counter);
+	ASSERT_EQ(abs, ev[0].count);
+	check_conservation(_metadata, self->n0);
+}
+
+TEST_F(core, peg_then_fold)
+{
+	u32 max = refcnt_topo.hw_max;
+	struct rcb_event ev[4];
+	struct core_totals t;
+
+	ASSERT_TRUE(refer(self->n2, 3, 2, max + 5));
+	ASSERT_TRUE(refer(self->n2, 3, 2, 2));
+	ASSERT_EQ(max, hw_of(self->n2, 3, 2));
+	ASSERT_EQ(7, lost_of(self->n2, 3, 2));
+	sync_node(self->n2);
+	ASSERT_EQ(2, read_events(self->n2, ev, 4));
+	ASSERT_EQ(RCB_EVENT_PEG, ev[0].type);	/* counts before the fold */
+	ASSERT_EQ(2, ev[0].counter);
+	ASSERT_EQ(7, ev[0].count);
+	ASSERT_EQ(RCB_EVENT_FOLD, ev[1].type);
+	ASSERT_EQ(max, ev[1].count);
+	ASSERT_EQ(max, ext_of(self->n2, 3, 2));
+	ASSERT_EQ(7, lost_of(self->n2, 3, 2));	/* lost counts stay */
+	core_totals(self->n2, &t);
+	ASSERT_EQ(7, t.st.pegged);
+	ASSERT_EQ(1, t.st.folds);
+	check_conservation(_metadata, self->n2);
+}
+
+TEST_F(core, differential_threshold)
+{
+	struct rcb_event ev[4];
+	unsigned int home = self->n2->home_counter;
+
+	if (!variant->diff)
+		SKIP(return, "differential threshold off in this variant");
+	ASSERT_EQ(2, home);
+	ASSERT_TRUE(refer(self->n2, 8, 2, 10));
+	ASSERT_TRUE(refer(self->n2, 8, 0, 110));	/* 100 ahead: not more */
+	sync_node(self->n2);
+	ASSERT_EQ(0, read_events(self->n2, ev, 4));
+	ASSERT_TRUE(refer(self->n2, 8, 0, 1));
+	ASSERT_TRUE(refer(self->n2, 8, 0, 1));		/* raised once */
+	sync_node(self->n2);
+	ASSERT_EQ(1, read_events(self->n2, ev, 4));
+	ASSERT_EQ(RCB_EVENT_MIGRATE, ev[0].type);
+	ASSERT_EQ(0, ev[0].counter);
+	ASSERT_EQ(112, ev[0].count);
+	ASSERT_EQ(10, ev[0].home_count);
+	ASSERT_EQ(2, ev[0].home_cnodeid);
+	/* No fold since: the set stays migrated, no second event. */
+	ASSERT_TRUE(refer(self->n2, 8, 1, 200));
+	sync_node(self->n2);
+	ASSERT_EQ(0, read_events(self->n2, ev, 4));
+}
+
+TEST_F(core, event_context)
+{
+	struct refcnt_ctx ctx = { .pid = 42, .vaddr = 0x7000 };
+	u32 abs = self->n0->abs_threshold;
+	struct rcb_event ev[4];
+
+	ASSERT_TRUE(refcnt_reference(set_paddr(self->n0, 5), 0, abs, &ctx));
+	ASSERT_TRUE(refcnt_reference(set_paddr(self->n0, 6), 0, abs, &ctx));
+	/* Set 6 raised again without a context: its context is forgotten. */
+	ASSERT_TRUE(refcnt_reference(set_paddr(self->n0, 6), 0, 1, NULL));
+	sync_node(self->n0);
+	ASSERT_EQ(2, read_events(self->n0, ev, 4));
+	ASSERT_EQ(RCB_EVENT_F_CONTEXT, ev[0].flags);
+	ASSERT_EQ(42, ev[0].pid);
+	ASSERT_EQ(0x7000, ev[0].vaddr);
+	ASSERT_EQ(0, ev[1].flags);
+	ASSERT_EQ(0, ev[1].pid);
+}
+
+TEST_F(core, reset_discards_and_conserves)
+{
+	u32 max = refcnt_topo.hw_max;
+	struct core_totals t;
+
+	ASSERT_TRUE(refer(self->n0, 1, 0, max + 100));
+	ASSERT_TRUE(refer(self->n0, 2, 1, 33));
+	sync_node(self->n0);
+	ASSERT_TRUE(refer(self->n0, 1, 0, 9));
+	ASSERT_EQ(0, refcnt_node_reset(self->n0));
+	core_totals(self->n0, &t);
+	ASSERT_EQ(0, t.hw + t.ext + t.lost);
+	ASSERT_EQ(max + 100 + 33 + 9, t.st.discarded);
+	ASSERT_EQ(t.st.references, t.st.discarded);
+	ASSERT_EQ(0, atomic_long_read(&self->n0->hw.nr_allocated));
+	/* Nothing pending survives a reset; counting starts again. */
+	sync_node(self->n0);
+	ASSERT_TRUE(refer(self->n0, 1, 0, 4));
+	ASSERT_EQ(4, hw_of(self->n0, 1, 0));
+	check_conservation(_metadata, self->n0);
+}
+
+TEST_F(core, thresholds_checked)
+{
+	u32 max = refcnt_topo.hw_max;
+
+	ASSERT_EQ(-EINVAL, refcnt_node_set_thresholds(self->n0, 0, 0));
+	ASSERT_EQ(-EINVAL, refcnt_node_set_thresholds(self->n0, max + 1, 0));
+	ASSERT_EQ(-EINVAL, refcnt_node_set_thresholds(self->n0, 5, max + 1));
+	ASSERT_EQ(0, refcnt_node_set_thresholds(self->n0, 5, 3));
+	ASSERT_TRUE(refer(self->n0, 0, 0, 4));
+	sync_node(self->n0);
+	ASSERT_EQ(4, hw_of(self->n0, 0, 0));
+	ASSERT_TRUE(refer(self->n0, 0, 0, 1));
+	sync_node(self->n0);
+	ASSERT_EQ(5, ext_of(self->n0, 0, 0));
+}
+
+TEST_F(core, extended_counter_saturates)
+{
+	u32 *ext = refcnt_table_counter(&self->n0->table, 7 * 5 + 1);
+	struct core_totals t;
+
+	ASSERT_NE(NULL, ext);
+	*ext = U32_MAX - 10;	/* as if folded for a long time */
+	ASSERT_TRUE(refer(self->n0, 7, 1, self->n0->abs_threshold));
+	sync_node(self->n0);
+	ASSERT_EQ(U32_MAX, ext_of(self->n0, 7, 1));
+	ASSERT_EQ(self->n0->abs_threshold - 10, lost_of(self->n0, 7, 1));
+	core_totals(self->n0, &t);
+	ASSERT_EQ(self->n0->abs_threshold - 10, t.st.saturated);
+}
+
+TEST_F(core, event_queue_overflow)
+{
+	struct rcb_event ev[32];
+	unsigned int i;
+
+	ASSERT_EQ(0, refcnt_node_set_thresholds(self->n0, 1, 0));
+	for (i = 0; i < 1030; i++)
+		ASSERT_TRUE(refer(self->n0, i, 0, 1));
+	sync_node(self->n0);
+	ASSERT_EQ(1, read_events(self->n0, ev, 1));
+	ASSERT_EQ(RCB_EVENT_LOST, ev[0].type);
+	ASSERT_EQ(6, ev[0].count);
+	ASSERT_EQ(1024, ev[0].seq);
+	ASSERT_EQ(2, read_events(self->n0, ev, 2));
+	ASSERT_EQ(0, ev[0].seq);
+	ASSERT_EQ(1, ev[1].seq);
+}
+
+TEST_F(core, nmi_drops_without_page)
+{
+	struct core_totals t;
+
+	shim_in_nmi = true;
+	ASSERT_TRUE(refer(self->n0, 100, 0, 3));	/* no page: dropped */
+	shim_in_nmi = false;
+	core_totals(self->n0, &t);
+	ASSERT_EQ(3, t.st.refs_dropped);
+	ASSERT_EQ(0, t.st.references);
+	shim_run_pending();				/* irq_work makes it */
+	shim_in_nmi = true;
+	ASSERT_TRUE(refer(self->n0, 100, 0, 3));
+	shim_in_nmi = false;
+	ASSERT_EQ(3, hw_of(self->n0, 100, 0));
+}
+
+/* More than 64 nodes: one counter per group of 8 cnodeids. */
+TEST(grouped_counters)
+{
+	struct core_spec spec = {
+		.nr_online = 70, .nr_ranges = 2,
+		.ram = { { 0, 8 * MiB, 0 }, { 8 * MiB, 16 * MiB, 69 } },
+	};
+	struct refcnt_node *n69;
+
+	ASSERT_EQ(0, core_boot(&spec));
+	n69 = core_nodes[69];
+	ASSERT_EQ(9, refcnt_topo.counters_per_set);
+	ASSERT_EQ(3, refcnt_topo.counter_shift);
+	ASSERT_EQ(19, refcnt_topo.hw_bits);
+	ASSERT_EQ(8, n69->home_counter);
+	ASSERT_TRUE(refer(n69, 1, 9, 2));
+	ASSERT_TRUE(refer(n69, 1, 15, 3));
+	ASSERT_EQ(5, hw_of(n69, 1, 1));
+	ASSERT_FALSE(refer(n69, 1, 70, 3));
+	core_halt();
+}
+
+/* A granularity above the page size: one set per 64 KiB. */
+TEST(coarse_granularity)
+{
+	struct core_spec spec = {
+		.nr_online = 2, .nr_ranges = 2, .granularity = 65536,
+		.ram = { { 0, 4 * MiB, 0 }, { 4 * MiB, 8 * MiB, 1 } },
+	};
+
+	ASSERT_EQ(0, core_boot(&spec));
+	ASSERT_EQ(64, core_nodes[0]->nr_sets);
+	ASSERT_TRUE(refcnt_reference(65536 + 4095, 1, 2, NULL));
+	ASSERT_TRUE(refcnt_reference(65536 * 2 - 1, 1, 2, NULL));
+	ASSERT_EQ(4, hw_of(core_nodes[0], 1, 1));
+	core_halt();
+}
+
+TEST_HARNESS_MAIN

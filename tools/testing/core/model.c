@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * model.c: the sequential model of refcnt(5)'s counters (see model.h).
+ *
+ * The rules, as Documentation/design.rst and abi.rst state them:
+ * - a reference from cnode s to a set adds to counter s >> shift; the
+ *   hardware counter pegs at hw_max, the excess is lost (and counted in
+ *   the saturating 32-bit lost count of that counter);
+ * - reaching the absolute threshold raises the fold of the whole set;
+ *   a remote counter more than diff ahead of the home counter raises one
+ *   migration event until the next fold; the first peg since a fold
+ *   raises one peg event;
+ * - at sync, per 64 sets: peg events, migration events, then folds; a
+ *   fold adds every hardware counter to its extended counter (saturating
+ *   at 2^32-1, the excess lost) and zeroes it, and reports the largest;
+ * - in NMI no counter page is made: a reference whose hardware counter
+ *   has no page is dropped (and that page made at the next sync), lost
+ *   references whose lost count has no page are dropped;
+ * - a reset discards every count and everything pending.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+#define WORDS_PER_PAGE	1024
+
+void m_boot(struct model *m, unsigned int nr_online, bool premium,
+	    uint32_t gran, uint32_t abs, uint32_t diff, uint32_t qlen,
+	    bool prealloc)
+{
+	unsigned int i, cnode = 0;
+	int nid;
+
+	m->nr_cnodes = nr_online;
+	m->cps = nr_online <= 64 ? nr_online : (nr_online + 7) / 8;
+	m->shift = nr_online <= 64 ? 0 : 3;
+	m->hw_max = nr_online > 16 || premium ? 0x7ffff : 0x7ff;
+	m->gran = gran;
+	m->qlen = qlen;
+	m->prealloc = prealloc;
+	if (!abs)
+		abs = (m->hw_max + 1) - (m->hw_max + 1) / 8;
+	for (nid = 0; nid < (int)nr_online; nid++) {
+		struct m_node *n = &m->n[nid];
+		uint64_t words, pages;
+
+		n->cnode = cnode++;
+		n->home = n->cnode >> m->shift;
+		n->nr_sets = 0;
+		for (i = 0; i < m->nr_ranges; i++) {
+			if (m->r[i].nid != nid)
+				continue;
+			m->r[i].first_set = n->nr_sets;
+			n->nr_sets += (m->r[i].end - m->r[i].start) / gran;
+		}
+		n->present = n->nr_sets > 0;
+		words = n->nr_sets * m->cps;
+		pages = (words + WORDS_PER_PAGE - 1) / WORDS_PER_PAGE;
+		n->hw = calloc(words + 1, 4);
+		n->ext = calloc(words + 1, 4);
+		n->lost = calloc(words + 1, 4);
+		n->hw_page = calloc(pages + 1, 1);
+		n->lost_page = calloc(pages + 1, 1);
+		memset(n->hw_page, prealloc, pages);
+		n->fold_p = calloc(n->nr_sets + 1, 1);
+		n->peg_p = calloc(n->nr_sets + 1, 1);
+		n->mig_p = calloc(n->nr_sets + 1, 1);
+		n->pegged = calloc(n->nr_sets + 1, 1);
+		n->migrated = calloc(n->nr_sets + 1, 1);
+		for (i = 0; i < 64; i++)
+			n->ctx[i].set = UINT64_MAX;
+		n->abs = abs;
+		n->diff = diff;
+	}
+}
+
+void m_halt(struct model *m)
+{
+	unsigned int nid;
+
+	for (nid = 0; nid < m->nr_cnodes; nid++) {
+		struct m_node *n = &m->n[nid];
+
+		free(n->hw); free(n->ext); free(n->lost);
+		free(n->hw_page); free(n->lost_page);
+		free(n->fold_p); free(n->peg_p); free(n->mig_p);
+		free(n->pegged); free(n->migrated);
+	}
+	memset(m, 0, sizeof(*m));
+}
+
+uint64_t m_set_paddr(const struct model *m, int nid, uint64_t set)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr_ranges; i++) {
+		const struct m_range *r = &m->r[i];
+
+		if (r->nid == nid && set >= r->first_set &&
+		    set < r->first_set + (r->end - r->start) / m->gran)
+			return r->start + (set - r->first_set) * m->gran;
+	}
+	return UINT64_MAX;
+}
+
+/* Add to a saturating 32-bit count; returns what did not fit. */
+static uint32_t sat_add(uint32_t *c, uint32_t v)
+{
+	uint64_t sum = (uint64_t)*c + v;
+
+	*c = sum > UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+	return sum > UINT32_MAX ? (uint32_t)(sum - UINT32_MAX) : 0;
+}
+
+static void lost_add(struct m_node *n, uint64_t idx, uint32_t v, bool nmi)
+{
+	if (!n->lost_page[idx / WORDS_PER_PAGE]) {
+		if (nmi) {
+			n->st.refs_dropped += v;
+			return;
+		}
+		n->lost_page[idx / WORDS_PER_PAGE] = true;
+	}
+	n->st.overflowed += sat_add(&n->lost[idx], v);
+}
+
+static void node_reference(struct model *m, struct m_node *n, uint64_t set,
+			   unsigned int src, uint32_t count,
+			   const struct m_ctx *ctx, bool nmi)
+{
+	unsigned int c = src >> m->shift;
+	uint64_t idx = set * m->cps + c, home = set * m->cps + n->home;
+	uint32_t old, now, lost;
+	bool fold, migrate = false;
+
+	if (!count)
+		return;
+	if (!n->hw_page[idx / WORDS_PER_PAGE]) {
+		if (nmi) {
+			n->want_hw = idx + 1;
+			n->st.refs_dropped += count;
+			return;
+		}
+		n->hw_page[idx / WORDS_PER_PAGE] = true;
+	}
+	old = n->hw[idx];
+	now = (uint64_t)old + count > m->hw_max ? m->hw_max : old + count;
+	lost = count - (now - old);
+	n->hw[idx] = now;
+	n->st.references += count;
+	fold = now >= n->abs;
+	if (n->diff && c != n->home)
+		migrate = now > n->hw[home] && now - n->hw[home] > n->diff;
+	if (!lost && !fold && !migrate)
+		return;
+	if (ctx) {
+		n->ctx[set % 64].set = set;
+		n->ctx[set % 64].pid = ctx->pid;
+		n->ctx[set % 64].vaddr = ctx->vaddr;
+	} else if (n->ctx[set % 64].set == set) {
+		n->ctx[set % 64].set = UINT64_MAX;
+	}
+	if (lost) {
+		lost_add(n, idx, lost, nmi);
+		n->st.pegged += lost;
+		if (!n->pegged[set])
+			n->pegged[set] = n->peg_p[set] = true;
+	}
+	if (fold)
+		n->fold_p[set] = true;
+	if (migrate && !n->migrated[set])
+		n->migrated[set] = n->mig_p[set] = true;
+}
+
+bool m_reference(struct model *m, uint64_t paddr, unsigned int src,
+		 uint32_t count, const struct m_ctx *ctx, bool nmi)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nr_ranges; i++) {
+		const struct m_range *r = &m->r[i];
+
+		if (paddr < r->start || paddr >= r->end)
+			continue;
+		if (src >= m->nr_cnodes)
+			return false;
+		node_reference(m, &m->n[r->nid],
+			       r->first_set + (paddr - r->start) / m->gran,
+			       src, count, ctx, nmi);
+		return true;
+	}
+	return false;
+}
+
+static void queue(struct model *m, struct m_node *n, struct rcb_event *ev)
+{
+	ev->seq = n->seq++;
+	if (n->queued < m->qlen) {
+		n->ev[n->queued++] = *ev;
+		return;
+	}
+	if (!n->dropped)
+		n->first_dropped = ev->seq;
+	n->dropped++;
+	n->st.events_dropped++;
+}
+
+static void event(struct model *m, struct m_node *n, int nid, uint64_t set,
+		  uint32_t type, unsigned int counter, uint32_t count)
+{
+	struct rcb_event ev = {
+		.type = type, .set = set, .paddr = m_set_paddr(m, nid, set),
+		.home_cnodeid = n->cnode, .counter = counter,
+		.src_cnodeid = counter << m->shift, .count = count,
+	};
+
+	if (n->ctx[set % 64].set == set) {
+		ev.flags = RCB_EVENT_F_CONTEXT;
+		ev.pid = n->ctx[set % 64].pid;
+		ev.vaddr = n->ctx[set % 64].vaddr;
+	}
+	if (type == RCB_EVENT_MIGRATE) {
+		ev.home_count = n->hw[set * m->cps + n->home];
+		n->st.migrations++;
+	}
+	queue(m, n, &ev);
+}
+
+/* The counter with the largest value (the first such), among @skip's others. */
+static unsigned int top(const struct model *m, const uint32_t *v,
+			uint64_t set, int skip, uint32_t *most)
+{
+	unsigned int c, t = 0;
+
+	*most = 0;
+	for (c = 0; c < m->cps; c++) {
+		if ((int)c != skip && v[set * m->cps + c] > *most) {
+			*most = v[set * m->cps + c];
+			t = c;
+		}
+	}
+	return t;
+}
+
+static void fold(struct model *m, struct m_node *n, int nid, uint64_t set)
+{
+	unsigned int c, t = 0;
+	uint32_t most = 0;
+
+	for (c = 0; c < m->cps; c++) {
+		uint64_t idx = set * m->cps + c;
+		uint32_t v = n->hw[idx], over;
+
+		if (!v)
+			continue;
+		n->hw[idx] = 0;
+		over = sat_add(&n->ext[idx], v);
+		if (over) {
+			lost_add(n, idx, over, false);
+			n->st.saturated += over;
+		}
+		if (v > most) {
+			most = v;
+			t = c;
+		}
+	}
+	n->pegged[set] = n->migrated[set] = false;
+	if (!most)
+		return;
+	n->st.folds++;
+	event(m, n, nid, set, RCB_EVENT_FOLD, t, most);
+}
+
+static void service(struct model *m, struct m_node *n, int nid)
+{
+	uint64_t w, s, end;
+	unsigned int t;
+	uint32_t most;
+
+	for (w = 0; w < n->nr_sets; w += 64) {
+		end = w + 64 < n->nr_sets ? w + 64 : n->nr_sets;
+		for (s = w; s < end; s++) {
+			if (!n->peg_p[s])
+				continue;
+			n->peg_p[s] = false;
+			t = top(m, n->lost, s, -1, &most);
+			event(m, n, nid, s, RCB_EVENT_PEG, t, most);
+		}
+		for (s = w; s < end; s++) {
+			if (!n->mig_p[s])
+				continue;
+			n->mig_p[s] = false;
+			t = top(m, n->hw, s, n->home, &most);
+			event(m, n, nid, s, RCB_EVENT_MIGRATE, t, most);
+		}
+		for (s = w; s < end; s++) {
+			if (!n->fold_p[s])
+				continue;
+			n->fold_p[s] = false;
+			fold(m, n, nid, s);
+		}
+	}
+}
+
+void m_sync(struct model *m)
+{
+	unsigned int nid;
+
+	for (nid = 0; nid < m->nr_cnodes; nid++) {
+		struct m_node *n = &m->n[nid];
+
+		if (!n->present)
+			continue;
+		n->nr_ev = n->queued = 0;
+		n->dropped = 0;
+		if (n->want_hw) {
+			n->hw_page[(n->want_hw - 1) / WORDS_PER_PAGE] = true;
+			n->want_hw = 0;
+		}
+		service(m, n, nid);
+		n->nr_ev = n->queued;
+	}
+}
+
+void m_reset(struct model *m, int nid)
+{
+	struct m_node *n = &m->n[nid];
+	uint64_t words = n->nr_sets * m->cps, i;
+	uint64_t pages = (words + WORDS_PER_PAGE - 1) / WORDS_PER_PAGE;
+
+	for (i = 0; i < words; i++)
+		n->st.discarded += (uint64_t)n->hw[i] + n->ext[i] + n->lost[i];
+	memset(n->hw, 0, words * 4);
+	memset(n->ext, 0, words * 4);
+	memset(n->lost, 0, words * 4);
+	memset(n->hw_page, m->prealloc, pages);
+	memset(n->lost_page, 0, pages);
+	memset(n->fold_p, 0, n->nr_sets);
+	memset(n->peg_p, 0, n->nr_sets);
+	memset(n->mig_p, 0, n->nr_sets);
+	memset(n->pegged, 0, n->nr_sets);
+	memset(n->migrated, 0, n->nr_sets);
+	for (i = 0; i < 64; i++)
+		n->ctx[i].set = UINT64_MAX;
+}
+
+int m_thresholds(struct model *m, int nid, uint32_t abs, uint32_t diff)
+{
+	if (!abs || abs > m->hw_max || diff > m->hw_max)
+		return -22;
+	m->n[nid].abs = abs;
+	m->n[nid].diff = diff;
+	return 0;
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stress: conservation of references under every concurrent user of the
+ * core at once. Built three ways (plain, ThreadSanitizer, AddressSanitizer
+ * with UndefinedBehaviorSanitizer) by tools/testing/core/Makefile.
+ *
+ * Threads deliver references (one of them as if in NMI, where a missing
+ * counter page drops the reference) while others sync, reset, change
+ * thresholds and read the tables and event queues, and the worker thread
+ * runs the irq_work and fold work as they are raised. At the end, for
+ * every node, with held = extended + hardware + lost + discarded +
+ * overflowed:
+ *
+ *   delivered = held + refs_dropped
+ *   references - held <= refs_dropped
+ *
+ * refs_dropped holds both references that found no hardware counter page
+ * (not in 'references') and lost references that found no lost count page
+ * (in 'references' too): only NMI has either here. Without NMI referrers,
+ * references = held exactly (Documentation/admin-guide.rst, statistics).
+ *
+ * Usage: stress [--seconds N] [--threads N]    exit 0 when conserved
+ */
+#include <getopt.h>
+#include <unistd.h>
+#include <uapi/linux/refcnt.h>
+
+#include "machine.h"
+
+#define MiB		(1ULL << 20)
+#define NR_NODES	4
+#define HOT_SETS	1024	/* few sets: references collide with folds */
+
+static const struct core_spec spec = {
+	.nr_online = 5,
+	.nr_ranges = 5,
+	.ram = {
+		{ 0, 4 * MiB, 0 }, { 4 * MiB, 8 * MiB, 1 },
+		{ 8 * MiB, 12 * MiB, 0 }, { 16 * MiB, 20 * MiB, 2 },
+		{ 20 * MiB, 24 * MiB, 3 },
+	},
+	.abs_threshold = 64,
+	.diff_threshold = 20,
+	.event_queue_len = 64,
+};
+
+static volatile int stop;
+
+static u64 rnd(u64 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static u64 set_paddr(const struct refcnt_node *node, u64 set)
+{
+	unsigned int i = node->nr_slots - 1;
+
+	while (i && node->slots[i].first_set > set)
+		i--;
+	return node->slots[i].base +
+	       (set - node->slots[i].first_set) * refcnt_cfg.granularity;
+}
+
+struct referrer {
+	pthread_t t;
+	u64 seed;
+	bool nmi;
+	u64 delivered[NR_NODES];
+};
+
+static void *referrer_main(void *arg)
+{
+	struct referrer *r = arg;
+	struct refcnt_ctx ctx = { .pid = 1 };
+
+	shim_in_nmi = r->nmi;
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		u64 x = rnd(&r->seed);
+		unsigned int nid = x % NR_NODES;
+		struct refcnt_node *node = core_nodes[nid];
+		u64 set = (x >> 8) % HOT_SETS;
+		/* Mostly single references; now and then enough to peg. */
+		u32 count = (x >> 24) % 64 ? 1 + (x >> 32) % 8 : 3000;
+
+		ctx.vaddr = x;
+		if (!refcnt_reference(set_paddr(node, set), (x >> 40) % 5,
+				      count, (x >> 48) % 2 ? &ctx : NULL))
+			abort();
+		r->delivered[nid] += count;
+	}
+	return NULL;
+}
+
+static void *syncer_main(void *arg)
+{
+	u64 seed = 7;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+		refcnt_node_sync(core_nodes[rnd(&seed) % NR_NODES]);
+	return NULL;
+}
+
+static void *resetter_main(void *arg)
+{
+	u64 seed = 11;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		if (refcnt_node_reset(core_nodes[rnd(&seed) % NR_NODES]))
+			abort();
+		usleep(3000);
+	}
+	return NULL;
+}
+
+static void *tuner_main(void *arg)
+{
+	u64 seed = 13;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		u64 x = rnd(&seed);
+
+		if (refcnt_node_set_thresholds(core_nodes[x % NR_NODES],
+					       1 + (x >> 8) % 200,
+					       (x >> 16) % 50))
+			abort();
+		usleep(500);
+	}
+	return NULL;
+}
+
+static void *reader_main(void *arg)
+{
+	static u32 hw[64 * 5], ext[64 * 5], lost[64 * 5];
+	struct rcb_event ev[16];
+	struct refcnt_stats st;
+	u64 seed = 17;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		u64 x = rnd(&seed);
+		struct refcnt_node *node = core_nodes[x % NR_NODES];
+
+		refcnt_node_read_sets(node, (x >> 8) % (HOT_SETS - 64), 64,
+				      hw, ext, lost);
+		core_events_read(node, ev, ARRAY_SIZE(ev));
+		refcnt_node_stats(node, &st);
+		refcnt_node_table_bytes(node);
+	}
+	return NULL;
+}
+
+/* Everything delivered is somewhere; returns false and says so if not. */
+static bool conserved(unsigned int nid, u64 delivered)
+{
+	struct core_totals t;
+	u64 held;
+
+	shim_run_pending();
+	refcnt_node_sync(core_nodes[nid]);
+	core_totals(core_nodes[nid], &t);
+	held = t.hw + t.ext + t.lost + t.st.discarded + t.st.overflowed;
+	printf("# node %u: delivered %llu = references %llu + dropped %llu; held %llu (hw %llu ext %llu lost %llu discarded %llu overflowed %llu); folds %llu pegged %llu migrations %llu\n",
+	       nid, (unsigned long long)delivered,
+	       (unsigned long long)t.st.references,
+	       (unsigned long long)t.st.refs_dropped, (unsigned long long)held,
+	       (unsigned long long)t.hw, (unsigned long long)t.ext,
+	       (unsigned long long)t.lost, (unsigned long long)t.st.discarded,
+	       (unsigned long long)t.st.overflowed,
+	       (unsigned long long)t.st.folds, (unsigned long long)t.st.pegged,
+	       (unsigned long long)t.st.migrations);
+	return delivered == held + t.st.refs_dropped &&
+	       t.st.references >= held &&
+	       t.st.references - held <= t.st.refs_dropped &&
+	       (t.st.refs_dropped || t.st.references == held);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seconds", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	void *(*others[])(void *) = { syncer_main, resetter_main, tuner_main,
+				      reader_main };
+	pthread_t other[ARRAY_SIZE(others)];
+	unsigned int seconds = 4, nr = 3, i, n;
+	struct referrer *r;
+	bool ok = true;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "s:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': seconds = atoi(optarg); break;
+		case 't': nr = atoi(optarg); break;
+		default:
+			printf("usage: %s [--seconds N] [--threads N]\n", argv[0]);
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (nr < 1 || nr > 64) {
+		fprintf(stderr, "stress: --threads from 1 to 64\n");
+		return 2;
+	}
+	if (core_boot(&spec)) {
+		fprintf(stderr, "stress: cannot boot the fake machine\n");
+		return 1;
+	}
+	shim_worker_start();
+	r = calloc(nr + 1, sizeof(*r));
+	for (i = 0; i <= nr; i++) {
+		r[i].seed = 0x9e3779b97f4a7c15ULL * (i + 1);
+		r[i].nmi = i == nr;	/* the last one delivers "from NMI" */
+		pthread_create(&r[i].t, NULL, referrer_main, &r[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(others); i++)
+		pthread_create(&other[i], NULL, others[i], NULL);
+	sleep(seconds);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i <= nr; i++)
+		pthread_join(r[i].t, NULL);
+	for (i = 0; i < ARRAY_SIZE(others); i++)
+		pthread_join(other[i], NULL);
+	shim_worker_stop();
+
+	for (n = 0; n < NR_NODES; n++) {
+		u64 delivered = 0;
+
+		for (i = 0; i <= nr; i++)
+			delivered += r[i].delivered[n];
+		if (!conserved(n, delivered))
+			ok = false;
+	}
+	printf("%s conservation under %u referrers + 1 NMI referrer, sync, reset, thresholds, readers, %us\n",
+	       ok ? "ok" : "not ok", nr, seconds);
+	free(r);
+	core_halt();
+	return ok ? 0 : 1;
+}
