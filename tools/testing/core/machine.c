@@ -10,14 +10,6 @@ struct refcnt_topology refcnt_topo;
 struct refcnt_config refcnt_cfg;
 struct refcnt_node *core_nodes[MAX_NUMNODES];
 
-/*
- * The pseudo file system of the nodes' mappings, where the core still has
- * it (interface code, on its way out of the core): weak, so the harness
- * builds with it and without.
- */
-int refcnt_fs_init(void) __attribute__((weak));
-void refcnt_fs_exit(void) __attribute__((weak));
-
 static bool core_has_memory(const struct core_spec *spec, int nid)
 {
 	unsigned int i;
@@ -72,9 +64,6 @@ int core_boot(const struct core_spec *spec)
 	err = core_config(spec);
 	if (err)
 		return err;
-	err = refcnt_fs_init ? refcnt_fs_init() : 0;
-	if (err)
-		return err;
 	for (nid = 0; nid < (int)spec->nr_online; nid++) {
 		struct refcnt_node *node;
 
@@ -108,8 +97,6 @@ void core_halt(void)
 			refcnt_node_destroy(core_nodes[nid]);
 		core_nodes[nid] = NULL;
 	}
-	if (refcnt_fs_exit)
-		refcnt_fs_exit();
 }
 
 /**
@@ -132,18 +119,6 @@ void core_totals(struct refcnt_node *node, struct core_totals *t)
 	mutex_unlock(&node->fold_lock);
 }
 
-/*
- * Taking records off a node's event queue: refcnt_events_take() where
- * the core has it (read(2) itself being interface code), else the core's
- * refcnt_events_read(). Both weak, so that the harness builds against
- * either layout of kmod/; the one that is there is used.
- */
-unsigned int refcnt_events_take(struct refcnt_events *ev,
-				struct rcb_event *out, unsigned int max)
-	__attribute__((weak));
-ssize_t refcnt_events_read(struct refcnt_events *ev, char *buf, size_t count,
-			   bool nonblock) __attribute__((weak));
-
 /**
  * core_events_read() - take every queued record, up to @max
  * @node:	the node
@@ -156,17 +131,9 @@ unsigned int core_events_read(struct refcnt_node *node, struct rcb_event *out,
 			      unsigned int max)
 {
 	unsigned int n = 0, k;
-	ssize_t len;
 
-	if (refcnt_events_take) {
-		while (n < max &&
-		       (k = refcnt_events_take(&node->events, out + n, max - n)))
-			n += k;
-		return n;
-	}
 	while (n < max &&
-	       (len = refcnt_events_read(&node->events, (char *)(out + n),
-					 (max - n) * sizeof(*out), true)) > 0)
-		n += len / sizeof(*out);
+	       (k = refcnt_events_take(&node->events, out + n, max - n)))
+		n += k;
 	return n;
 }
