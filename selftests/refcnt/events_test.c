@@ -173,18 +173,20 @@ TEST_F(events, blocking_read_interrupted)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };
 	struct rcb_event ev;
+	pid_t pid;
 
 	sigemptyset(&sa.sa_mask);
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
-	if (!fork()) {
+	pid = rc_fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
 		usleep(300000);
-		kill(getppid(), SIGUSR1);
-		_exit(0);
+		_exit(kill(getppid(), SIGUSR1) ? 1 : 0);
 	}
 	errno = 0;
 	EXPECT_EQ(-1, read(self->bfd, &ev, sizeof(ev)));
 	EXPECT_EQ(EINTR, errno);
-	wait(NULL);
+	ASSERT_EQ(0, rc_wait(pid));
 }
 
 /* Bad buffers: EFAULT. */

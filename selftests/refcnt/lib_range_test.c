@@ -185,11 +185,11 @@ TEST_F(range, bad_arguments)
 	EXPECT_EQ(-1, refcnt_range_query(0, va, 4096, 0, (void *)8, self->cap, &nr));
 	EXPECT_EQ(EFAULT, errno);
 
-	gone = fork();
+	gone = rc_fork();
 	ASSERT_LE(0, gone);
 	if (!gone)
 		_exit(0);
-	ASSERT_EQ(gone, waitpid(gone, NULL, 0));
+	ASSERT_EQ(0, rc_wait(gone));
 	errno = 0;
 	EXPECT_EQ(-1, refcnt_range_query(gone, va, 4096, 0, self->buf, self->cap, &nr));
 	EXPECT_EQ(ESRCH, errno);
@@ -458,20 +458,26 @@ TEST_F(range, another_process)
 		SKIP(return, "needs root (CAP_SYS_PTRACE)");
 	ASSERT_EQ(0, pipe(to_parent));
 	ASSERT_EQ(0, pipe(to_child));
-	child = fork();
+	child = rc_fork();
 	ASSERT_LE(0, child);
 	if (!child) {
 		char *m = lh_alloc(8 * self->pg, false);
 
+		close(to_child[1]);
+		if (!m)
+			_exit(1);
 		memset(m, 7, 4 * self->pg);	/* the first four pages */
 		va = (uintptr_t)m;
 		if (write(to_parent[1], &va, sizeof(va)) != sizeof(va))
-			_exit(1);
+			_exit(2);
 		if (read(to_child[0], &c, 1) != 1)
-			_exit(1);
+			_exit(3);
 		_exit(0);
 	}
-	ASSERT_EQ((ssize_t)sizeof(va), read(to_parent[0], &va, sizeof(va)));
+	close(to_parent[1]);
+	close(to_child[0]);
+	ASSERT_EQ((ssize_t)sizeof(va), read(to_parent[0], &va, sizeof(va)))
+		TH_LOG("child status %d", rc_wait(child));
 	EXPECT_EQ(0, refcnt_range_query(child, va, 8 * self->pg, 0, self->buf,
 					self->cap, &nr)) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(n, nr);
@@ -479,7 +485,9 @@ TEST_F(range, another_process)
 		EXPECT_EQ(i < n / 2, !!(self->buf[i].flags & RCB_PAGE_PRESENT))
 			TH_LOG("entry %zu", i);
 	ASSERT_EQ(1, write(to_child[1], &c, 1));
-	ASSERT_EQ(child, waitpid(child, NULL, 0));
+	ASSERT_EQ(0, rc_wait(child));
+	close(to_parent[0]);
+	close(to_child[1]);
 }
 
 /* The same query through a handle. */
@@ -524,7 +532,7 @@ TEST_F(range, unprivileged_caller)
 	ASSERT_LT(0, refcnt_nodes(&nid, 1));
 	node = refcnt_node_open(nid, 0);
 	ASSERT_NE(NULL, node);
-	child = fork();
+	child = rc_fork();
 	ASSERT_LE(0, child);
 	if (!child) {
 		size_t nr = 0, i, n = NPAGES / 2 * self->pg / self->gran;
@@ -561,13 +569,12 @@ TEST_F(range, unprivileged_caller)
 			_exit(15);
 		_exit(0);
 	}
-	ASSERT_EQ(child, waitpid(child, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status))
-		TH_LOG("child step %d failed (10 setuid, 11 query, 12 count, "
-		       "13 entries, 14 other pid not EPERM, 15 open not EACCES)",
-		       WEXITSTATUS(status));
+	status = rc_wait(child);
 	refcnt_node_close(node);
+	ASSERT_EQ(0, status)
+		TH_LOG("child step %d failed (10 setuid, 11 query, 12 count, "
+		       "13 entries, 14 other pid not EPERM, 15 open not EACCES, "
+		       "%d + signal)", status, RC_KILLED(0));
 }
 
 TEST_HARNESS_MAIN

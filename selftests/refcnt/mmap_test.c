@@ -412,7 +412,7 @@ TEST_F(map, fork_child_reads)
 		close(fd);
 		/* Touch the parent's pages before the fork. */
 		EXPECT_TRUE(rc_all_zero(p, self->e.pg < len ? self->e.pg : len));
-		pid = fork();
+		pid = rc_fork();
 		ASSERT_LE(0, pid);
 		if (!pid) {
 			if (!rc_all_zero(p, len))
@@ -423,9 +423,8 @@ TEST_F(map, fork_child_reads)
 				_exit(3);
 			_exit(0);
 		}
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		ASSERT_TRUE(WIFEXITED(status)) TH_LOG("node%d: child status 0x%x", node, status);
-		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("node%d", node);
+		status = rc_wait(pid);
+		ASSERT_EQ(0, status) TH_LOG("node%d: child status %d", node, status);
 		EXPECT_TRUE(rc_all_zero(p, len)) TH_LOG("node%d", node);
 		EXPECT_TRUE(rc_all_zero(q, len)) TH_LOG("node%d", node);
 		EXPECT_EQ(0, munmap(p, len));

@@ -246,18 +246,18 @@ TEST(range_query_as_nobody)
 	}
 
 	/* another process, even of the same user: EPERM */
-	sib = fork();
+	sib = rc_fork();
 	ASSERT_LE(0, sib);
 	if (sib == 0) {
 		pause();
-		_exit(0);
+		_exit(1);
 	}
 	errno = 0;
 	EXPECT_EQ(-EPERM, query(fd, priv, 4096, sib, e, 16, NULL));
 	EXPECT_EQ(-EPERM, query(fd, priv, 4096, getppid(), e, 16, NULL));
 	EXPECT_EQ(-EPERM, query(fd, priv, 4096, 1, e, 16, NULL));
 	kill(sib, SIGKILL);
-	waitpid(sib, NULL, 0);
+	ASSERT_EQ(RC_KILLED(SIGKILL), rc_wait(sib));
 	close(tfd);
 	close(fd);
 }
@@ -290,27 +290,33 @@ TEST(range_query_as_root)
 	/* another process: its private page, as root */
 	ASSERT_EQ(0, pipe(p2c));
 	ASSERT_EQ(0, pipe(c2p));
-	child = fork();
+	child = rc_fork();
 	ASSERT_LE(0, child);
 	if (child == 0) {
 		uint8_t *q = touch(4096, MAP_PRIVATE | MAP_ANONYMOUS, -1);
 		char c;
 
+		close(p2c[1]);
 		addr = (uintptr_t)q;
 		if (write(c2p[1], &addr, sizeof(addr)) != sizeof(addr))
 			_exit(1);
-		if (read(p2c[0], &c, 1) < 0)
-			_exit(1);
+		if (read(p2c[0], &c, 1) != 1)
+			_exit(2);
 		_exit(0);
 	}
-	ASSERT_EQ((ssize_t)sizeof(addr), read(c2p[0], &addr, sizeof(addr)));
+	close(c2p[1]);
+	close(p2c[0]);
+	ASSERT_EQ((ssize_t)sizeof(addr), read(c2p[0], &addr, sizeof(addr)))
+		TH_LOG("child status %d", rc_wait(child));
 	ASSERT_NE(0UL, addr);
 	memset(e, 0, sizeof(e));
 	EXPECT_EQ(0, query(fd, (void *)addr, 4096, child, e, 16, &nr));
 	EXPECT_NE(0ULL, e[0].flags & RCB_PAGE_PRESENT);
 	EXPECT_NE(0ULL, e[0].paddr);
-	EXPECT_EQ(1, write(p2c[1], "x", 1));
-	waitpid(child, NULL, 0);
+	ASSERT_EQ(1, write(p2c[1], "x", 1));
+	ASSERT_EQ(0, rc_wait(child));
+	close(c2p[0]);
+	close(p2c[1]);
 	close(fd);
 }
 

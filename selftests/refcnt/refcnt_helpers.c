@@ -7,6 +7,8 @@
 #define REFCNT_HELPERS_IMPL
 #include "refcnt_helpers.h"
 
+#include <sys/prctl.h>
+
 /*
  * Line-buffered stdout: the harness runs each test in a child that ends
  * with _exit(), which drops what a pipe's buffer still holds, and
@@ -477,4 +479,39 @@ int rc_reset_node(int node)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/* ------------------------------------------------------------- children */
+
+pid_t rc_fork(void)
+{
+	pid_t parent = getpid(), pid;
+
+	/* What stdio holds is printed once, by the parent. */
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid)
+		return pid;
+	/* setresuid() later clears this: such a child is waited for at once. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(127);
+	return 0;
+}
+
+int rc_wait(pid_t pid)
+{
+	int status;
+	pid_t r;
+
+	if (pid <= 0)
+		return -1;
+	do
+		r = waitpid(pid, &status, 0);
+	while (r < 0 && errno == EINTR);
+	if (r != pid)
+		return -1;
+	if (WIFSIGNALED(status))
+		return RC_KILLED(WTERMSIG(status));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

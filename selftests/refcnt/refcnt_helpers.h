@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -110,6 +111,26 @@ int rc_load(const char *params);
 int rc_unload(void);
 int rc_unload_retry(void);
 int rc_restore_default(void);
+
+/*
+ * A FIXTURE_SETUP that cannot run skips with this, never SKIP(return):
+ * the 6.1 harness runs the test body after a setup that returned skipped,
+ * and then reports the test skipped whatever the body failed. 255 is the
+ * status by which its test process says "skipped"; the reason is in
+ * memory it shares with the harness.
+ */
+#define RC_SETUP_SKIP(fmt, ...) SKIP(_exit(255), fmt, ##__VA_ARGS__)
+
+/*
+ * Children of a test: rc_fork() is fork() whose child is killed when the
+ * test process ends (an ASSERT of the parent before it waits leaves no
+ * process behind); rc_wait() is the child's exit status, RC_KILLED(sig)
+ * if a signal ended it, -1 if it cannot be waited for. The parent asserts
+ * the exact value.
+ */
+#define RC_KILLED(sig)	(256 + (sig))
+pid_t rc_fork(void);
+int rc_wait(pid_t pid);
 
 /* Misc. */
 bool rc_all_zero(const void *p, size_t len);

@@ -199,7 +199,7 @@ TEST_F(slots, slot_get_shared_open_file)
 	pid_t pid;
 
 	fd = open_info(_metadata, self->mem.id[0], &info);
-	pid = fork();
+	pid = rc_fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		rc_fill_canary(self->s, info.rcb_num_slots + 1);
@@ -207,10 +207,9 @@ TEST_F(slots, slot_get_shared_open_file)
 			_exit(1);
 		_exit(rc_is_canary(&self->s[info.rcb_num_slots]) ? 0 : 2);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	status = rc_wait(pid);
 	close(fd);
+	ASSERT_EQ(0, status);
 }
 
 /* RCB_SLOT_QUERY with room for all: the same slots as RCB_SLOT_GET. */
