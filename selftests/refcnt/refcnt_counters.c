@@ -204,18 +204,10 @@ int rcd_restore_thresholds(const struct rc_dev *d)
 
 int rc_stat(int nid, const char *name, uint64_t *v)
 {
-	char path[128], buf[64], *end;
-	int ret;
+	char path[128];
 
 	snprintf(path, sizeof(path), RC_STATSDIR "/%s", nid, name);
-	ret = rc_read_file(path, buf, sizeof(buf));
-	if (ret < 0)
-		return ret;
-	errno = 0;
-	*v = strtoull(buf, &end, 10);
-	if (errno || end == buf || *end)
-		return -EINVAL;
-	return 0;
+	return rc_read_u64(path, v);
 }
 
 int rc_stats_read(int nid, struct rc_stats *s)

@@ -44,6 +44,25 @@ int rc_read_file(const char *path, char *buf, size_t size)
 	return n;
 }
 
+/*
+ * A file holding one unsigned decimal, as sysfs prints module parameters
+ * and statistics; anything else after it is -EINVAL.
+ */
+int rc_read_u64(const char *path, uint64_t *v)
+{
+	char buf[64], *end;
+	int ret;
+
+	ret = rc_read_file(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	errno = 0;
+	*v = strtoull(buf, &end, 10);
+	if (errno || end == buf || *end)
+		return -EINVAL;
+	return 0;
+}
+
 bool rc_exists(const char *path)
 {
 	return access(path, F_OK) == 0;
@@ -234,17 +253,18 @@ const struct rc_params rc_default_params = {
 
 int rc_read_ulong_param(const char *name, unsigned long *v)
 {
-	char path[256], buf[64], *end;
+	char path[256];
+	uint64_t u;
 	int ret;
 
 	snprintf(path, sizeof(path), RC_PARAMDIR "/%s", name);
-	ret = rc_read_file(path, buf, sizeof(buf));
-	if (ret < 0)
+	ret = rc_read_u64(path, &u);
+	if (ret)
 		return ret;
-	errno = 0;
-	*v = strtoul(buf, &end, 0);
-	if (errno || end == buf || *end)
-		return -EINVAL;
+	/* The -m32 builds: a parameter wider than their unsigned long. */
+	if (u > ULONG_MAX)
+		return -ERANGE;
+	*v = (unsigned long)u;
 	return 0;
 }
 

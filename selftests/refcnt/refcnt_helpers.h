@@ -59,6 +59,7 @@
 
 /* Files: length or -errno (trailing whitespace stripped). */
 int rc_read_file(const char *path, char *buf, size_t size);
+int rc_read_u64(const char *path, uint64_t *v);	/* one decimal: 0 or -errno */
 bool rc_exists(const char *path);
 
 /* Nodes. */
