@@ -176,6 +176,33 @@ static bool conserved(unsigned int nid, u64 delivered)
 	       (t.st.refs_dropped || t.st.references == held);
 }
 
+/* Referrers (the last one "from NMI") and the others, for @seconds. */
+static struct referrer *stress_run(unsigned int nr, unsigned int seconds)
+{
+	void *(*others[])(void *) = { syncer_main, resetter_main, tuner_main,
+				      reader_main };
+	pthread_t other[ARRAY_SIZE(others)];
+	struct referrer *r = calloc(nr + 1, sizeof(*r));
+	unsigned int i;
+
+	if (!r)
+		return NULL;
+	for (i = 0; i <= nr; i++) {
+		r[i].seed = 0x9e3779b97f4a7c15ULL * (i + 1);
+		r[i].nmi = i == nr;
+		pthread_create(&r[i].t, NULL, referrer_main, &r[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(others); i++)
+		pthread_create(&other[i], NULL, others[i], NULL);
+	sleep(seconds);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i <= nr; i++)
+		pthread_join(r[i].t, NULL);
+	for (i = 0; i < ARRAY_SIZE(others); i++)
+		pthread_join(other[i], NULL);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -184,9 +211,6 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
-	void *(*others[])(void *) = { syncer_main, resetter_main, tuner_main,
-				      reader_main };
-	pthread_t other[ARRAY_SIZE(others)];
 	unsigned int seconds = 4, nr = 3, i, n;
 	struct referrer *r;
 	bool ok = true;
@@ -210,23 +234,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	shim_worker_start();
-	r = calloc(nr + 1, sizeof(*r));
-	for (i = 0; i <= nr; i++) {
-		r[i].seed = 0x9e3779b97f4a7c15ULL * (i + 1);
-		r[i].nmi = i == nr;	/* the last one delivers "from NMI" */
-		pthread_create(&r[i].t, NULL, referrer_main, &r[i]);
-	}
-	for (i = 0; i < ARRAY_SIZE(others); i++)
-		pthread_create(&other[i], NULL, others[i], NULL);
-	sleep(seconds);
-	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
-	for (i = 0; i <= nr; i++)
-		pthread_join(r[i].t, NULL);
-	for (i = 0; i < ARRAY_SIZE(others); i++)
-		pthread_join(other[i], NULL);
+	r = stress_run(nr, seconds);
 	shim_worker_stop();
-
-	for (n = 0; n < NR_NODES; n++) {
+	for (n = 0; r && n < NR_NODES; n++) {
 		u64 delivered = 0;
 
 		for (i = 0; i <= nr; i++)
@@ -235,8 +245,8 @@ int main(int argc, char **argv)
 			ok = false;
 	}
 	printf("%s conservation under %u referrers + 1 NMI referrer, sync, reset, thresholds, readers, %us\n",
-	       ok ? "ok" : "not ok", nr, seconds);
+	       ok && r ? "ok" : "not ok", nr, seconds);
 	free(r);
 	core_halt();
-	return ok ? 0 : 1;
+	return ok && r ? 0 : 1;
 }
