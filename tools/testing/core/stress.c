@@ -11,13 +11,12 @@
  * every node, with held = extended + hardware + lost + discarded +
  * overflowed:
  *
- *   delivered = held + refs_dropped
- *   references - held <= refs_dropped
+ *   references = held
+ *   delivered = references + refs_dropped
  *
- * refs_dropped holds both references that found no hardware counter page
- * (not in 'references') and lost references that found no lost count page
- * (in 'references' too): only NMI has either here. Without NMI referrers,
- * references = held exactly (Documentation/admin-guide.rst, statistics).
+ * exactly: refs_dropped holds the references that found no hardware
+ * counter page (only in NMI here), overflowed the lost references that
+ * found no lost-count page (Documentation/admin-guide.rst, statistics).
  *
  * Usage: stress [--seconds N] [--threads N]    exit 0 when conserved
  */
@@ -170,10 +169,8 @@ static bool conserved(unsigned int nid, u64 delivered)
 	       (unsigned long long)t.st.overflowed,
 	       (unsigned long long)t.st.folds, (unsigned long long)t.st.pegged,
 	       (unsigned long long)t.st.migrations);
-	return delivered == held + t.st.refs_dropped &&
-	       t.st.references >= held &&
-	       t.st.references - held <= t.st.refs_dropped &&
-	       (t.st.refs_dropped || t.st.references == held);
+	return t.st.references == held &&
+	       delivered == t.st.references + t.st.refs_dropped;
 }
 
 /* Referrers (the last one "from NMI") and the others, for @seconds. */
