@@ -226,7 +226,32 @@ static void pick_nodes(void)
 		X = H;
 }
 
-int main(int argc, char **argv)
+static struct {
+	const char *labels, *pagemap;
+	double seconds;
+	size_t kib;
+} opt = { .seconds = 2, .kib = 2048 };
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: access-patterns -p stream|skewed|phase [-s SECONDS] [-k KIB]\n"
+		"                       [-l LABELS] [-P PAGEMAP]\n");
+}
+
+/* "stream", "skewed" or "phase" as its pattern letter; 0 if none. */
+static int pattern_of(const char *name)
+{
+	if (!strcmp(name, "stream"))
+		return 's';
+	if (!strcmp(name, "skewed"))
+		return 'k';
+	if (!strcmp(name, "phase"))
+		return 'p';
+	return 0;
+}
+
+/* The options into opt and pattern: -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pattern", required_argument, NULL, 'p' },
@@ -237,35 +262,43 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *labels = NULL, *pagemap = NULL;
-	double seconds = 2;
-	size_t kib = 2048;
-	struct timespec ts;
-	int c, i;
+	char *end = NULL;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "p:s:k:l:P:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (!strcmp(optarg, "stream"))
-				pattern = 's';
-			else if (!strcmp(optarg, "skewed"))
-				pattern = 'k';
-			else if (!strcmp(optarg, "phase"))
-				pattern = 'p';
-			else
-				goto usage;
-			break;
-		case 's': seconds = atof(optarg); break;
-		case 'k': kib = strtoul(optarg, NULL, 0); break;
-		case 'l': labels = optarg; break;
-		case 'P': pagemap = optarg; break;
-		default: goto usage;
+		if (c == 'p' && !(pattern = pattern_of(optarg)))
+			goto bad_arg;
+		if (c == 's' && ((opt.seconds = strtod(optarg, &end)) <= 0 ||
+				 opt.seconds > 3600 || *end))
+			goto bad_arg;
+		if (c == 'k' && ((opt.kib = strtoul(optarg, &end, 0)) < 64 ||
+				 opt.kib > (1UL << 22) || *end))
+			goto bad_arg;
+		if (c == 'l')
+			opt.labels = optarg;
+		if (c == 'P')
+			opt.pagemap = optarg;
+		if (c == 'h' || c == '?') {
+			usage(c == 'h' ? stdout : stderr);
+			return c == 'h' ? 0 : 2;
 		}
 	}
-	if (!pattern || seconds <= 0 || kib < 64 || numa_available() < 0)
-		goto usage;
-	page = sysconf(_SC_PAGESIZE);
-	pick_nodes();
+	if (pattern && optind == argc)
+		return -1;
+	fprintf(stderr, "access-patterns: %s\n", pattern ?
+		"unexpected argument" : "-p stream|skewed|phase is required");
+	return 2;
+bad_arg:
+	fprintf(stderr, "access-patterns: bad value '%s' for -%c\n", optarg, c);
+	return 2;
+}
+
+/* Each worker's own array, and the pattern's arrays. */
+static void make_arrays(void)
+{
+	size_t kib = opt.kib;
+	int i;
+
 	for (i = 0; i < nw; i++) {
 		char name[32];
 
@@ -283,41 +316,76 @@ int main(int argc, char **argv)
 		phased = new_array("phase", kib * 1024, -2);
 	if (misplaced)
 		touch(misplaced);
+}
+
+/* The arrays on stdout and in -l FILE. */
+static void announce(const char *name)
+{
+	FILE *f;
+	int i;
+
 	printf("access-patterns: %s, workers on %d nodes, H=%d B=%d X=%d\n",
-	       argv[optind - 1], nw, H, B, X);
+	       name, nw, H, B, X);
 	for (i = 0; i < nr_arrays; i++)
 		print_array(stdout, &arrays[i]);
-	if (labels) {
-		FILE *f = fopen(labels, "w");
-
+	if (opt.labels) {
+		f = fopen(opt.labels, "w");
 		if (!f)
-			die(labels);
+			die(opt.labels);
 		for (i = 0; i < nr_arrays; i++)
 			print_array(f, &arrays[i]);
-		fclose(f);
+		if (fclose(f))
+			die(opt.labels);
 	}
 	fflush(stdout);
+}
+
+static void sleep_for(double seconds)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* The workers run a third of the time, phase 2 starts, then the rest. */
+static void run_workers(void)
+{
+	int i;
+
 	for (i = 0; i < nw; i++)
 		if (pthread_create(&w[i].tid, NULL, work, &w[i]))
 			die("pthread_create");
-	ts.tv_sec = 0;
-	ts.tv_nsec = (long)(seconds / 3 * 1e9) % 1000000000;
-	ts.tv_sec = (time_t)(seconds / 3);
-	nanosleep(&ts, NULL);
+	sleep_for(opt.seconds / 3);
 	phase2 = 1;
-	ts.tv_sec = (time_t)(2 * seconds / 3);
-	ts.tv_nsec = (long)((2 * seconds / 3 - ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL);
+	sleep_for(2 * opt.seconds / 3);
 	stop = 1;
 	for (i = 0; i < nw; i++) {
 		pthread_join(w[i].tid, NULL);
 		printf("access-patterns: worker on node %d: %lu passes\n",
 		       w[i].node, w[i].passes);
 	}
-	if (pagemap)
-		write_pagemap(pagemap);
+}
+
+int main(int argc, char **argv)
+{
+	const char *names[] = { ['s'] = "stream", ['k'] = "skewed", ['p'] = "phase" };
+	int rc = parse_options(argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	if (numa_available() < 0) {
+		fprintf(stderr, "access-patterns: no NUMA support in this kernel (numa_available)\n");
+		return 1;
+	}
+	page = sysconf(_SC_PAGESIZE);
+	pick_nodes();
+	make_arrays();
+	announce(names[pattern]);
+	run_workers();
+	if (opt.pagemap)
+		write_pagemap(opt.pagemap);
 	return 0;
-usage:
-	fprintf(stderr, "usage: access-patterns -p stream|skewed|phase [-s SECONDS] [-k KIB] [-l LABELS] [-P PAGEMAP]\n");
-	return 2;
 }

@@ -126,9 +126,9 @@ struct refcnt_table {
  * @refs_dropped: references that never reached a counter: its table page
  *		could not be allocated (in NMI, or out of memory)
  * @discarded:	counts removed by resets (hardware, extended and lost)
- * @overflowed:	lost references a lost count could not hold: it was at
- *		2^32-1. references = extended + hardware + lost + discarded
- *		+ overflowed, exactly
+ * @overflowed:	lost references no lost count could hold: it was at
+ *		2^32-1, or its page could not be allocated. references =
+ *		extended + hardware + lost + discarded + overflowed, exactly
  */
 struct refcnt_stats {
 	u64 references;
@@ -328,15 +328,13 @@ static inline u32 refcnt_sat_add(u32 *word, u32 v)
  * @n:		references lost
  *
  * What the saturating count cannot hold goes to the 'overflowed'
- * statistic; without a count, all of @n goes to 'refs_dropped'. Any
- * context.
+ * statistic, and so does all of @n without a count: these references
+ * reached a counter and are in 'references' already, so 'refs_dropped'
+ * (references that never reached one) is no place for them. Any context.
  */
 static inline void refcnt_lost_add(struct refcnt_node *node, u32 *lost, u32 n)
 {
-	if (lost)
-		this_cpu_add(node->stats->overflowed, refcnt_sat_add(lost, n));
-	else
-		this_cpu_add(node->stats->refs_dropped, n);
+	this_cpu_add(node->stats->overflowed, lost ? refcnt_sat_add(lost, n) : n);
 }
 
 /* table.c */

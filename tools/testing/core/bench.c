@@ -112,7 +112,14 @@ static void best(unsigned int nr, u64 refs, unsigned int repeat, u32 *table,
 	}
 }
 
-int main(int argc, char **argv)
+static struct {
+	u64 refs;
+	unsigned int repeat, threads;
+	const char *only;	/* "entry" or "atomic": one run, no table */
+} opt = { .refs = 20000000, .repeat = 5 };
+
+/* The options into opt and bench_sets: -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "refs", required_argument, NULL, 'n' },
@@ -124,19 +131,15 @@ int main(int argc, char **argv)
 		{ }
 	};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned int repeat = 5, threads = ncpu < 1 ? 1 : ncpu > 64 ? 64 : ncpu;
-	u64 refs = 20000000, words;
-	const char *only = NULL;
-	unsigned int rows[2] = { 1, threads }, k;
-	u32 *table;
 	int c;
 
+	opt.threads = ncpu < 1 ? 1 : ncpu > 64 ? 64 : ncpu;
 	while ((c = getopt_long(argc, argv, "n:r:t:o:s:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'n': refs = strtoull(optarg, NULL, 0); break;
-		case 'r': repeat = atoi(optarg); break;
-		case 't': threads = atoi(optarg); break;
-		case 'o': only = optarg; break;
+		case 'n': opt.refs = strtoull(optarg, NULL, 0); break;
+		case 'r': opt.repeat = atoi(optarg); break;
+		case 't': opt.threads = atoi(optarg); break;
+		case 'o': opt.only = optarg; break;
 		case 's': bench_sets = strtoull(optarg, NULL, 0); break;
 		default:
 			printf("usage: %s [--refs N] [--repeat R] [--threads T] [--sets S] [--only entry|atomic]\n",
@@ -144,11 +147,48 @@ int main(int argc, char **argv)
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if (!refs || !repeat || threads < 1 || threads > 64 ||
-	    (only && strcmp(only, "entry") && strcmp(only, "atomic"))) {
+	if (!opt.refs || !opt.repeat || opt.threads < 1 || opt.threads > 64 ||
+	    (opt.only && strcmp(opt.only, "entry") &&
+	     strcmp(opt.only, "atomic"))) {
 		fprintf(stderr, "bench: bad arguments (--help)\n");
 		return 2;
 	}
+	return -1;
+}
+
+/* The table: one row on one thread, one on every thread. */
+static void print_table(u32 *table)
+{
+	unsigned int rows[2] = { 1, opt.threads }, k;
+
+	printf("native core (tools/testing/core): node 0 of 4, %llu sets x %u counters, stride %d, best of %u, %llu refs per thread\n",
+	       (unsigned long long)bench_sets, refcnt_topo.counters_per_set,
+	       STRIDE, opt.repeat, (unsigned long long)opt.refs);
+	printf("%-10s %16s %16s %8s\n", "threads", "entry refs/s",
+	       "atomic refs/s", "ratio");
+	for (k = 0; k < 2; k++) {
+		double e, a;
+
+		if (k && rows[1] == 1)
+			break;
+		/* Warm both tables (page faults, caches) first. */
+		run(true, rows[k], opt.refs / 4, table);
+		run(false, rows[k], opt.refs / 4, table);
+		best(rows[k], opt.refs, opt.repeat, table, &e, &a);
+		printf("%-10u %16.0f %16.0f %8.2f\n", rows[k], e, a, e / a);
+	}
+	printf("goal: ratio >= 0.50 on one thread; the %u-thread rows scale with threads (distinct sets)\n",
+	       rows[1]);
+}
+
+int main(int argc, char **argv)
+{
+	int rc = parse_options(argc, argv);
+	u64 words;
+	u32 *table;
+
+	if (rc >= 0)
+		return rc;
 	/* Counter pages and the atomic table alike on huge pages. */
 	if (shim_direct_map(64ULL << 20)) {
 		fprintf(stderr, "bench: cannot map 64 MiB for counter pages\n");
@@ -165,29 +205,10 @@ int main(int argc, char **argv)
 	table = aligned_alloc(2 << 20, ALIGN(words * sizeof(*table), 2 << 20));
 	madvise(table, words * sizeof(*table), MADV_HUGEPAGE);
 	memset(table, 0, words * sizeof(*table));
-	if (only) {
-		run(!strcmp(only, "entry"), threads, refs, table);
-	} else {
-		printf("native core (tools/testing/core): node 0 of 4, %llu sets x %u counters, stride %d, best of %u, %llu refs per thread\n",
-		       (unsigned long long)bench_sets,
-		       refcnt_topo.counters_per_set, STRIDE, repeat,
-		       (unsigned long long)refs);
-		printf("%-10s %16s %16s %8s\n", "threads", "entry refs/s",
-		       "atomic refs/s", "ratio");
-		for (k = 0; k < 2; k++) {
-			double e, a;
-
-			if (k && rows[1] == 1)
-				break;
-			/* Warm both tables (page faults, caches) first. */
-			run(true, rows[k], refs / 4, table);
-			run(false, rows[k], refs / 4, table);
-			best(rows[k], refs, repeat, table, &e, &a);
-			printf("%-10u %16.0f %16.0f %8.2f\n", rows[k], e, a, e / a);
-		}
-		printf("goal: ratio >= 0.50 on one thread; the %u-thread rows scale with threads (distinct sets)\n",
-		       rows[1]);
-	}
+	if (opt.only)
+		run(!strcmp(opt.only, "entry"), opt.threads, opt.refs, table);
+	else
+		print_table(table);
 	shim_worker_stop();
 	free(table);
 	core_halt();

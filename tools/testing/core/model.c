@@ -117,7 +117,8 @@ static void lost_add(struct m_node *n, uint64_t idx, uint32_t v, bool nmi)
 {
 	if (!n->lost_page[idx / WORDS_PER_PAGE]) {
 		if (nmi) {
-			n->st.refs_dropped += v;
+			/* Counted in references already: overflowed. */
+			n->st.overflowed += v;
 			return;
 		}
 		n->lost_page[idx / WORDS_PER_PAGE] = true;
