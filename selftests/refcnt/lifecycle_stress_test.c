@@ -255,22 +255,117 @@ static int refused_node(int kmsg)
 	return nid;
 }
 
-TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 300)
+/* What load_without_memory_enomem reserves, and what it saw. */
+struct enomem {
+	uint64_t need, first, margin;	/* kB: all tables, node 0's, 1/16 */
+	uint64_t pages, left_kb;	/* hugetlb pages; MemAvailable left */
+	void *rest;			/* locked pages after the hugetlb ones */
+	size_t rest_len;
+	uint64_t free0, free1, sunr0, sunr1, slab0, slab1;
+	int ret, refused;
+};
+
+/* kB of granularity=256 hardware and extended counters, from the default load. */
+static int enomem_size(struct enomem *e, int first_nid)
 {
+	uint64_t total_sets = 0, first_sets = 0;
 	struct rcb_info info;
-	uint64_t total_sets = 0, first_sets = 0, need, first, margin;
-	uint64_t free_kb, leave_kb, hp_kb, pages;
-	uint64_t free0, free1, slab0, slab1, sunr0, sunr1;
-	const char *env = getenv("REFCNT_ENOMEM_TEST");
-	struct rc_nodes mem, on;
-	uint64_t t0, t1, t2;
-	uint64_t left_kb;
-	size_t rest_len = 0;
-	void *rest = NULL;
-	int kmsg, refused;
-	char buf[32];
+	struct rc_nodes mem;
 	unsigned int cps = 1;
-	int i, fd, ret;
+	int i, fd;
+
+	if (rc_mem_nodes(&mem) || mem.id[0] != first_nid)
+		return -1;
+	for (i = 0; i < mem.n; i++) {
+		fd = rc_open_node(mem.id[i], O_RDONLY);
+		if (fd < 0 || ioctl(fd, RCB_INFO_GET, &info))
+			return -1;
+		total_sets += info.rcb_sw_sets * (info.rcb_granularity / 256);
+		if (!i)
+			first_sets = total_sets;
+		cps = info.rcb_sw_counters_per_set;
+		close(fd);
+	}
+	e->need = total_sets * cps * 8 / 1024;
+	e->first = first_sets * cps * 8 / 1024;
+	e->margin = meminfo("MemTotal") / 16;
+	return 0;
+}
+
+/*
+ * Bring MemAvailable down to what node 0's tables and the margin need,
+ * and 24 MB: node 0 is built and populated, a later one is refused.
+ * Hugetlb pages first, down to 96 MB above that (for the watermarks),
+ * then locked base pages, whatever fragmentation left.
+ */
+static int enomem_reserve(struct enomem *e)
+{
+	uint64_t leave_kb = e->margin + e->first + 24 * 1024;
+	uint64_t free_kb = meminfo("MemFree"), hp_kb = meminfo("Hugepagesize");
+	char buf[32];
+
+	e->pages = hp_kb && free_kb > leave_kb + 96 * 1024 ?
+		   (free_kb - leave_kb - 96 * 1024) / hp_kb : 0;
+	snprintf(buf, sizeof(buf), "%llu", U64(e->pages));
+	if (write_str("/proc/sys/vm/nr_hugepages", buf))
+		return -1;
+	usleep(200000);
+	e->left_kb = meminfo("MemAvailable");
+	e->rest = NULL;
+	e->rest_len = 0;
+	if (e->left_kb > leave_kb + 1024) {
+		e->rest_len = (e->left_kb - leave_kb) * 1024;
+		e->rest = mmap(NULL, e->rest_len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE |
+			       MAP_LOCKED, -1, 0);
+		if (e->rest == MAP_FAILED) {
+			e->rest = NULL;
+			return -1;
+		}
+	}
+	e->left_kb = meminfo("MemAvailable");
+	return 0;
+}
+
+static void enomem_release(struct enomem *e)
+{
+	if (e->rest)
+		munmap(e->rest, e->rest_len);
+	e->rest = NULL;
+	write_str("/proc/sys/vm/nr_hugepages", "0");
+}
+
+/* The prealloc load, with free memory and slab measured around it. */
+static void enomem_load(struct enomem *e)
+{
+	int kmsg;
+
+	e->free0 = free_kb_all();
+	e->sunr0 = meminfo("SUnreclaim");
+	e->slab0 = slab_bytes();
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (kmsg >= 0)
+		lseek(kmsg, 0, SEEK_END);
+	e->ret = rc_load("prealloc=1 granularity=256");
+	e->refused = refused_node(kmsg);
+	usleep(500000);		/* RCU-freed slab objects */
+	e->free1 = free_kb_all();
+	e->sunr1 = meminfo("SUnreclaim");
+	e->slab1 = slab_bytes();
+	ksft_print_msg("tables need >= %llu kB (node 0: %llu kB), margin %llu kB; %llu hugetlb pages and %llu kB locked: MemAvailable %llu kB; load: %s, node %d refused; MemFree %llu -> %llu kB, SUnreclaim %llu -> %llu kB, slabinfo %llu -> %llu B\n",
+		       U64(e->need), U64(e->first), U64(e->margin),
+		       U64(e->pages), U64(e->rest_len >> 10), U64(e->left_kb),
+		       e->ret ? strerror(-e->ret) : "loaded", e->refused,
+		       U64(e->free0), U64(e->free1), U64(e->sunr0),
+		       U64(e->sunr1), U64(e->slab0), U64(e->slab1));
+}
+
+TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 600)
+{
+	const char *env = getenv("REFCNT_ENOMEM_TEST");
+	int first = first_node(), try;
+	struct enomem e = { 0 };
+	struct rc_nodes on;
 
 	/*
 	 * Reserving the memory takes about a minute under TCG (hugetlb
@@ -280,109 +375,41 @@ TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 300)
 	ASSERT_EQ(0, rc_node_list("online", &on));
 	if (env && *env ? atoi(env) == 0 : on.n != 4)
 		SKIP(return, "runs on 4 online nodes or with REFCNT_ENOMEM_TEST=1");
-	/* Size the granularity=256 tables from the default load. */
-	ASSERT_EQ(0, rc_mem_nodes(&mem));
-	for (i = 0; i < mem.n; i++) {
-		fd = rc_open_node(mem.id[i], O_RDONLY);
-		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, &info));
-		total_sets += info.rcb_sw_sets * (info.rcb_granularity / 256);
-		if (!i)
-			first_sets = total_sets;
-		cps = info.rcb_sw_counters_per_set;
-		close(fd);
-	}
-	/* kB of hardware and extended counters: all nodes, the first one */
-	need = total_sets * cps * 8 / 1024;
-	first = first_sets * cps * 8 / 1024;
+	ASSERT_EQ(0, enomem_size(&e, first));
 	ASSERT_EQ(0, rc_unload_retry());
-
-	/* Reserve most free memory in hugetlb pages. */
-	hp_kb = meminfo("Hugepagesize");
-	ASSERT_LT(0ULL, U64(hp_kb));
-	free_kb = meminfo("MemFree");
-	/*
-	 * A prealloc load refuses a node whose pages would leave less than
-	 * 1/16 of memory available. Leave room for the first node and
-	 * 48 MB more (for watermarks): it is built and populated, a later
-	 * one is refused,
-	 * and the unwinding of both is what this test watches.
-	 */
-	margin = meminfo("MemTotal") / 16;
-	leave_kb = margin + first + 24 * 1024;	/* as MemAvailable counts */
-	if (need - first < 64 * 1024) {
+	if (e.need - e.first < 64 * 1024) {
 		ASSERT_EQ(0, rc_load(""));
-		SKIP(return, "the other nodes' tables (%llu kB) are too small "
-		     "to be refused for want of memory", U64(need - first));
+		SKIP(return, "the other nodes' tables (%llu kB) are too small to be refused for want of memory",
+		     U64(e.need - e.first));
 	}
-	/* Hugetlb pages down to 96 MB above that, for the watermarks. */
-	pages = free_kb > leave_kb + 96 * 1024 ?
-		(free_kb - leave_kb - 96 * 1024) / hp_kb : 0;
-	snprintf(buf, sizeof(buf), "%llu", U64(pages));
-	t0 = rc_now_ns();
-	ASSERT_EQ(0, write_str("/proc/sys/vm/nr_hugepages", buf));
-	usleep(200000);
 	/*
-	 * Then locked base pages, down to leave_kb of MemAvailable (what the
-	 * module checks against), whatever fragmentation and the
-	 * watermarks left.
+	 * Memory freed late by earlier tests can make room during the load
+	 * itself; then it loads, and we try again from the reservation. A
+	 * refusal that does not work fails every try.
 	 */
-	left_kb = meminfo("MemAvailable");
-	if (left_kb > leave_kb + 1024) {
-		rest_len = (left_kb - leave_kb) * 1024;
-		rest = mmap(NULL, rest_len, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE |
-			    MAP_LOCKED, -1, 0);
-		ASSERT_NE(MAP_FAILED, rest) TH_LOG("locking %llu kB: %s",
-						   U64(rest_len >> 10),
-						   strerror(errno));
+	for (try = 0; try < 3; try++) {
+		ASSERT_EQ(0, enomem_reserve(&e)) enomem_release(&e);
+		ASSERT_LT(e.left_kb, e.need + e.margin) {
+			TH_LOG("only got MemAvailable down to %llu kB", U64(e.left_kb));
+			enomem_release(&e);
+		}
+		enomem_load(&e);
+		if (e.ret == 0)
+			rc_unload_retry();
+		enomem_release(&e);
+		if (e.ret != 0)
+			break;
 	}
-	t1 = rc_now_ns();
-	left_kb = meminfo("MemAvailable");
-	ASSERT_LT(left_kb, need + margin)
-		TH_LOG("only got MemAvailable down to %llu kB", U64(left_kb));
-
-	free0 = free_kb_all();
-	sunr0 = meminfo("SUnreclaim");
-	slab0 = slab_bytes();
-	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-	if (kmsg >= 0)
-		lseek(kmsg, 0, SEEK_END);
-	ret = rc_load("prealloc=1 granularity=256");
-	t2 = rc_now_ns();
-	refused = refused_node(kmsg);
-	usleep(500000);		/* RCU-freed slab objects */
-	free1 = free_kb_all();
-	sunr1 = meminfo("SUnreclaim");
-	slab1 = slab_bytes();
-	ksft_print_msg("tables need >= %llu kB (node %d: %llu kB), margin "
-		       "%llu kB, MemAvailable down to %llu kB; MemFree %llu kB "
-		       "down to %llu kB; load: %s; MemFree after %llu kB, "
-		       "SUnreclaim %llu -> %llu kB, slabinfo %llu -> %llu B\n",
-		       U64(need), mem.id[0], U64(first), U64(margin),
-		       U64(left_kb), U64(free_kb), U64(free0),
-		       ret ? strerror(-ret) : "loaded", U64(free1),
-		       U64(sunr0), U64(sunr1), U64(slab0), U64(slab1));
-	ksft_print_msg("reserving %llu hugetlb pages and %llu kB more took "
-		       "%.1f s, the failed load %.1f s; node %d built first, "
-		       "node %d refused\n", U64(pages), U64(rest_len >> 10),
-		       (t1 - t0) / 1e9, (t2 - t1) / 1e9, mem.id[0], refused);
 	/* The first node was built, populated and unwound. */
-	EXPECT_NE(mem.id[0], refused);
-	EXPECT_LE(0, refused) TH_LOG("no 'prealloc=1 needs' line in /dev/kmsg");
-	if (rest)
-		munmap(rest, rest_len);
-	if (ret == 0)
-		rc_unload_retry();
-	EXPECT_EQ(-ENOMEM, ret);
+	EXPECT_EQ(-ENOMEM, e.ret);
+	EXPECT_LE(0, e.refused) TH_LOG("no 'prealloc=1 needs' line in /dev/kmsg");
+	EXPECT_NE(first, e.refused);
 	EXPECT_FALSE(rc_module_loaded());
 	/* Nothing leaked: within 2 MB of free memory, 512 kB of slab. */
-	EXPECT_GE(free1 + 2048, free0);
-	EXPECT_GE(sunr0 + 512, sunr1);
-	if (slab0 && slab1)
-		EXPECT_GE(slab0 + 512 * 1024, slab1);
-
-	ASSERT_EQ(0, write_str("/proc/sys/vm/nr_hugepages", "0"));
+	EXPECT_GE(e.free1 + 2048, e.free0);
+	EXPECT_GE(e.sunr0 + 512, e.sunr1);
+	if (e.slab0 && e.slab1)
+		EXPECT_GE(e.slab0 + 512 * 1024, e.slab1);
 	ASSERT_EQ(0, rc_load(""));
 	ASSERT_TRUE(rc_module_loaded());
 }
