@@ -172,7 +172,8 @@ static int refcnt_feed_cover(struct refcnt_feed *feed, unsigned int period)
 		err = refcnt_feed_cpu_start(feed, cpu, period);
 		if (err)
 			refcnt_feed_cpu_stop(feed, cpu);
-		if (err && err != -ENODEV)
+		/* -ENODEV may also mean no such PMU: only skip a gone CPU. */
+		if (err && (err != -ENODEV || cpu_online(cpu)))
 			return err;
 	}
 	return 0;
