@@ -5,12 +5,14 @@
  * Each feed is a set of per-CPU kernel perf events whose overflow handler
  * delivers samples to refcnt_reference(): the sampled page faults
  * (feed_fault.c) and the PEBS/IBS precise memory samples (feed_pebs.c).
- * Here: their period parameters, turning them on and off, and their
- * statistics in /sys/kernel/refcnt/.
+ * Here: their period parameters, turning them on and off, following CPUs
+ * as they come online and go offline, and their statistics in
+ * /sys/kernel/refcnt/.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/kobject.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
@@ -21,6 +23,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/topology.h>
+#include <linux/workqueue.h>
 
 #include "refcnt.h"
 #include "feed.h"
@@ -97,57 +100,167 @@ bool refcnt_feed_user(struct refcnt_feed *feed, u64 addr, unsigned int cnode,
 	return counted;
 }
 
+/* Release @feed's events on @cpu, if it has any. */
+static void refcnt_feed_cpu_stop(struct refcnt_feed *feed, unsigned int cpu)
+{
+	struct perf_event **ev = &feed->events[cpu * feed->nr_events];
+	unsigned int k;
+
+	for (k = 0; k < feed->nr_events; k++) {
+		if (ev[k])
+			perf_event_release_kernel(ev[k]);
+		ev[k] = NULL;
+	}
+	cpumask_clear_cpu(cpu, &feed->cpus);
+}
+
+/*
+ * Make @feed's events on the online @cpu, sampling every @period. On
+ * failure the caller releases those made with refcnt_feed_cpu_stop().
+ */
+static int refcnt_feed_cpu_start(struct refcnt_feed *feed, unsigned int cpu,
+				 unsigned int period)
+{
+	struct perf_event_attr attr;
+	unsigned int k;
+	int err;
+
+	for (k = 0; k < feed->nr_events; k++) {
+		struct perf_event *ev;
+
+		err = feed->attr(&attr, k);
+		if (err)
+			return err;
+		attr.sample_period = period;
+		ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
+						      feed->overflow, NULL);
+		if (IS_ERR(ev))
+			return PTR_ERR(ev);
+		feed->events[cpu * feed->nr_events + k] = ev;
+	}
+	cpumask_set_cpu(cpu, &feed->cpus);
+	return 0;
+}
+
+/* Called with refcnt_feed_lock held. */
 static void refcnt_feed_stop(struct refcnt_feed *feed)
 {
-	unsigned int i;
+	unsigned int cpu;
 
 	if (!feed->events)
 		return;
-	for (i = 0; i < nr_cpu_ids * feed->nr_events; i++)
-		if (feed->events[i])
-			perf_event_release_kernel(feed->events[i]);
+	for_each_possible_cpu(cpu)
+		refcnt_feed_cpu_stop(feed, cpu);
 	kfree(feed->events);
 	feed->events = NULL;
 	feed->period = 0;
 }
 
+/*
+ * Give every online CPU that has none its events. A CPU going offline
+ * meanwhile refuses them (-ENODEV) and is left to the resync its offline
+ * callback queues. Called with refcnt_feed_lock held.
+ */
+static int refcnt_feed_cover(struct refcnt_feed *feed, unsigned int period)
+{
+	unsigned int cpu;
+	int err;
+
+	for_each_online_cpu(cpu) {
+		if (cpumask_test_cpu(cpu, &feed->cpus))
+			continue;
+		err = refcnt_feed_cpu_start(feed, cpu, period);
+		if (err)
+			refcnt_feed_cpu_stop(feed, cpu);
+		/* -ENODEV may also mean no such PMU: only skip a gone CPU. */
+		if (err && (err != -ENODEV || cpu_online(cpu)))
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Called with refcnt_feed_lock held, never the CPU hotplug lock: making
+ * and releasing software events takes it (their static keys).
+ */
 static int refcnt_feed_start(struct refcnt_feed *feed, unsigned int period)
 {
-	struct perf_event_attr attr;
-	unsigned int cpu, k;
-	int err = 0;
+	int err;
 
 	feed->events = kcalloc(nr_cpu_ids * feed->nr_events,
 			       sizeof(*feed->events), GFP_KERNEL);
 	if (!feed->events)
 		return -ENOMEM;
-
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		for (k = 0; k < feed->nr_events && !err; k++) {
-			struct perf_event *ev;
-
-			err = feed->attr(&attr, k);
-			if (err)
-				break;
-			attr.sample_period = period;
-			ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
-							      feed->overflow,
-							      NULL);
-			if (IS_ERR(ev))
-				err = PTR_ERR(ev);
-			else
-				feed->events[cpu * feed->nr_events + k] = ev;
-		}
-		if (err)
-			break;
-	}
-	cpus_read_unlock();
+	err = refcnt_feed_cover(feed, period);
 	if (err) {
 		refcnt_feed_stop(feed);
 		return err;
 	}
 	feed->period = period;
+	return 0;
+}
+
+static struct refcnt_feed *const refcnt_feeds[] = {
+	&refcnt_fault_feed,
+	&refcnt_pebs_feed,
+};
+
+/* The CPU hotplug state our callbacks hold, once set up (dynamic: > 0). */
+static int refcnt_feed_cpuhp;
+/* CPUs that went offline since the last resync: their events are dead. */
+static cpumask_t refcnt_feed_gone;
+
+/*
+ * After CPUs came online or went offline: release the events of those
+ * that went offline (perf detached them) and give the online ones that
+ * have none theirs. A CPU the feed cannot sample (no memory, no PMU on
+ * it) is left out, as the feed's *_cpus file shows, and dmesg says why.
+ */
+static void refcnt_feed_resync(struct work_struct *work)
+{
+	unsigned int cpu, i;
+	int err;
+
+	mutex_lock(&refcnt_feed_lock);
+	for_each_possible_cpu(cpu) {
+		bool gone = cpumask_test_and_clear_cpu(cpu, &refcnt_feed_gone);
+
+		for (i = 0; i < ARRAY_SIZE(refcnt_feeds); i++)
+			if (refcnt_feeds[i]->events && (gone || !cpu_online(cpu)))
+				refcnt_feed_cpu_stop(refcnt_feeds[i], cpu);
+	}
+	for (i = 0; i < ARRAY_SIZE(refcnt_feeds); i++) {
+		struct refcnt_feed *feed = refcnt_feeds[i];
+
+		if (!feed->events || !feed->period)
+			continue;
+		err = refcnt_feed_cover(feed, feed->period);
+		if (err)
+			pr_warn("%s feed: cannot sample every online CPU (%d)\n",
+				feed->name, err);
+	}
+	mutex_unlock(&refcnt_feed_lock);
+}
+
+static DECLARE_WORK(refcnt_feed_resync_work, refcnt_feed_resync);
+
+/*
+ * The hotplug callbacks run with the CPU hotplug lock held for write, so
+ * they only queue the resync, which runs once the CPU is on- or offline.
+ * Between the two an offline CPU's events are detached by perf and take
+ * no samples.
+ */
+static int refcnt_feed_cpu_online(unsigned int cpu)
+{
+	queue_work(system_unbound_wq, &refcnt_feed_resync_work);
+	return 0;
+}
+
+static int refcnt_feed_cpu_offline(unsigned int cpu)
+{
+	/* Marked before queued: the resync that follows releases them. */
+	cpumask_set_cpu(cpu, &refcnt_feed_gone);
+	queue_work(system_unbound_wq, &refcnt_feed_resync_work);
 	return 0;
 }
 
@@ -242,12 +355,30 @@ static ssize_t feed##_##stat##_show(struct kobject *kobj,		\
 }									\
 static struct kobj_attribute feed##_##stat##_attr = __ATTR_RO(feed##_##stat)
 
+/* The CPUs a feed samples now, as a CPU list ("0-1,3"), empty when off. */
+#define REFCNT_FEED_CPUS(feed)						\
+static ssize_t feed##_cpus_show(struct kobject *kobj,			\
+				struct kobj_attribute *attr, char *buf)	\
+{									\
+	ssize_t len;							\
+									\
+	flush_work(&refcnt_feed_resync_work);				\
+	mutex_lock(&refcnt_feed_lock);					\
+	len = sysfs_emit(buf, "%*pbl\n",				\
+			 cpumask_pr_args(&refcnt_##feed##_feed.cpus));	\
+	mutex_unlock(&refcnt_feed_lock);				\
+	return len;							\
+}									\
+static struct kobj_attribute feed##_cpus_attr = __ATTR_RO(feed##_cpus)
+
 REFCNT_FEED_STAT(fault, samples);
 REFCNT_FEED_STAT(fault, delivered);
 REFCNT_FEED_STAT(fault, unresolved);
 REFCNT_FEED_STAT(pebs, samples);
 REFCNT_FEED_STAT(pebs, delivered);
 REFCNT_FEED_STAT(pebs, unresolved);
+REFCNT_FEED_CPUS(fault);
+REFCNT_FEED_CPUS(pebs);
 
 static struct attribute *refcnt_feed_attrs[] = {
 	&fault_samples_attr.attr,
@@ -256,6 +387,8 @@ static struct attribute *refcnt_feed_attrs[] = {
 	&pebs_samples_attr.attr,
 	&pebs_delivered_attr.attr,
 	&pebs_unresolved_attr.attr,
+	&fault_cpus_attr.attr,
+	&pebs_cpus_attr.attr,
 	NULL,
 };
 
@@ -266,6 +399,7 @@ static const struct attribute_group refcnt_feed_group = {
 /**
  * refcnt_feeds_init() - publish feed statistics, start feeds asked at load
  *
+ * From here on the feeds follow CPUs coming online and going offline.
  * A feed given at load that cannot start (the PEBS feed on a machine
  * without the PMU) is refused with one line in dmesg and left off; the
  * module loads and everything else works.
@@ -280,10 +414,15 @@ int refcnt_feeds_init(void)
 	if (!refcnt_kobj)
 		return -ENOMEM;
 	err = sysfs_create_group(refcnt_kobj, &refcnt_feed_group);
-	if (err) {
-		kobject_put(refcnt_kobj);
-		return err;
-	}
+	if (err)
+		goto put;
+	/* No feed is on yet: nothing to call for the CPUs online now. */
+	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "refcnt/feed:online",
+					refcnt_feed_cpu_online,
+					refcnt_feed_cpu_offline);
+	if (err < 0)
+		goto remove;
+	refcnt_feed_cpuhp = err;
 	mutex_lock(&refcnt_feed_lock);
 	refcnt_feeds_ready = true;
 	mutex_unlock(&refcnt_feed_lock);
@@ -292,6 +431,12 @@ int refcnt_feeds_init(void)
 	if (pebs_period && refcnt_feed_set(&refcnt_pebs_feed, pebs_period))
 		pebs_period = 0;
 	return 0;
+
+remove:
+	sysfs_remove_group(refcnt_kobj, &refcnt_feed_group);
+put:
+	kobject_put(refcnt_kobj);
+	return err;
 }
 
 /**
@@ -299,6 +444,9 @@ int refcnt_feeds_init(void)
  */
 void refcnt_feeds_exit(void)
 {
+	/* Waits for a CPU going on- or offline; none follows. */
+	cpuhp_remove_state_nocalls(refcnt_feed_cpuhp);
+	flush_work(&refcnt_feed_resync_work);
 	mutex_lock(&refcnt_feed_lock);
 	refcnt_feeds_ready = false;
 	refcnt_feed_stop(&refcnt_fault_feed);

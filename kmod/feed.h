@@ -8,6 +8,7 @@
 #define _REFCNT_FEED_H
 
 #include <linux/compiler.h>
+#include <linux/cpumask.h>
 #include <linux/errno.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
@@ -35,7 +36,9 @@ struct refcnt_feed_stats {
  *		CPU, sample period aside; -EOPNOTSUPP when the machine has
  *		no such event
  * @overflow:	the events' overflow handler
- * @events:	@nr_events perf events per CPU while on, CPU-major
+ * @events:	@nr_events perf events per CPU while on, CPU-major; a CPU
+ *		coming online gets its events, one going offline loses them
+ * @cpus:	the CPUs that have their events: the online ones while on
  * @stats:	its statistics, per CPU: the fault and NMI paths only add to
  *		their own CPU's (one instruction on x86, NMI-safe)
  */
@@ -46,6 +49,7 @@ struct refcnt_feed {
 	int (*attr)(struct perf_event_attr *attr, unsigned int k);
 	perf_overflow_handler_t overflow;
 	struct perf_event **events;
+	cpumask_t cpus;
 	struct refcnt_feed_stats __percpu *stats;
 };
 
