@@ -25,7 +25,6 @@
 #define MAX_DEVS	128
 #define MAX_CPUS	64
 #define U64(x)		((unsigned long long)(x))
-#define FEED		"/sys/kernel/refcnt/"
 
 static struct rc_dev devs[MAX_DEVS];
 static uint64_t dropped0[MAX_DEVS];	/* refs_dropped before the run */
@@ -56,16 +55,6 @@ static int write_param(const char *name, unsigned long v)
 		ret = -errno;
 	close(fd);
 	return ret;
-}
-
-static uint64_t feed_stat(const char *name)
-{
-	char path[128], buf[64];
-
-	snprintf(path, sizeof(path), FEED "%s", name);
-	if (rc_read_file(path, buf, sizeof(buf)) < 0)
-		return 0;
-	return strtoull(buf, NULL, 10);
 }
 
 static void *faulter(void *arg)
@@ -271,8 +260,8 @@ TEST_F_TIMEOUT(fstress, faults_conserve_references, 300)
 	secs = env && *env ? strtoull(env, NULL, 0) : 5;
 	ASSERT_EQ(0, rc_read_ulong_param("fault_period", &period0));
 	ASSERT_EQ(0, write_param("fault_period", 1));
-	s0 = feed_stat("fault_samples");
-	d0 = feed_stat("fault_delivered");
+	s0 = rc_feed_stat("fault_samples");
+	d0 = rc_feed_stat("fault_delivered");
 
 	t0 = rc_now_ns();
 	for (c = 0; c < ncpu; c++)
@@ -295,9 +284,9 @@ TEST_F_TIMEOUT(fstress, faults_conserve_references, 300)
 	 * one taken is already delivered or unresolved.
 	 */
 	if (!period0)
-		EXPECT_EQ(feed_stat("fault_samples"),
-			  feed_stat("fault_delivered") +
-			  feed_stat("fault_unresolved"));
+		EXPECT_EQ(rc_feed_stat("fault_samples"),
+			  rc_feed_stat("fault_delivered") +
+			  rc_feed_stat("fault_unresolved"));
 
 	for (i = 0; i < ndev; i++) {
 		struct rc_dev *d = &devs[i];
@@ -325,14 +314,14 @@ TEST_F_TIMEOUT(fstress, faults_conserve_references, 300)
 	EXPECT_EQ(0, atomic_load(&errors)) {
 		TH_LOG("%d errors, first %s", atomic_load(&errors), first_err);
 	}
-	EXPECT_LT(0ULL, U64(feed_stat("fault_delivered") - d0));
+	EXPECT_LT(0ULL, U64(rc_feed_stat("fault_delivered") - d0));
 	ksft_print_msg("fault stress: %.1f s, %ld faulting CPUs, %llu pages "
 		       "faulted, %llu fault samples (%llu delivered), %llu refs "
 		       "injected in batches, %llu queries, %llu events read, "
 		       "%llu resets/thresholds/maps/syncs; %llu references "
 		       "conserved on %d nodes\n", took, ncpu,
-		       U64(faults), U64(feed_stat("fault_samples") - s0),
-		       U64(feed_stat("fault_delivered") - d0), U64(injected),
+		       U64(faults), U64(rc_feed_stat("fault_samples") - s0),
+		       U64(rc_feed_stat("fault_delivered") - d0), U64(injected),
 		       U64(queries), U64(records), U64(chaos), U64(total), ndev);
 	for (i = 0; i < ndev; i++)
 		rcd_close(&devs[i]);

@@ -26,7 +26,6 @@
 #include "refcnt_helpers.h"
 #include "refcnt_counters.h"
 
-#define FEED		"/sys/kernel/refcnt/"
 #define SYSCPU		"/sys/devices/system/cpu"
 #define RC_FAULTS	512U
 #define RC_CYCLES	20
@@ -63,16 +62,6 @@ static void read_line(const char *path, char *buf, size_t size)
 	if (rc_read_file(path, buf, size) < 0)
 		buf[0] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-}
-
-static uint64_t feed_stat(const char *name)
-{
-	char path[128], buf[64];
-
-	snprintf(path, sizeof(path), FEED "%s", name);
-	if (rc_read_file(path, buf, sizeof(buf)) < 0)
-		return 0;
-	return strtoull(buf, NULL, 10);
 }
 
 static int cpu_online(int cpu, bool on)
@@ -123,12 +112,12 @@ static int faults_sampled_on(int cpu, uint64_t *faults, uint64_t *samples)
 		return -errno;
 	/* One fault per page: no THP (6.8+ aligns 2M mappings for it). */
 	madvise(p, len, MADV_NOHUGEPAGE);
-	s0 = feed_stat("fault_samples");
+	s0 = rc_feed_stat("fault_samples");
 	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < len; i += rc_page_size())
 		p[i] = 1;
 	getrusage(RUSAGE_SELF, &r1);
-	*samples = feed_stat("fault_samples") - s0;
+	*samples = rc_feed_stat("fault_samples") - s0;
 	*faults = r1.ru_minflt - r0.ru_minflt;
 	munmap(p, len);
 	CPU_ZERO(&set);
@@ -170,7 +159,7 @@ static void expect_follows(struct __test_metadata *_metadata)
 	char online[256], cpus[256];
 
 	read_line(SYSCPU "/online", online, sizeof(online));
-	read_line(FEED "fault_cpus", cpus, sizeof(cpus));
+	read_line(RC_FEEDDIR "/fault_cpus", cpus, sizeof(cpus));
 	EXPECT_STREQ(online, cpus);
 }
 
@@ -209,7 +198,7 @@ TEST_F(cpus, feed_restarted_while_offline)
 
 	ASSERT_EQ(0, cpu_online(self->cpu, false));
 	ASSERT_EQ(0, set_period(0));
-	read_line(FEED "fault_cpus", cpus, sizeof(cpus));
+	read_line(RC_FEEDDIR "/fault_cpus", cpus, sizeof(cpus));
 	EXPECT_STREQ("", cpus);
 	ASSERT_EQ(0, set_period(2));
 	expect_follows(_metadata);
@@ -220,7 +209,7 @@ TEST_F(cpus, feed_restarted_while_offline)
 	ASSERT_EQ(0, set_period(0));
 	ASSERT_EQ(0, cpu_online(self->cpu, false));
 	ASSERT_EQ(0, cpu_online(self->cpu, true));
-	read_line(FEED "fault_cpus", cpus, sizeof(cpus));
+	read_line(RC_FEEDDIR "/fault_cpus", cpus, sizeof(cpus));
 	EXPECT_STREQ("", cpus);
 }
 
@@ -238,8 +227,8 @@ TEST_F(cpus, cycles_keep_counting)
 	EXPECT_GE(samples, faults);
 	/* Quiet feed: every sample was delivered or unresolved. */
 	ASSERT_EQ(0, set_period(0));
-	EXPECT_EQ(feed_stat("fault_samples"),
-		  feed_stat("fault_delivered") + feed_stat("fault_unresolved"));
+	EXPECT_EQ(rc_feed_stat("fault_samples"),
+		  rc_feed_stat("fault_delivered") + rc_feed_stat("fault_unresolved"));
 }
 
 static volatile bool toggling;

@@ -63,6 +63,16 @@ int rc_read_u64(const char *path, uint64_t *v)
 	return 0;
 }
 
+/* A feed statistic in /sys/kernel/refcnt/, or 0 if it cannot be read. */
+uint64_t rc_feed_stat(const char *name)
+{
+	char path[128];
+	uint64_t v;
+
+	snprintf(path, sizeof(path), RC_FEEDDIR "/%s", name);
+	return rc_read_u64(path, &v) ? 0 : v;
+}
+
 bool rc_exists(const char *path)
 {
 	return access(path, F_OK) == 0;

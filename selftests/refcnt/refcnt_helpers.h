@@ -51,6 +51,7 @@
 #define RC_DEVDIR	"/dev/refcnt"
 #define RC_MODDIR	"/sys/module/refcnt"
 #define RC_PARAMDIR	RC_MODDIR "/parameters"
+#define RC_FEEDDIR	"/sys/kernel/refcnt"	/* the feeds' statistics */
 
 #define RC_DEF_GRANULARITY	4096UL
 
@@ -60,6 +61,7 @@
 /* Files: length or -errno (trailing whitespace stripped). */
 int rc_read_file(const char *path, char *buf, size_t size);
 int rc_read_u64(const char *path, uint64_t *v);	/* one decimal: 0 or -errno */
+uint64_t rc_feed_stat(const char *name);	/* RC_FEEDDIR/name, 0 if unreadable */
 bool rc_exists(const char *path);
 
 /* Nodes. */

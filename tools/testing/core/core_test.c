@@ -25,21 +25,10 @@ static const struct core_spec four = {
 	},
 };
 
-/* Physical address of a set of a node. */
-static u64 set_paddr(const struct refcnt_node *node, u64 set)
-{
-	unsigned int i = node->nr_slots - 1;
-
-	while (i && node->slots[i].first_set > set)
-		i--;
-	return node->slots[i].base +
-	       (set - node->slots[i].first_set) * refcnt_cfg.granularity;
-}
-
 static bool refer(const struct refcnt_node *node, u64 set, unsigned int src,
 		  u32 count)
 {
-	return refcnt_reference(set_paddr(node, set), src, count, NULL);
+	return refcnt_reference(core_set_paddr(node, set), src, count, NULL);
 }
 
 static u32 hw_of(struct refcnt_node *n, u64 set, unsigned int c)
@@ -221,10 +210,10 @@ TEST_F(core, event_context)
 	u32 abs = self->n0->abs_threshold;
 	struct rcb_event ev[4];
 
-	ASSERT_TRUE(refcnt_reference(set_paddr(self->n0, 5), 0, abs, &ctx));
-	ASSERT_TRUE(refcnt_reference(set_paddr(self->n0, 6), 0, abs, &ctx));
+	ASSERT_TRUE(refcnt_reference(core_set_paddr(self->n0, 5), 0, abs, &ctx));
+	ASSERT_TRUE(refcnt_reference(core_set_paddr(self->n0, 6), 0, abs, &ctx));
 	/* Set 6 raised again without a context: its context is forgotten. */
-	ASSERT_TRUE(refcnt_reference(set_paddr(self->n0, 6), 0, 1, NULL));
+	ASSERT_TRUE(refcnt_reference(core_set_paddr(self->n0, 6), 0, 1, NULL));
 	sync_node(self->n0);
 	ASSERT_EQ(2, read_events(self->n0, ev, 4));
 	ASSERT_EQ(RCB_EVENT_F_CONTEXT, ev[0].flags);

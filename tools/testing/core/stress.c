@@ -53,16 +53,6 @@ static u64 rnd(u64 *s)
 	return *s;
 }
 
-static u64 set_paddr(const struct refcnt_node *node, u64 set)
-{
-	unsigned int i = node->nr_slots - 1;
-
-	while (i && node->slots[i].first_set > set)
-		i--;
-	return node->slots[i].base +
-	       (set - node->slots[i].first_set) * refcnt_cfg.granularity;
-}
-
 struct referrer {
 	pthread_t t;
 	u64 seed;
@@ -85,7 +75,7 @@ static void *referrer_main(void *arg)
 		u32 count = (x >> 24) % 64 ? 1 + (x >> 32) % 8 : 3000;
 
 		ctx.vaddr = x;
-		if (!refcnt_reference(set_paddr(node, set), (x >> 40) % 5,
+		if (!refcnt_reference(core_set_paddr(node, set), (x >> 40) % 5,
 				      count, (x >> 48) % 2 ? &ctx : NULL))
 			abort();
 		r->delivered[nid] += count;
