@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt bench_feeds: the costs of the queries and the fault feed (issue 4),
+ * refcnt bench_feeds: the costs of the queries and the fault feed,
  * each as a ratio measured in the same run:
  *
  *   range query   RCB_RANGE_QUERY over 1 GiB of mapped memory in 4 KiB

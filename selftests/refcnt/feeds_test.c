@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The feeds (issue 4): sampled page faults counted exactly against
+ * The feeds: sampled page faults counted exactly against
  * getrusage, page sizes of THP and hugetlb in the range query, synthetic
  * PEBS/IBS samples through the NMI handler's code, the PEBS feed refused
  * without a PMU, and NUMA-balancing hinting faults that keep references

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * CPU hotplug and the feeds (issue 17): the fault feed follows CPUs going
+ * CPU hotplug and the feeds: the fault feed follows CPUs going
  * offline and coming online. /sys/kernel/refcnt/fault_cpus, the CPUs the
  * feed has events on, must equal the online CPUs while the feed is on
  * (so an offline CPU keeps nothing) and be empty while it is off; a CPU
