@@ -132,7 +132,7 @@ struct node_sums {
 	int nid;
 	unsigned int cps, npc;
 	uint64_t refs[RCB_MAX_COUNTERS], lost[RCB_MAX_COUNTERS];
-	uint64_t hottest;
+	uint64_t hottest, hottest_set;	/* the first set with the most */
 };
 
 /* A node's table summed per counter through RCB_SETS_READ. */
@@ -176,8 +176,10 @@ static int table_sums(int nid, struct node_sums *t)
 				t->lost[c] += lost[i * t->cps + c];
 				s += v;
 			}
-			if (s > t->hottest)
+			if (s > t->hottest) {
 				t->hottest = s;
+				t->hottest_set = set + i;
+			}
 		}
 	}
 	rc = hw && ext && lost ? 0 : -1;
@@ -331,7 +333,9 @@ TEST_F_TIMEOUT(exporter, values_equal_module, 300)
 	const char *args[] = { "--hot", "3", NULL };
 	uint64_t hottest = 0;
 	struct node_sums t;
-	char *text, *hot, key[64];
+	char *text, key[64];
+	long long hottest_nid = -1;
+	uint64_t hottest_set = 0;
 	int i;
 
 	for (i = 0; i < self->devs.n; i++)
@@ -347,16 +351,17 @@ TEST_F_TIMEOUT(exporter, values_equal_module, 300)
 		ASSERT_EQ(0, table_sums(nid, &t));
 		check_table(_metadata, text, &self->online, &t,
 			    rc_list_index(&self->online, nid));
-		if (t.hottest > hottest)
+		if (t.hottest > hottest) {
 			hottest = t.hottest;
+			hottest_nid = nid;
+			hottest_set = t.hottest_set;
+		}
 	}
 	snprintf(key, sizeof(key), "refcnt_feed_samples_total{feed=\"fault\"}");
 	EXPECT_EQ((long long)rc_feed_stat("fault_samples"), sample(text, key));
-	hot = strstr(text, "refcnt_hot_set_references{rank=\"1\",");
-	ASSERT_NE(NULL, hot);
-	hot = strchr(hot, '}');
-	ASSERT_NE(NULL, hot);
-	EXPECT_EQ((long long)hottest, strtoll(hot + 2, NULL, 10));
+	EXPECT_EQ((long long)hottest, sample(text, "refcnt_hot_set_references{rank=\"1\"}"));
+	EXPECT_EQ(hottest_nid, sample(text, "refcnt_hot_set_node{rank=\"1\"}"));
+	EXPECT_EQ((long long)hottest_set, sample(text, "refcnt_hot_set_index{rank=\"1\"}"));
 	EXPECT_EQ(NULL, strstr(text, "rank=\"4\""));
 	free(text);
 }

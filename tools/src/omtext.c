@@ -171,25 +171,34 @@ static void feeds(struct om_out *o, const struct rs_snap *s)
 	}
 }
 
-/* The hottest sets, rank 1 first. */
+/*
+ * The hottest sets, rank 1 first. The rank is the only label, so the
+ * series stay as many as --hot whichever sets are hot; which set holds a
+ * rank is in the values of refcnt_hot_set_node, _index and _paddr.
+ */
 static void hot(struct om_out *o, const struct rs_snap *s)
 {
-	int i, remote;
+	static const struct { const char *name, *help; } fam[] = {
+		{ "refcnt_hot_set_references",
+		  "References (extended + hardware) to the counter set of this rank; rank 1 is the hottest." },
+		{ "refcnt_hot_set_remote_references",
+		  "References from other nodes than its own to the counter set of this rank." },
+		{ "refcnt_hot_set_node", "Node of the counter set of this rank." },
+		{ "refcnt_hot_set_index", "Index of the counter set of this rank in its node's table." },
+		{ "refcnt_hot_set_paddr", "Physical address of the hardware page the set of this rank counts." },
+	};
+	unsigned int k;
+	int i;
 
-	for (remote = 0; remote < 2; remote++) {
-		const char *name = remote ? "refcnt_hot_set_remote_references" :
-					    "refcnt_hot_set_references";
-
-		family(o, name, OM_GAUGE, remote ?
-		       "References from other nodes than its own to one of the hottest counter sets." :
-		       "References (extended + hardware) to one of the hottest counter sets; rank 1 is the hottest.");
+	for (k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(o, fam[k].name, OM_GAUGE, fam[k].help);
 		for (i = 0; i < s->nr_hot; i++) {
 			const struct rs_hot *h = &s->hot[i];
+			uint64_t v = k == 0 ? h->refs : k == 1 ? h->remote :
+				     k == 2 ? (uint64_t)h->nid : k == 3 ? h->set : h->paddr;
 
-			fprintf(o->f, "%s{rank=\"%d\",node=\"%d\",set=\"%" PRIu64
-				"\",paddr=\"0x%" PRIx64 "\"} %" PRIu64 "\n", name,
-				i + 1, h->nid, h->set, h->paddr,
-				remote ? h->remote : h->refs);
+			fprintf(o->f, "%s{rank=\"%d\"} %" PRIu64 "\n", fam[k].name,
+				i + 1, v);
 		}
 	}
 }
