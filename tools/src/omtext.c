@@ -10,27 +10,40 @@
 
 #include "omtext.h"
 
-enum om_type { OM_GAUGE, OM_COUNTER };
+/* An info family is a gauge of value 1 in the 0.0.4 format. */
+enum om_type { OM_GAUGE, OM_COUNTER, OM_INFO };
 
 struct om_out {
 	FILE *f;
 	int openmetrics;
 };
 
+/* Does name end in suffix? */
+static int ends_in(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n > k && !strcmp(name + n - k, suffix);
+}
+
 /*
- * HELP and TYPE of a family. name is the sample name; an OpenMetrics
- * counter family drops its _total.
+ * HELP and TYPE of a family. name is the sample name; in OpenMetrics a
+ * counter family drops its _total and an info family its _info.
  */
 static void family(struct om_out *o, const char *name, enum om_type type,
 		   const char *help)
 {
+	static const char *const types[] = { "gauge", "counter", "info" };
 	size_t len = strlen(name);
 
-	if (o->openmetrics && type == OM_COUNTER && len > 6 &&
-	    !strcmp(name + len - 6, "_total"))
+	if (!o->openmetrics && type == OM_INFO)
+		type = OM_GAUGE;
+	if (o->openmetrics && type == OM_COUNTER && ends_in(name, "_total"))
 		len -= 6;
+	if (o->openmetrics && type == OM_INFO && ends_in(name, "_info"))
+		len -= 5;
 	fprintf(o->f, "# HELP %.*s %s\n# TYPE %.*s %s\n", (int)len, name, help,
-		(int)len, name, type == OM_COUNTER ? "counter" : "gauge");
+		(int)len, name, types[type]);
 }
 
 /* A label value, escaped as both formats want. */
@@ -99,7 +112,7 @@ static void node_tables(struct om_out *o, const struct rs_snap *s)
 	unsigned int k;
 	int i;
 
-	family(o, "refcnt_node_info", OM_GAUGE,
+	family(o, "refcnt_node_info", OM_INFO,
 	       "1 for every node with counters; its cnodeid as a label.");
 	for (i = 0; i < s->nr_nodes; i++)
 		fprintf(o->f, "refcnt_node_info{node=\"%d\",cnodeid=\"%d\"} 1\n",

@@ -4,8 +4,8 @@
  * (no module needed): exact samples and labels (a group label, an escaped
  * feed name, an unreadable statistic left out), a HELP and TYPE before
  * every family's samples, counters and only counters ending in _total, no
- * sample twice; OpenMetrics names counter families without _total and
- * ends with "# EOF"; an unloaded module is refcnt_up 0 and nothing else.
+ * sample twice; OpenMetrics names counter families without _total, has
+ * refcnt_node as an info family, and ends with "# EOF"; an unloaded module is refcnt_up 0 and nothing else.
  * TAP on stdout; exit 1 if any check fails.
  */
 #include <stdio.h>
@@ -92,7 +92,11 @@ static int well_formed(char *text, int openmetrics)
 		if (sscanf(line, "%127[a-z_]", name) != 1)
 			return 0;
 		len = strlen(family);
-		if (!strcmp(type, "counter")) {
+		if (!strcmp(type, "info")) {
+			len = strlen(family);
+			good &= openmetrics && !strncmp(name, family, len) &&
+				!strcmp(name + len, "_info");
+		} else if (!strcmp(type, "counter")) {
 			/* 0.0.4: the family is the sample name; OpenMetrics: + _total */
 			good &= openmetrics ? !strncmp(name, family, len) &&
 					      !strcmp(name + len, "_total") :
@@ -122,7 +126,11 @@ static int no_duplicates(const char *text)
 	return 1;
 }
 
-int main(void)
+/*
+ * omtext_test: the checks, TAP. omtext_test --print [--openmetrics]: the
+ * made-up snapshot's text, for other parsers (promtool, prometheus_client).
+ */
+int main(int argc, char **argv)
 {
 	struct rs_counter c[2];
 	struct rs_node n;
@@ -130,8 +138,14 @@ int main(void)
 	struct rs_snap s;
 	char *t;
 
-	printf("1..17\n");
 	fake(&s, &n, c, &h);
+	if (argc > 1 && !strcmp(argv[1], "--print")) {
+		t = render(&s, argc > 2 && !strcmp(argv[2], "--openmetrics"));
+		fputs(t, stdout);
+		free(t);
+		return 0;
+	}
+	printf("1..18\n");
 	t = render(&s, 0);
 	ok(strstr(t, "\nrefcnt_up 1\n") != NULL, "refcnt_up 1");
 	ok(strstr(t, "\nrefcnt_references_total{node=\"3\",from_node=\"0-7\"} 12345\n") != NULL,
@@ -167,6 +181,9 @@ int main(void)
 	   strstr(t, "\nrefcnt_references_total{node=\"3\",from_node=\"0-7\"} 12345\n") != NULL,
 	   "OpenMetrics counter family without _total");
 	ok(strlen(t) > 6 && !strcmp(t + strlen(t) - 6, "# EOF\n"), "OpenMetrics ends with # EOF");
+	ok(strstr(t, "# TYPE refcnt_node info\n") != NULL &&
+	   strstr(t, "\nrefcnt_node_info{node=\"3\",cnodeid=\"2\"} 1\n") != NULL,
+	   "OpenMetrics info family refcnt_node");
 	ok(well_formed(t, 1), "OpenMetrics: TYPE before samples");
 	free(t);
 
