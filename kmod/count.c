@@ -16,13 +16,21 @@
  * software events are found under RCU, and NMIs are RCU read-side
  * sections. The file holds a reference on the module, so the module
  * cannot be unloaded while a session is open.
+ *
+ * perf switches a static key of the page-fault path on when the first
+ * fault event of the machine is made and off when the last one goes,
+ * rewriting kernel text each time, while other CPUs fault through it.
+ * Sessions come and go often, so the first one pins those keys on with
+ * a disabled event of each kind, kept until the module is unloaded.
  */
 #include <linux/anon_inodes.h>
 #include <linux/atomic.h>
 #include <linux/capability.h>
+#include <linux/cpumask.h>
 #include <linux/fcntl.h>
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/pid.h>
 #include <linux/rcupdate.h>
@@ -58,6 +66,54 @@ struct refcnt_count_session {
 	unsigned int nr_ranges;
 	struct rcb_count_range ranges[];
 };
+
+/* Serialises pinning; the pins are released at unload only. */
+static DEFINE_MUTEX(refcnt_count_pin_lock);
+static struct perf_event *refcnt_count_pins[REFCNT_FAULT_EVENTS];
+
+/*
+ * Keep the fault events' static keys on from the first session to
+ * unload: a disabled CPU event of each kind, which never counts. Best
+ * effort: without a pin, sessions still work.
+ */
+static void refcnt_count_pin(void)
+{
+	struct perf_event_attr attr;
+	struct perf_event *ev;
+	unsigned int k;
+
+	mutex_lock(&refcnt_count_pin_lock);
+	for (k = 0; k < REFCNT_FAULT_EVENTS; k++) {
+		if (refcnt_count_pins[k] || refcnt_fault_attr(&attr, k))
+			continue;
+		attr.disabled = 1;
+		attr.sample_period = 1;
+		ev = perf_event_create_kernel_counter(&attr,
+						      cpumask_first(cpu_online_mask),
+						      NULL, NULL, NULL);
+		if (!IS_ERR(ev))
+			refcnt_count_pins[k] = ev;
+	}
+	mutex_unlock(&refcnt_count_pin_lock);
+}
+
+/**
+ * refcnt_count_exit() - release the pins, at unload
+ *
+ * No session is open then: each holds a reference on the module.
+ */
+void refcnt_count_exit(void)
+{
+	unsigned int k;
+
+	mutex_lock(&refcnt_count_pin_lock);
+	for (k = 0; k < REFCNT_FAULT_EVENTS; k++) {
+		if (refcnt_count_pins[k])
+			perf_event_release_kernel(refcnt_count_pins[k]);
+		refcnt_count_pins[k] = NULL;
+	}
+	mutex_unlock(&refcnt_count_pin_lock);
+}
 
 /* Whether @addr lies in one of the session's ranges. NMI-safe. */
 static bool refcnt_count_inside(const struct refcnt_count_session *s,
@@ -346,6 +402,8 @@ long refcnt_count_start(void __user *argp)
 	if (err)
 		goto free;
 	s->nr_ranges = c.nr_ranges;
+	if (c.fault_period)
+		refcnt_count_pin();
 	leader = refcnt_count_target(c.pid);
 	if (IS_ERR(leader)) {
 		err = PTR_ERR(leader);

@@ -109,5 +109,6 @@ long refcnt_inject(void __user *argp);
 
 /* count.c: the feeds of one counted process (RCB_COUNT_START) */
 long refcnt_count_start(void __user *argp);
+void refcnt_count_exit(void);
 
 #endif /* _REFCNT_FEED_H */
