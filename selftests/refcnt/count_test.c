@@ -368,6 +368,55 @@ TEST_F(count, close_stops_counting)
 	EXPECT_EQ(0ULL, rc_total(self->fd, 0, c, len));
 }
 
+/*
+ * The last close may come from a counted process as it exits: a child
+ * holding the only copy of a session that counts it and its parent, and
+ * a process counting itself that never closes its session. Both count
+ * until then, and the module unloads after (the rig checks rmmod).
+ */
+TEST_F(count, last_close_at_exit)
+{
+	size_t len = RC_PAGES * self->pg;
+	int sfd, go[2];
+	pid_t child;
+	char c = 0;
+
+	ASSERT_EQ(0, pipe(go));
+	sfd = rc_count(self->fd, 0, RCB_COUNT_CHILDREN, 1, NULL, 0);
+	ASSERT_LE(0, sfd);
+	self->shared[0] = UINT64_MAX - 1;
+	child = rc_fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		char *q = rc_pages(len);
+
+		if (!q || read(go[0], &c, 1) != 1)
+			_exit(1);
+		rc_touch(q, len, self->pg);
+		self->shared[0] = rc_total(self->fd, 0, q, len);
+		_exit(0);	/* its copy of sfd is the last */
+	}
+	ASSERT_EQ(0, close(sfd));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(0, rc_wait(child));
+	EXPECT_EQ((uint64_t)RC_PAGES, self->shared[0]);
+
+	self->shared[0] = UINT64_MAX - 1;
+	child = rc_fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		char *q = rc_pages(len);
+
+		if (!q || rc_count(self->fd, 0, 0, 1, NULL, 0) < 0)
+			_exit(1);
+		rc_touch(q, len, self->pg);
+		self->shared[0] = rc_total(self->fd, 0, q, len);
+		_exit(0);	/* never closed */
+	}
+	ASSERT_EQ(0, rc_wait(child));
+	EXPECT_EQ((uint64_t)RC_PAGES, self->shared[0]);
+}
+
 /* An open session pins the module: unloading is refused, then works. */
 TEST_F(count, unload_refused_while_counting)
 {
