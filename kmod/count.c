@@ -402,13 +402,13 @@ long refcnt_count_start(void __user *argp)
 	if (err)
 		goto free;
 	s->nr_ranges = c.nr_ranges;
-	if (c.fault_period)
-		refcnt_count_pin();
 	leader = refcnt_count_target(c.pid);
 	if (IS_ERR(leader)) {
 		err = PTR_ERR(leader);
 		goto free;
 	}
+	if (c.fault_period)
+		refcnt_count_pin();
 	err = refcnt_count_attach_all(s, leader, &c);
 	put_task_struct(leader);
 	if (err) {
