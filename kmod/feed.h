@@ -64,6 +64,8 @@ bool refcnt_feed_user(struct refcnt_feed *feed, u64 addr, unsigned int cnode,
 /* feed_fault.c: minor and major faults, one event each per CPU */
 #define REFCNT_FAULT_EVENTS	2
 int refcnt_fault_attr(struct perf_event_attr *attr, unsigned int k);
+bool refcnt_fault_sample(struct perf_event *event,
+			 struct perf_sample_data *data);
 void refcnt_fault_overflow(struct perf_event *event,
 			   struct perf_sample_data *data, struct pt_regs *regs);
 
@@ -90,6 +92,12 @@ static inline void refcnt_pebs_overflow(struct perf_event *event,
 {
 }
 
+static inline bool refcnt_pebs_sample(struct perf_sample_data *data,
+				      unsigned int cnode)
+{
+	return false;
+}
+
 static inline long refcnt_feed_samples(void __user *argp)
 {
 	return -EOPNOTSUPP;
@@ -98,5 +106,9 @@ static inline long refcnt_feed_samples(void __user *argp)
 
 /* feed_inject.c */
 long refcnt_inject(void __user *argp);
+
+/* count.c: the feeds of one counted process (RCB_COUNT_START) */
+long refcnt_count_start(void __user *argp);
+void refcnt_count_exit(void);
 
 #endif /* _REFCNT_FEED_H */

@@ -45,22 +45,36 @@ int refcnt_fault_attr(struct perf_event_attr *attr, unsigned int k)
 }
 
 /**
- * refcnt_fault_overflow() - a minor or major fault has been handled
- * @event:	the fault event that overflowed
+ * refcnt_fault_sample() - deliver the sample of a handled fault
+ * @event:	the fault event that overflowed: its period is the weight
  * @data:	its sample: addr is the faulting address
- * @regs:	unused
  *
  * The page is mapped, and we are still in handle_mm_fault(), preemption
- * off, so only lockless lookups.
+ * off, so only lockless lookups. The machine-wide events and those of a
+ * counted process (count.c) both end here.
+ *
+ * Return: true if a counter counted it.
  */
-void refcnt_fault_overflow(struct perf_event *event,
-			   struct perf_sample_data *data, struct pt_regs *regs)
+bool refcnt_fault_sample(struct perf_event *event,
+			 struct perf_sample_data *data)
 {
 	this_cpu_inc(refcnt_fault_feed.stats->samples);
 	if (!current->mm || (current->flags & PF_KTHREAD)) {
 		this_cpu_inc(refcnt_fault_feed.stats->unresolved);
-		return;
+		return false;
 	}
-	refcnt_feed_user(&refcnt_fault_feed, data->addr, refcnt_feed_cnode(),
-			 event->attr.sample_period);
+	return refcnt_feed_user(&refcnt_fault_feed, data->addr,
+				refcnt_feed_cnode(), event->attr.sample_period);
+}
+
+/**
+ * refcnt_fault_overflow() - a minor or major fault has been handled
+ * @event:	the fault event that overflowed
+ * @data:	its sample
+ * @regs:	unused
+ */
+void refcnt_fault_overflow(struct perf_event *event,
+			   struct perf_sample_data *data, struct pt_regs *regs)
+{
+	refcnt_fault_sample(event, data);
 }

@@ -248,6 +248,8 @@ long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return refcnt_bench_ioctl(rf, argp);
 	case RCB_FEED_SAMPLES:
 		return refcnt_feed_samples(argp);
+	case RCB_COUNT_START:
+		return refcnt_count_start(argp);
 	default:
 		return -ENOTTY;
 	}

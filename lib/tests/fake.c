@@ -255,6 +255,8 @@ int __wrap_close(int fd)
 {
 	int i;
 
+	if (fd > 0 && fd == fake_stats.session_fd)
+		fake_stats.session_fd = 0;
 	for (i = 0; i < FAKE_MAX_FDS; i++)
 		if (fake_fds[i].fd == fd && fd > 0)
 			fake_fds[i].fd = 0;
@@ -424,6 +426,29 @@ static int fake_range_query(struct rcb_range_query *q)
 	return 0;
 }
 
+/* RCB_COUNT_START: record it; a memfd stands for the session. */
+static int fake_count_start(const struct rcb_count *c)
+{
+	fake_stats.count_starts++;
+	fake_stats.last_count = *c;
+	if (c->flags & ~RCB_COUNT_FLAGS || c->pad || c->reserved[0] ||
+	    c->reserved[1] || (!c->fault_period && !c->pebs_period))
+		return fake_err(EINVAL);
+	fake_stats.session_fd = memfd_create("fake-session", MFD_CLOEXEC);
+	return fake_stats.session_fd;
+}
+
+static int fake_count_stats(struct rcb_count_stats *st)
+{
+	if (st->flags || st->pad || st->reserved[0] || st->reserved[1])
+		return fake_err(EINVAL);
+	st->samples = FAKE_SESSION_SAMPLES;
+	st->delivered = FAKE_SESSION_DELIVERED;
+	st->unresolved = 1;
+	st->outside = 1;
+	return 0;
+}
+
 int __wrap_ioctl(int fd, unsigned long req, ...)
 {
 	const struct fake_node *n;
@@ -434,6 +459,9 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
+	if (fd > 0 && fd == fake_stats.session_fd)
+		return req == RCB_COUNT_STATS ? fake_count_stats(arg) :
+					       fake_err(ENOTTY);
 	idx = fake_lookup_fd(fd);
 	if (idx < 0)
 		return __real_ioctl(fd, req, arg);
@@ -507,6 +535,8 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		return 0;
 	case RCB_RANGE_QUERY:
 		return fake_range_query(arg);
+	case RCB_COUNT_START:
+		return fake_count_start(arg);
 	default:
 		return fake_err(ENOTTY);
 	}

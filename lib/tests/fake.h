@@ -36,7 +36,15 @@ struct fake_stats {
 	uint64_t max_buf_entries;	/* largest buf_entries seen */
 	unsigned long opens, closes_expected;
 	int last_pid;
+	/* RCB_COUNT_START: the last argument and the session fd made */
+	unsigned long count_starts;
+	struct rcb_count last_count;
+	int session_fd;
 };
+
+/* What RCB_COUNT_STATS reports on a fake session. */
+#define FAKE_SESSION_SAMPLES	7
+#define FAKE_SESSION_DELIVERED	5
 
 extern struct fake_config fake_cfg;
 extern struct fake_stats fake_stats;

@@ -727,6 +727,57 @@ static void test_numa(void)
 	CHECK_ERR(refcnt_nid_distance(100000, online[0]), ENOENT);
 }
 
+/* Counting one process: what reaches RCB_COUNT_START, the session fd. */
+static void test_count(void)
+{
+	struct rcb_count_range r[2] = { { 0x10000, 4096 }, { 0x40000, 8192 } };
+	const struct rcb_count *c = &fake_stats.last_count;
+	struct rcb_count_stats st;
+	struct refcnt_node *n;
+	int fd;
+
+	fake_reset();
+	fd = refcnt_count_start(1234, RCB_COUNT_CHILDREN, 3, 5, r, 2);
+	CHECK(fd > 0, "refcnt_count_start = %d (%s)", fd, strerror(errno));
+	CHECK(fake_stats.count_starts == 1, "%lu starts", fake_stats.count_starts);
+	CHECK(c->pid == 1234 && c->flags == RCB_COUNT_CHILDREN &&
+	      c->fault_period == 3 && c->pebs_period == 5 &&
+	      c->ranges == (uintptr_t)r && c->nr_ranges == 2 && !c->pad &&
+	      !c->reserved[0] && !c->reserved[1], "argument as given");
+	CHECK(fake_open_fds() == 0, "the device is closed again (%d open)",
+	      fake_open_fds());
+	memset(&st, 0xa5, sizeof(st));
+	CHECK(refcnt_count_stats(fd, &st) == 0, "stats: %s", strerror(errno));
+	CHECK(st.samples == FAKE_SESSION_SAMPLES &&
+	      st.delivered == FAKE_SESSION_DELIVERED && st.unresolved == 1 &&
+	      st.outside == 1 && !st.flags && !st.pad && !st.reserved[0] &&
+	      !st.reserved[1], "stats as reported, the rest zeroed");
+	CHECK(refcnt_count_stop(fd) == 0, "stop: %s", strerror(errno));
+	CHECK_ERR(refcnt_count_stats(fd, &st), EBADF);
+	CHECK_ERR(refcnt_count_stop(fd), EBADF);
+	CHECK_ERR(refcnt_count_stats(-1, NULL), EFAULT);
+
+	/* Refused before any ioctl. */
+	CHECK_ERR(refcnt_count_start(0, 0, 1, 0, NULL, 1), EINVAL);
+	CHECK_ERR(refcnt_node_count_start(NULL, 0, 0, 1, 0, NULL, 0), EINVAL);
+	CHECK(fake_stats.count_starts == 1, "%lu starts", fake_stats.count_starts);
+	/* The kernel's errors pass through. */
+	CHECK_ERR(refcnt_count_start(0, 0, 0, 0, NULL, 0), EINVAL);
+
+	n = refcnt_node_open(fake_cfg.nodes[0].nid, 0);
+	CHECK(n != NULL, "open: %s", strerror(errno));
+	if (!n)
+		return;
+	fd = refcnt_node_count_start(n, 0, 0, 1, 0, NULL, 0);
+	CHECK(fd > 0 && c->pid == 0 && c->nr_ranges == 0 && c->ranges == 0,
+	      "node_count_start = %d", fd);
+	CHECK(fake_open_fds() == 1, "the node stays open (%d open)",
+	      fake_open_fds());
+	CHECK_ERR(refcnt_count_stats(refcnt_node_fd(n), &st), ENOTTY);
+	CHECK(refcnt_count_stop(fd) == 0, "stop: %s", strerror(errno));
+	refcnt_node_close(n);
+}
+
 int main(void)
 {
 	char errpath[] = "/tmp/refcnt-unit-stderr.XXXXXX";
@@ -753,6 +804,7 @@ int main(void)
 	test_pioctl_sized();
 	test_data_range();
 	test_numa();
+	test_count();
 
 	fstat(errfd, &st);
 	dup2(saved, 2);

@@ -468,6 +468,48 @@ TEST_F_TIMEOUT(tools, run_follow_children, 300)
 	free(json);
 }
 
+/*
+ * By default refcnt-run counts its command alone: the machine-wide feed
+ * stays off while the command runs (the command reads it), and the
+ * command's own feed delivered its faults; --machine-wide sets the
+ * module's feed for the run, and restores it.
+ */
+TEST_F_TIMEOUT(tools, run_counts_only_its_command, 300)
+{
+	char *own[] = { "refcnt-run", "-q", "--json", "-o", TMP "/own.json",
+			"--", "/bin/cat", FAULT_PERIOD, NULL };
+	char *wide[] = { "refcnt-run", "-q", "--machine-wide", "--json", "-o",
+			 TMP "/wide.json", "--", "/bin/cat", FAULT_PERIOD, NULL };
+	char *out, *json;
+	int ok = 1;
+
+	if (read_long(FAULT_PERIOD) != 0)
+		SKIP(return, "the machine-wide feed is on");
+	ASSERT_EQ(0, run(own, TMP "/own.out", NULL, -1));
+	out = slurp(TMP "/own.out", NULL);
+	json = slurp(TMP "/own.json", NULL);
+	ASSERT_NE(NULL, out);
+	ASSERT_NE(NULL, json);
+	EXPECT_STREQ("0\n", out);
+	EXPECT_NE(NULL, strstr(json, "\"scope\": \"process\""));
+	EXPECT_LT(0, json_num(json, "delivered", &ok)) TH_LOG("%.400s", json);
+	EXPECT_TRUE(ok);
+	free(out);
+	free(json);
+
+	ASSERT_EQ(0, run(wide, TMP "/wide.out", NULL, -1));
+	out = slurp(TMP "/wide.out", NULL);
+	json = slurp(TMP "/wide.json", NULL);
+	ASSERT_NE(NULL, out);
+	ASSERT_NE(NULL, json);
+	EXPECT_STREQ("1\n", out);
+	EXPECT_NE(NULL, strstr(json, "\"scope\": \"machine\""));
+	EXPECT_EQ(NULL, strstr(json, "\"delivered\""));
+	EXPECT_EQ(0, read_long(FAULT_PERIOD));
+	free(out);
+	free(json);
+}
+
 /* As nobody: the cause is named and the exit code says permission. */
 TEST_F(tools, errors_name_the_cause)
 {

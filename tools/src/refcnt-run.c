@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt-run: run a command, placed like numactl(8) would place it, make
- * sure its memory references are sampled while it runs, and when it exits
+ * refcnt-run: run a command, placed like numactl(8) would place it, count
+ * its memory references (its own page-fault feed, RCB_COUNT_START; the
+ * machine's with --machine-wide) while it runs, and when it exits
  * (before its memory is gone) report per memory region where the
  * references came from, the hottest pages, and placement advice.
  *
@@ -37,7 +38,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: refcnt-run [OPTIONS] [--] COMMAND [ARGS...]\n"
 		"\n"
-		"Run COMMAND, sample its memory references with refcnt while it runs,\n"
+		"Run COMMAND, count its memory references with refcnt while it runs,\n"
 		"and when it exits report per memory region (heap, stack, anonymous,\n"
 		"each file mapping) the references by accessing node, the local share,\n"
 		"the hottest pages and placement advice. The report goes to stderr\n"
@@ -49,9 +50,13 @@ static void usage(FILE *f)
 		"  -p, --preferred=NODE      prefer memory on NODE\n"
 		"  -i, --interleave=NODES    interleave memory over NODES\n"
 		"Sampling:\n"
-		"      --period=N            page-fault feed period for the run (default:\n"
-		"                            1 if the feed is off; 0: leave it alone); the\n"
-		"                            previous value is restored at the end\n"
+		"      --period=N            sample every Nth page fault of COMMAND (default\n"
+		"                            1; 0: no feed of its own). Only COMMAND counts\n"
+		"                            (and its children with --follow-children)\n"
+		"      --machine-wide        use the module's machine-wide page-fault feed\n"
+		"                            instead (root): every process counts; --period\n"
+		"                            sets it for the run (default: 1 if it is off;\n"
+		"                            0: leave it), the previous value restored after\n"
 		"      --hinting             NUMA-balancing hinting faults while it runs\n"
 		"                            (numa_balancing=1 for the run, COMMAND under\n"
 		"                            MPOL_BIND|MPOL_F_NUMA_BALANCING over the\n"
@@ -112,7 +117,7 @@ static int parse_long(const char *s, int base, long min, long max, long *v)
 	return *end || *v < min || *v > max ? -1 : 0;
 }
 
-enum { O_PERIOD = 256, O_HINTING, O_RESET, O_MINSHARE, O_MINREFS,
+enum { O_PERIOD = 256, O_MACHINE_WIDE, O_HINTING, O_RESET, O_MINSHARE, O_MINREFS,
        O_HEATMAP, O_WIDTH, O_HEIGHT };
 
 /* The options that take a number: 0, or -1 with the cause printed. */
@@ -166,6 +171,9 @@ static int parse_option(int c, const char *arg)
 		return parse_nodes(arg, "--interleave", &opt.interleave);
 	case O_HINTING:
 		opt.hinting = 1;
+		return 0;
+	case O_MACHINE_WIDE:
+		opt.machine_wide = 1;
 		return 0;
 	case O_RESET:
 		opt.reset = 1;
@@ -228,6 +236,7 @@ static int parse_options(int argc, char **argv)
 		{ "preferred", required_argument, NULL, 'p' },
 		{ "interleave", required_argument, NULL, 'i' },
 		{ "period", required_argument, NULL, O_PERIOD },
+		{ "machine-wide", no_argument, NULL, O_MACHINE_WIDE },
 		{ "hinting", no_argument, NULL, O_HINTING },
 		{ "reset", no_argument, NULL, O_RESET },
 		{ "follow-children", no_argument, NULL, 'f' },
@@ -294,6 +303,13 @@ static int command_status(const struct child_err *ce, const char *cmd)
 		       ce->err == ENOENT && !strchr(cmd, '/') ? " (not in PATH)" : "");
 		return ce->err == ENOENT ? RT_EXIT_RUN_NOTFOUND : RT_EXIT_RUN_NOEXEC;
 	}
+	if (ce->stage == 3) {
+		rt_err("cannot count the command's references (RCB_COUNT_START): %s%s",
+		       strerror(ce->err), ce->err == ENOTTY ?
+		       " (the refcnt module is too old: --machine-wide)" : "");
+		return ce->err == EACCES || ce->err == EPERM ?
+		       RT_EXIT_RUN_PERM : RT_EXIT_RUN_FAIL;
+	}
 	if (ce->stage == 1) {
 		rt_err("cannot place the command as asked: %s%s", strerror(ce->err),
 		       opt.hinting && ce->err == EINVAL ?
@@ -349,6 +365,7 @@ int main(int argc, char **argv)
 	}
 	trace_loop();
 	clock_gettime(CLOCK_MONOTONIC, &t_end);
+	stop_counting();
 	restore_feeds();
 
 	rc = command_status(&ce, argv[optind]);

@@ -375,6 +375,77 @@ struct rcb_feed_samples {
 #define RCB_FEED_SAMPLES_NMI	(1U << 0)
 #define RCB_FEED_SAMPLES_FLAGS	(RCB_FEED_SAMPLES_NMI)
 
+/**
+ * struct rcb_count_range - a virtual address range to count, for RCB_COUNT_START
+ * @start:	first byte of the range
+ * @len:	bytes; not 0, and start + len must not wrap or leave the user
+ *		address space
+ */
+struct rcb_count_range {
+	__u64 start;
+	__u64 len;
+};
+
+/* Count the children the process creates after the start, too. */
+#define RCB_COUNT_CHILDREN	(1U << 0)
+#define RCB_COUNT_FLAGS		(RCB_COUNT_CHILDREN)
+/* Most ranges one counting session is restricted to. */
+#define RCB_COUNT_MAX_RANGES	64
+
+/**
+ * struct rcb_count - argument of RCB_COUNT_START
+ * @pid:	process to count (its thread group id), 0 for the caller;
+ *		another process needs CAP_SYS_PTRACE
+ * @flags:	RCB_COUNT_*
+ * @fault_period: page-fault feed for the process: every Nth fault of each
+ *		of its threads counts N references; 0 off
+ * @pebs_period: PEBS/IBS feed for the process: one precise load sample
+ *		every N loads, weighted N; 0 off. At least one period is on.
+ * @ranges:	user pointer to @nr_ranges struct rcb_count_range, or 0
+ * @nr_ranges:	0 (the whole address space) to RCB_COUNT_MAX_RANGES: only
+ *		samples whose data address lies in one of the ranges count
+ * @pad:	must be zero
+ * @reserved:	must be zero
+ *
+ * Returns a new file descriptor (close-on-exec), the counting session:
+ * the feeds run as perf events of the process's threads (those it has
+ * and those they create), and of its children with RCB_COUNT_CHILDREN,
+ * until the last close of the descriptor. Independent of the machine-wide
+ * fault_period and pebs_period: with both on, a sample counts twice.
+ */
+struct rcb_count {
+	__s32 pid;
+	__u32 flags;
+	__u32 fault_period;
+	__u32 pebs_period;
+	__u64 ranges;
+	__u32 nr_ranges;
+	__u32 pad;
+	__u64 reserved[2];
+};
+
+/**
+ * struct rcb_count_stats - argument of RCB_COUNT_STATS, a session's samples
+ * @samples:	samples the session's feeds took
+ * @delivered:	of them, reached a counter
+ * @unresolved:	of them, whose page could not be found or no node counts
+ * @outside:	of them, outside the session's ranges: not delivered
+ * @flags:	must be zero
+ * @pad:	must be zero
+ * @reserved:	must be zero; written as zero
+ *
+ * samples = delivered + unresolved + outside once the process is quiet.
+ */
+struct rcb_count_stats {
+	__u64 samples;
+	__u64 delivered;
+	__u64 unresolved;
+	__u64 outside;
+	__u32 flags;
+	__u32 pad;
+	__u64 reserved[2];
+};
+
 /* Fill a struct rcb_info. */
 #define RCB_INFO_GET	_IOR(RCB_IOC_MAGIC, 0x01, struct rcb_info)
 /*
@@ -403,5 +474,13 @@ struct rcb_feed_samples {
 #define RCB_BENCH	_IOWR(RCB_IOC_MAGIC, 0x13, struct rcb_bench)
 /* Feed synthetic PEBS/IBS samples through the NMI handler's code. */
 #define RCB_FEED_SAMPLES _IOWR(RCB_IOC_MAGIC, 0x14, struct rcb_feed_samples)
+
+/*
+ * Start counting one process: returns the session's file descriptor.
+ * Any open file of a node device; another process needs CAP_SYS_PTRACE.
+ */
+#define RCB_COUNT_START	_IOW(RCB_IOC_MAGIC, 0x15, struct rcb_count)
+/* On a session's file descriptor only: its statistics. */
+#define RCB_COUNT_STATS	_IOWR(RCB_IOC_MAGIC, 0x16, struct rcb_count_stats)
 
 #endif /* _UAPI_LINUX_REFCNT_H */

@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define REFCNT_VERSION_MAJOR	1
-#define REFCNT_VERSION_MINOR	1
+#define REFCNT_VERSION_MINOR	2
 
 /* Directory of the node devices. */
 #define REFCNT_DEV_DIR		"/dev/refcnt"
@@ -262,6 +262,38 @@ struct refcnt_data_range {
  */
 int refcnt_data_range(pid_t pid, uint64_t start, uint64_t end,
 		      unsigned int flags, struct refcnt_data_range *out);
+
+/* ------------------------------------------- counting one process */
+
+/*
+ * Count the references of process pid (0: the caller; another process
+ * needs CAP_SYS_PTRACE) through its own feeds instead of the whole
+ * machine's (since librefcnt 1.2): RCB_COUNT_START. fault_period and
+ * pebs_period as the module parameters (0: that feed off; at least one
+ * on); flags 0 or RCB_COUNT_CHILDREN (its children created after the
+ * start too); ranges (nr_ranges of them, up to RCB_COUNT_MAX_RANGES;
+ * NULL and 0 for the whole address space) restrict counting to samples
+ * whose data address lies in one of them. Returns the file descriptor
+ * of the counting session (close-on-exec): counting goes on until it is
+ * closed (refcnt_count_stop()), by every process that has it.
+ *
+ * refcnt_count_start() opens a node device for the call;
+ * refcnt_node_count_start() uses an open one.
+ */
+int refcnt_count_start(pid_t pid, unsigned int flags,
+		       unsigned int fault_period, unsigned int pebs_period,
+		       const struct rcb_count_range *ranges, size_t nr_ranges);
+int refcnt_node_count_start(struct refcnt_node *node, pid_t pid,
+			    unsigned int flags, unsigned int fault_period,
+			    unsigned int pebs_period,
+			    const struct rcb_count_range *ranges,
+			    size_t nr_ranges);
+
+/* RCB_COUNT_STATS: what the session's feeds did with their samples. */
+int refcnt_count_stats(int fd, struct rcb_count_stats *stats);
+
+/* Close the session's file descriptor: counting stops (since 1.2). */
+int refcnt_count_stop(int fd);
 
 /* ------------------------------------------------------- node facts */
 

@@ -139,8 +139,15 @@ void report_json(FILE *f, char **argv, int exit_code, long period,
 		info.rcb_granularity, ctr.nodes_per_counter, info.rcb_diff_threshold);
 	for (i = 0; i < ctr.nr; i++)
 		fprintf(f, "%s\"%s\"", i ? ", " : "", ctr.label[i]);
-	fprintf(f, "]},\n  \"feeds\": {\"fault_period\": %ld, \"fault_period_before\": %ld, \"hinting\": %s},\n",
-		period, old_period, opt.hinting ? "true" : "false");
+	fprintf(f, "]},\n  \"feeds\": {\"fault_period\": %ld, \"fault_period_before\": %ld, \"hinting\": %s, \"scope\": \"%s\"",
+		period, old_period, opt.hinting ? "true" : "false",
+		opt.machine_wide || !period ? "machine" : "process");
+	if (count_done)
+		fprintf(f, ", \"samples\": %llu, \"delivered\": %llu, \"unresolved\": %llu",
+			(unsigned long long)count_stats.samples,
+			(unsigned long long)count_stats.delivered,
+			(unsigned long long)count_stats.unresolved);
+	fprintf(f, "},\n");
 	fprintf(f, "  \"snapshot\": %s,\n", m && m->snap ? "true" : "false");
 	fprintf(f, "  \"regions\": ");
 	json_regions(f, m ? m->snap : NULL, "  ");

@@ -240,9 +240,17 @@ void report_text(FILE *f)
 {
 	const struct proc *p;
 
-	fprintf(f, "\nrefcnt-run report: references sampled by the page-fault feed (every %ld%s fault)%s; counters are extended + hardware, by accessing node\n",
-		new_period, new_period == 1 ? "st" : "th",
+	fprintf(f, "\nrefcnt-run report: references sampled by the %s page-fault feed (every %ld%s fault)%s; counters are extended + hardware, by accessing node\n",
+		opt.machine_wide || !new_period ? "machine-wide" : "command's own",
+		opt.machine_wide || !new_period ? old_period : new_period,
+		(opt.machine_wide || !new_period ? old_period : new_period) == 1 ?
+		"st" : "th",
 		opt.hinting ? " with NUMA-balancing hinting faults" : "");
+	if (count_done)
+		fprintf(f, "   its own feed: %llu samples, %llu counted, %llu unresolved\n",
+			(unsigned long long)count_stats.samples,
+			(unsigned long long)count_stats.delivered,
+			(unsigned long long)count_stats.unresolved);
 	for (p = procs; p; p = p->next)
 		text_proc(f, p);
 }

@@ -4,7 +4,8 @@
  * process holds, and what each part offers the others and main().
  *
  *   nodes.c     node devices, counters, reset, query permission
- *   feeds.c     the page-fault feed and NUMA balancing for the run
+ *   feeds.c     the page-fault feed (the command's own or the machine's)
+ *               and NUMA balancing for the run
  *   labels.c    --labels
  *   snapshot.c  regions and counters of a process at its exit
  *   advice.c    placement advice per region
@@ -33,7 +34,8 @@
 struct run_opts {
 	struct bitmask *cpunodes, *membind, *interleave;
 	int preferred;
-	long period;		/* -1: 1 if the feed is off */
+	long period;		/* -1: the default (see feeds.c) */
+	int machine_wide;	/* the module's feed, not the command's own */
 	int hinting;
 	int reset;
 	int follow;
@@ -68,9 +70,18 @@ int nearest_mem_nid(int nid);
 /* ------------------------------------------------------------ feeds.c */
 
 extern long old_period, new_period;
+/* The command's own session (RCB_COUNT_START), -1 when machine-wide. */
+extern int count_fd;
+/* Its statistics, read when the run ends (count_done set). */
+extern struct rcb_count_stats count_stats;
+extern int count_done;
 
 int setup_feeds(void);
 void restore_feeds(void);
+/* In the command, before exec: its own session's fd, or -1 with errno. */
+int count_self(void);
+/* The session's statistics, then close it. */
+void stop_counting(void);
 
 /* ----------------------------------------------------------- labels.c */
 
@@ -172,7 +183,7 @@ void trace_loop(void);
 /* ------------------------------------------------------------ child.c */
 
 struct child_err {
-	int stage;	/* 1: NUMA placement, 2: exec */
+	int stage;	/* 1: NUMA placement, 2: exec, 3: counting */
 	int err;
 };
 
