@@ -170,14 +170,21 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
 		      const struct refcnt_ctx *ctx)
 {
-	const struct refcnt_slot *slot = refcnt_slot_lookup(paddr);
+	const struct refcnt_slot *slot;
+	bool counted = false;
 
-	if (unlikely(!slot || src_cnode >= refcnt_topo.nr_cnodes))
-		return false;
-	refcnt_count(slot->node, slot->first_set +
-		     ((paddr - slot->base) >> refcnt_cfg.granularity_shift),
-		     src_cnode, count, ctx);
-	return true;
+	/* The layout may change: its node lives until a grace period ends. */
+	rcu_read_lock_sched();
+	slot = refcnt_slot_lookup(paddr);
+	if (likely(slot && src_cnode < refcnt_topo.nr_cnodes)) {
+		refcnt_count(slot->node, slot->first_set +
+			     ((paddr - slot->base) >>
+			      refcnt_cfg.granularity_shift),
+			     src_cnode, count, ctx);
+		counted = true;
+	}
+	rcu_read_unlock_sched();
+	return counted;
 }
 
 /**

@@ -44,7 +44,10 @@
  * @rcb_num_cnodes:	online nodes, i.e. cnodeids 0..rcb_num_cnodes-1
  * @rcb_hw_counter_bits: width of a hardware counter, 11 or 19
  * @rcb_nodes_per_counter: cnodeids counted by one counter, 1 or 8
- * @rcb_flags:		reserved, 0
+ * @rcb_flags:		RCB_INFO_* flags
+ * @rcb_generation:	layout generation of the node: 0 for the layout made
+ *			at load, one more each time memory of the node comes
+ *			online or goes offline (slots, sets, rcb_len change)
  * @rcb_reserved:	reserved, 0
  */
 struct rcb_info {
@@ -66,8 +69,16 @@ struct rcb_info {
 	__u32 rcb_hw_counter_bits;
 	__u32 rcb_nodes_per_counter;
 	__u32 rcb_flags;
-	__u64 rcb_reserved[4];
+	__u64 rcb_generation;
+	__u64 rcb_reserved[3];
 };
+
+/*
+ * rcb_flags: this open file's layout was replaced (memory of the node came
+ * or went). The file, its mappings and its slots stay as they were, frozen
+ * with their last counts; open the device again for the new layout.
+ */
+#define RCB_INFO_RETIRED	(1U << 0)
 
 /**
  * struct rcb_slot - one contiguous physical range of a node
@@ -172,6 +183,12 @@ enum rcb_event_type {
 	RCB_EVENT_PEG = 2,	/* first references lost in a set since its fold */
 	RCB_EVENT_MIGRATE = 3,	/* remote counter exceeds home by diff_threshold */
 	RCB_EVENT_LOST = 4,	/* @count events were dropped: the queue was full */
+	/*
+	 * The node's layout changed and this file's was retired: @count is
+	 * the new rcb_generation, @set the sets of the new layout (0: the
+	 * node has no memory online). The last record of the file.
+	 */
+	RCB_EVENT_LAYOUT = 5,
 };
 
 /* @pid and @vaddr are known. */
