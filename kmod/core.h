@@ -38,19 +38,20 @@ struct rcb_event;
 
 /**
  * struct refcnt_topology - the machine as the counters see it
- * @nr_cnodes:		possible nodes; cnodeids are 0..nr_cnodes-1
+ * @nr_cnodes:		online nodes; cnodeids are 0..nr_cnodes-1
  * @counters_per_set:	counters in one set (one per cnodeid, or per group)
  * @nodes_per_counter:	cnodeids counted by one counter (1, or 8 above 64)
  * @counter_shift:	log2(@nodes_per_counter): cnodeid >> it = counter
  * @hw_bits:		width of a hardware counter, 11 or 19
  * @hw_max:		maximum count of a hardware counter, 2^hw_bits - 1
- * @nid_to_cnode:	cnodeid of each possible Linux node id, -1 otherwise
+ * @nid_to_cnode:	cnodeid of each online Linux node id, -1 otherwise
  * @cnode_to_nid:	Linux node id of each cnodeid
  *
- * cnodeids number the possible nodes (those that are or can come online)
- * densely in node-id order, so sparse node ids, CPU-less or memory-less
- * nodes and nodes that come online after the load (a CXL memory expander)
- * all have a place and a counter. The topology is fixed at load time.
+ * cnodeids number the nodes online at load densely in node-id order, so
+ * sparse node ids and CPU-less or memory-less nodes all have a place. The
+ * topology is fixed at load time: a node that comes online later (a CXL
+ * memory expander) has no cnodeid (-1) and no counter; its memory is
+ * counted, references from its CPUs are not.
  */
 struct refcnt_topology {
 	unsigned int nr_cnodes;
@@ -354,6 +355,23 @@ static inline u32 refcnt_sat_add(u32 *word, u32 v)
 static inline void refcnt_lost_add(struct refcnt_node *node, u32 *lost, u32 n)
 {
 	this_cpu_add(node->stats->overflowed, lost ? refcnt_sat_add(lost, n) : n);
+}
+
+/**
+ * refcnt_home_count() - the hardware count of a set's home counter
+ * @node:	the node
+ * @first:	index of the set's first counter
+ *
+ * A node that came online after the load has no cnodeid, so no home
+ * counter (every counter is remote): its home count is 0.
+ *
+ * Return: the count.
+ */
+static inline u32 refcnt_home_count(struct refcnt_node *node, u64 first)
+{
+	if (node->home_counter >= refcnt_topo.counters_per_set)
+		return 0;
+	return refcnt_sparse_read(&node->hw, first + node->home_counter);
 }
 
 /* table.c */

@@ -129,8 +129,7 @@ static __always_inline void refcnt_count(struct refcnt_node *node, u64 set,
 	fold = now >= READ_ONCE(node->abs_threshold);
 	diff = READ_ONCE(node->diff_threshold);
 	if (diff && counter != node->home_counter) {
-		u32 home = refcnt_sparse_read(&node->hw,
-					      first + node->home_counter);
+		u32 home = refcnt_home_count(node, first);
 
 		migrate = now > home && now - home > diff;
 	}
@@ -205,6 +204,7 @@ bool refcnt_node_prepare(struct refcnt_node *node, u64 set,
 	return refcnt_sparse_get(&node->hw, first +
 				 (src_cnode >> refcnt_topo.counter_shift),
 				 GFP_KERNEL) &&
-	       refcnt_sparse_get(&node->hw, first + node->home_counter,
-				 GFP_KERNEL);
+	       (node->home_counter >= refcnt_topo.counters_per_set ||
+		refcnt_sparse_get(&node->hw, first + node->home_counter,
+				  GFP_KERNEL));
 }

@@ -63,7 +63,7 @@ static int __init refcnt_config_init(void)
 	u32 max = refcnt_topo.hw_max;
 
 	if (refcnt_topo.counters_per_set > RCB_MAX_COUNTERS) {
-		pr_err("%u possible nodes: more than %u, a set would need more than %u counters\n",
+		pr_err("%u online nodes: more than %u, a set would need more than %u counters\n",
 		       refcnt_topo.nr_cnodes,
 		       RCB_MAX_COUNTERS * RCB_NODES_PER_GROUP, RCB_MAX_COUNTERS);
 		return -EINVAL;

@@ -118,8 +118,10 @@ struct refcnt_node *refcnt_node_create(int nid, u32 generation,
 	node->generation = generation;
 	if (inherited)
 		node->inherited = *inherited;
+	/* -1 for a node that came online after the load: no home counter. */
 	node->cnodeid = refcnt_topo.nid_to_cnode[nid];
-	node->home_counter = node->cnodeid >> refcnt_topo.counter_shift;
+	node->home_counter = node->cnodeid < 0 ? U32_MAX :
+			     node->cnodeid >> refcnt_topo.counter_shift;
 	for (i = 0; i < REFCNT_CTX_SLOTS; i++)
 		node->ctx[i].set = U64_MAX;	/* no set: no context */
 	node->abs_threshold = refcnt_cfg.abs_threshold;

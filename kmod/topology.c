@@ -14,7 +14,7 @@
 #define REFCNT_PREMIUM_BITS		19
 
 /**
- * refcnt_topology_init() - number the possible nodes and size counter sets
+ * refcnt_topology_init() - number the online nodes and size counter sets
  * @topo:	filled in
  * @premium:	emulate premium directory SIMMs (19-bit counters)
  */
@@ -25,8 +25,7 @@ void refcnt_topology_init(struct refcnt_topology *topo, bool premium)
 
 	for (nid = 0; nid < MAX_NUMNODES; nid++)
 		topo->nid_to_cnode[nid] = -1;
-	/* Possible, not online: a node onlined later has its counter. */
-	for_each_node(nid) {
+	for_each_online_node(nid) {
 		topo->nid_to_cnode[nid] = cnode;
 		topo->cnode_to_nid[cnode++] = nid;
 	}

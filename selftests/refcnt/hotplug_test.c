@@ -575,19 +575,21 @@ FIXTURE(cxl) {
 /* A possible node with memory blocks, none online: plugged, not onlined. */
 FIXTURE_SETUP(cxl)
 {
-	struct rc_nodes possible;
+	struct rc_nodes possible, on;
 	char buf[64];
 	int i, online = 0;
 
 	self->nid = -1;
 	ASSERT_EQ(0, rc_restore_default());
 	ASSERT_EQ(0, rc_node_list("possible", &possible));
+	ASSERT_EQ(0, rc_node_list("online", &on));
 	for (i = 0; i < possible.n && self->nid < 0; i++) {
 		self->nblocks = node_blocks(possible.id[i], self->blocks,
 					    RC_CXL_MAX_BLOCKS, &online);
 		if (self->nblocks > 0 && !online) {
 			self->nid = possible.id[i];
-			self->cnodeid = i;
+			/* Online at load (it is now): its place among them. */
+			self->cnodeid = rc_list_index(&on, self->nid);
 		}
 	}
 	if (self->nid < 0)
@@ -656,7 +658,8 @@ TEST_F(cxl, node_gains_memory_after_load)
 	ASSERT_EQ(0, rcd_open_clean(&d, self->nid));
 	EXPECT_EQ((uint64_t)self->nblocks, d.info.rcb_generation);
 	EXPECT_EQ(0U, d.info.rcb_flags);
-	EXPECT_EQ((unsigned int)self->cnodeid, d.info.rcb_cnodeid);
+	EXPECT_EQ(self->cnodeid < 0 ? RCB_NO_CNODE : (unsigned int)self->cnodeid,
+		  d.info.rcb_cnodeid);
 	EXPECT_EQ(self->nblocks * self->block_size / d.info.rcb_granularity,
 		  d.info.rcb_sw_sets);
 	EXPECT_EQ(self->nblocks * self->block_size / rc_page_size(),
