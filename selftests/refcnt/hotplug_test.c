@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include "refcnt_helpers.h"
 #include "refcnt_counters.h"
@@ -120,6 +121,13 @@ static int faults_sampled_on(int cpu, uint64_t *faults, uint64_t *samples)
 		return -errno;
 	/* One fault per page: no THP (6.8+ aligns 2M mappings for it). */
 	madvise(p, len, MADV_NOHUGEPAGE);
+	/*
+	 * Touched here, in user mode: a first touch by getrusage()'s copy
+	 * to user would be a fault rusage counts and the feed, which
+	 * excludes the kernel, does not sample.
+	 */
+	memset(&r0, 0, sizeof(r0));
+	memset(&r1, 0, sizeof(r1));
 	s0 = rc_feed_stat("fault_samples");
 	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < len; i += rc_page_size())
@@ -726,6 +734,54 @@ TEST_F(cxl, node_gains_memory_after_load)
 	EXPECT_EQ(seen, t0[0]);
 	munmap((void *)t0, d0.info.rcb_len);
 	rcd_close(&d0);
+}
+
+static int bind_to(void *addr, size_t len, int node)
+{
+	unsigned long mask[16] = { 0 };
+
+	mask[node / 64] = 1UL << (node % 64);
+	return syscall(SYS_mbind, addr, len, 2 /* MPOL_BIND */, mask, 1024, 0);
+}
+
+static int page_node(void *addr)
+{
+	int status = -1;
+	void *pages[1] = { addr };
+
+	if (syscall(SYS_move_pages, 0, 1, pages, NULL, &status, 0))
+		return -errno;
+	return status;
+}
+
+/*
+ * The fault feed counts memory onlined after the load: RC_FAULTS pages
+ * bound to the node, each a sample (fault_period=1) of a page there.
+ */
+TEST_F(cxl, fault_feed_counts_onlined_memory)
+{
+	size_t len = RC_FAULTS * rc_page_size(), i;
+	unsigned long period0;
+	struct rc_stats s0, s1;
+	char *p;
+
+	ASSERT_EQ(0, blocks_state(self->blocks, self->nblocks, true));
+	ASSERT_EQ(0, rc_stats_read(self->nid, &s0));
+	ASSERT_EQ(0, rc_read_ulong_param("fault_period", &period0));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	madvise(p, len, MADV_NOHUGEPAGE);
+	ASSERT_EQ(0, bind_to(p, len, self->nid));
+	ASSERT_EQ(0, set_period(1));
+	for (i = 0; i < len; i += rc_page_size())
+		p[i] = 1;
+	ASSERT_EQ(0, set_period(period0));
+	ASSERT_EQ(0, rc_stats_read(self->nid, &s1));
+	for (i = 0; i < len; i += rc_page_size())
+		ASSERT_EQ(self->nid, page_node(p + i));
+	EXPECT_GE(s1.references - s0.references, (uint64_t)RC_FAULTS);
+	munmap(p, len);
 }
 
 static volatile bool mem_toggling;
