@@ -19,7 +19,9 @@
  * load (refcnt-vm --dimm into the 'cxl' topology's empty node) gets its
  * device when they come online, counts its references exactly, and loses
  * the device when they go; a file open meanwhile stays safe on its
- * frozen layout. Unloading while memory comes and goes is safe.
+ * frozen layout. Unloading while memory comes and goes is safe. A node
+ * new since the load (refcnt-vm --hotplug-mem plugs a dimm into a node
+ * that was offline) gets a device without a cnodeid and counts exactly.
  *
  * Needs a CPU besides CPU 0 that can go offline (every make check
  * topology has 2 or more CPUs), a memory block that can (an idle node's
@@ -601,7 +603,7 @@ FIXTURE_SETUP(cxl)
 		}
 	}
 	if (self->nid < 0)
-		RC_SETUP_SKIP("no node with memory blocks all offline (refcnt-vm --topology cxl --dimm 2:256M)");
+		RC_SETUP_SKIP("no node with memory blocks all offline (refcnt-vm --topology hotplug --dimm 1:256M)");
 	ASSERT_GE(rc_read_file(RC_SYSMEM "/block_size_bytes", buf,
 			       sizeof(buf)), 0);
 	self->block_size = strtoull(buf, NULL, 16);
@@ -824,6 +826,94 @@ TEST_F(cxl, unload_during_memory_hotplug)
 	ASSERT_EQ(0, rc_load(""));
 	EXPECT_TRUE(rc_exists(path));
 	ASSERT_EQ(0, blocks_state(self->blocks, self->nblocks, false));
+	EXPECT_FALSE(rc_exists(path));
+}
+
+/* ------------------------------------------------------------ late */
+
+#define RC_HOTPLUG_MEM	"/etc/refcnt-vm/hotplug-mem"
+
+/*
+ * A node new since the load: possible, not online when the module
+ * loaded, given memory at run time by the host (refcnt-vm --hotplug-mem:
+ * the guest asks with refcnt-vm-hotplug). It has no cnodeid.
+ */
+FIXTURE(late) {
+	int nid;
+};
+
+FIXTURE_SETUP(late)
+{
+	struct rc_nodes possible, on;
+	int i;
+
+	self->nid = -1;
+	if (!rc_exists(RC_HOTPLUG_MEM))
+		RC_SETUP_SKIP("no run-time memory hotplug (refcnt-vm --hotplug-mem)");
+	ASSERT_EQ(0, rc_restore_default());
+	ASSERT_EQ(0, rc_node_list("possible", &possible));
+	ASSERT_EQ(0, rc_node_list("online", &on));
+	for (i = possible.n - 1; i >= 0 && self->nid < 0; i--)
+		if (!rc_list_has(&on, possible.id[i]))
+			self->nid = possible.id[i];
+	if (self->nid < 0)
+		RC_SETUP_SKIP("every possible node is online");
+}
+
+FIXTURE_TEARDOWN(late)
+{
+}
+
+TEST_F_TIMEOUT(late, node_new_since_load, 300)
+{
+	int blocks[RC_CXL_MAX_BLOCKS], nblocks = 0, online, i;
+	char cmd[96], path[64];
+	struct rc_set set;
+	struct rc_stats st;
+	struct rc_dev d;
+	unsigned int c;
+	uint64_t total = 0;
+
+	snprintf(cmd, sizeof(cmd), "refcnt-vm-hotplug dimm %d 128", self->nid);
+	ASSERT_EQ(0, system(cmd));
+	/* The guest's ACPI handler adds the dimm's memory: wait for it. */
+	for (i = 0; i < 300 && nblocks <= 0; i++) {
+		nblocks = node_blocks(self->nid, blocks, RC_CXL_MAX_BLOCKS,
+				      &online);
+		if (nblocks <= 0)
+			usleep(100000);
+	}
+	ASSERT_LT(0, nblocks);
+	ASSERT_EQ(0, blocks_state(blocks, nblocks, true));
+	rc_dev_path(path, sizeof(path), self->nid);
+	ASSERT_TRUE(rc_exists(path));
+	ASSERT_EQ(0, rcd_open_clean(&d, self->nid));
+	EXPECT_EQ(RCB_NO_CNODE, d.info.rcb_cnodeid);
+	EXPECT_EQ((uint64_t)nblocks, d.info.rcb_generation);
+	EXPECT_EQ(0U, d.info.rcb_flags);
+
+	/* Its memory counts references from every node of the load. */
+	for (c = 0; c < d.info.rcb_num_cnodes; c++) {
+		ASSERT_EQ(0, rc_inject1(d.fd, rcd_set_paddr(&d, c), c, 300 + c,
+					RCB_INJECT_SYNC));
+		total += 300 + c;
+	}
+	for (c = 0; c < d.info.rcb_num_cnodes; c++) {
+		ASSERT_EQ(0, rcd_read_set(&d, c, &set));
+		EXPECT_EQ(300 + c, set.hw[rcd_counter(&d, c)] +
+				   set.ext[rcd_counter(&d, c)]);
+	}
+	/* There is no cnodeid of its own to come from. */
+	EXPECT_EQ(-EINVAL, rc_inject1(d.fd, rcd_set_paddr(&d, 0),
+				      d.info.rcb_num_cnodes, 1, 0));
+	ASSERT_EQ(0, rc_stats_read(self->nid, &st));
+	EXPECT_EQ(total, st.references);
+	printf("# late: node %d new since the load: %d blocks, %llu sets, no cnodeid, %llu references\n",
+	       self->nid, nblocks, (unsigned long long)d.info.rcb_sw_sets,
+	       (unsigned long long)st.references);
+	rcd_close_clean(&d);
+
+	ASSERT_EQ(0, blocks_state(blocks, nblocks, false));
 	EXPECT_FALSE(rc_exists(path));
 }
 
