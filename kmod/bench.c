@@ -90,6 +90,9 @@ int refcnt_bench(struct refcnt_node *node, u64 nr_refs, u64 *entry_ns,
 		if (node->slots[i].size > slot->size)
 			slot = &node->slots[i];
 	sets = slot->size >> refcnt_cfg.granularity_shift;
+	/* A CPU of a node onlined after the load has no counter to time. */
+	if (src >= refcnt_topo.nr_cnodes)
+		return -ENODEV;
 
 	if (check_mul_overflow((size_t)node->nr_sets,
 			       refcnt_topo.counters_per_set * sizeof(atomic_t),

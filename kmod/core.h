@@ -15,6 +15,7 @@
 #define _REFCNT_CORE_H
 
 #include <linux/irq_work.h>
+#include <linux/kref.h>
 #include <linux/mm.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
@@ -46,9 +47,11 @@ struct rcb_event;
  * @nid_to_cnode:	cnodeid of each online Linux node id, -1 otherwise
  * @cnode_to_nid:	Linux node id of each cnodeid
  *
- * cnodeids number the online nodes densely in node-id order, so
+ * cnodeids number the nodes online at load densely in node-id order, so
  * sparse node ids and CPU-less or memory-less nodes all have a place. The
- * topology is fixed at load time: node hotplug is not followed.
+ * topology is fixed at load time: a node that comes online later (a CXL
+ * memory expander) has no cnodeid (-1) and no counter; its memory is
+ * counted, references from its CPUs are not.
  */
 struct refcnt_topology {
 	unsigned int nr_cnodes;
@@ -127,8 +130,10 @@ struct refcnt_table {
  *		could not be allocated (in NMI, or out of memory)
  * @discarded:	counts removed by resets (hardware, extended and lost)
  * @overflowed:	lost references no lost count could hold: it was at
- *		2^32-1, or its page could not be allocated. references =
- *		extended + hardware + lost + discarded + overflowed, exactly
+ *		2^32-1, or its page could not be allocated
+ * @offlined:	counts dropped with memory that went offline (hardware,
+ *		extended and lost). references = extended + hardware + lost
+ *		+ discarded + overflowed + offlined, exactly
  */
 struct refcnt_stats {
 	u64 references;
@@ -140,6 +145,7 @@ struct refcnt_stats {
 	u64 refs_dropped;
 	u64 discarded;
 	u64 overflowed;
+	u64 offlined;
 };
 
 /**
@@ -214,6 +220,13 @@ struct refcnt_events {
  * @want_hw:		1 + index of a hardware counter an NMI found no page
  *			for; the irq_work makes the page, 0 when none
  * @fixed_bytes:	bytes of the tables that do not depend on use
+ * @ref:		holders: the layout (while the node is current) and
+ *			every open file of it
+ * @generation:		layout generation of the node id: 0 for the layout
+ *			of the load, one more at each change
+ * @retired:		a newer layout replaced this one (refcnt_node_retire());
+ *			it counts nothing more. Set after its last event
+ * @inherited:		statistics of the earlier layouts of the node id
  */
 struct refcnt_node {
 	int nid;
@@ -247,6 +260,10 @@ struct refcnt_node {
 	struct refcnt_stats __percpu *stats;
 	atomic64_t want_hw;
 	size_t fixed_bytes;
+	struct kref ref;
+	u32 generation;
+	bool retired;
+	struct refcnt_stats inherited;
 };
 
 /**
@@ -274,7 +291,10 @@ extern struct refcnt_config refcnt_cfg;
 void refcnt_topology_init(struct refcnt_topology *topo, bool premium);
 
 /* slots.c */
+extern struct rw_semaphore refcnt_layout_rwsem;
 int refcnt_slots_discover(struct refcnt_node *node, u32 granularity);
+int refcnt_slots_changed(int nid, const struct refcnt_node *node,
+			 u32 granularity);
 int refcnt_slots_index(struct refcnt_node **nodes, unsigned int nr_nodes);
 void refcnt_slots_index_free(void);
 const struct refcnt_slot *refcnt_slot_lookup(u64 paddr);
@@ -337,6 +357,23 @@ static inline void refcnt_lost_add(struct refcnt_node *node, u32 *lost, u32 n)
 	this_cpu_add(node->stats->overflowed, lost ? refcnt_sat_add(lost, n) : n);
 }
 
+/**
+ * refcnt_home_count() - the hardware count of a set's home counter
+ * @node:	the node
+ * @first:	index of the set's first counter
+ *
+ * A node that came online after the load has no cnodeid, so no home
+ * counter (every counter is remote): its home count is 0.
+ *
+ * Return: the count.
+ */
+static inline u32 refcnt_home_count(struct refcnt_node *node, u64 first)
+{
+	if (node->home_counter >= refcnt_topo.counters_per_set)
+		return 0;
+	return refcnt_sparse_read(&node->hw, first + node->home_counter);
+}
+
 /* table.c */
 int refcnt_table_init(struct refcnt_table *table, int nid, size_t len);
 void refcnt_table_destroy(struct refcnt_table *table);
@@ -351,8 +388,10 @@ struct page *refcnt_table_map_begin(struct refcnt_table *table,
 void refcnt_table_map_end(struct refcnt_table *table);
 
 /* node.c */
-struct refcnt_node *refcnt_node_create(int nid);
-void refcnt_node_destroy(struct refcnt_node *node);
+struct refcnt_node *refcnt_node_create(int nid, u32 generation,
+				       const struct refcnt_stats *inherited);
+void refcnt_node_get(struct refcnt_node *node);
+void refcnt_node_put(struct refcnt_node *node);
 size_t refcnt_node_table_bytes(const struct refcnt_node *node);
 void refcnt_node_stats(const struct refcnt_node *node,
 		       struct refcnt_stats *sum);
@@ -379,6 +418,10 @@ void refcnt_node_thresholds(const struct refcnt_node *node, u32 *abs,
 			    u32 *diff);
 int refcnt_node_read_sets(struct refcnt_node *node, u64 first, u64 nr,
 			  u32 *hw, u32 *ext, u32 *lost);
+
+/* layout.c: memory that comes and goes */
+void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
+			struct refcnt_stats *carry);
 
 /* events.c */
 int refcnt_events_init(struct refcnt_events *ev, int nid, u32 size);

@@ -129,8 +129,7 @@ static __always_inline void refcnt_count(struct refcnt_node *node, u64 set,
 	fold = now >= READ_ONCE(node->abs_threshold);
 	diff = READ_ONCE(node->diff_threshold);
 	if (diff && counter != node->home_counter) {
-		u32 home = refcnt_sparse_read(&node->hw,
-					      first + node->home_counter);
+		u32 home = refcnt_home_count(node, first);
 
 		migrate = now > home && now - home > diff;
 	}
@@ -170,14 +169,21 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
 		      const struct refcnt_ctx *ctx)
 {
-	const struct refcnt_slot *slot = refcnt_slot_lookup(paddr);
+	const struct refcnt_slot *slot;
+	bool counted = false;
 
-	if (unlikely(!slot || src_cnode >= refcnt_topo.nr_cnodes))
-		return false;
-	refcnt_count(slot->node, slot->first_set +
-		     ((paddr - slot->base) >> refcnt_cfg.granularity_shift),
-		     src_cnode, count, ctx);
-	return true;
+	/* The layout may change: its node lives until a grace period ends. */
+	rcu_read_lock_sched();
+	slot = refcnt_slot_lookup(paddr);
+	if (likely(slot && src_cnode < refcnt_topo.nr_cnodes)) {
+		refcnt_count(slot->node, slot->first_set +
+			     ((paddr - slot->base) >>
+			      refcnt_cfg.granularity_shift),
+			     src_cnode, count, ctx);
+		counted = true;
+	}
+	rcu_read_unlock_sched();
+	return counted;
 }
 
 /**
@@ -198,6 +204,7 @@ bool refcnt_node_prepare(struct refcnt_node *node, u64 set,
 	return refcnt_sparse_get(&node->hw, first +
 				 (src_cnode >> refcnt_topo.counter_shift),
 				 GFP_KERNEL) &&
-	       refcnt_sparse_get(&node->hw, first + node->home_counter,
-				 GFP_KERNEL);
+	       (node->home_counter >= refcnt_topo.counters_per_set ||
+		refcnt_sparse_get(&node->hw, first + node->home_counter,
+				  GFP_KERNEL));
 }

@@ -6,10 +6,12 @@
  */
 #include <linux/compat.h>
 #include <linux/fs.h>
+#include <linux/kref.h>
 #include <linux/miscdevice.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/refcnt.h>
 
@@ -21,14 +23,20 @@
 /**
  * struct refcnt_dev - the device of one node
  * @misc:	misc device; its nodename puts it at /dev/refcnt/nodeN
- * @node:	the node's counter hardware
+ * @lock:	protects @node
+ * @node:	the node's current layout, NULL once the device is removed;
+ *		the layout's owner (memhp.c) holds its reference
+ * @ref:	holders: the registration and every open file, which uses
+ *		@inode's address space until it is released
  * @inode:	anonymous inode whose address space all open files share
  * @name:	"refcnt-nodeN", the name in /sys/class/misc
  * @nodename:	"refcnt/nodeN", the path under /dev
  */
 struct refcnt_dev {
 	struct miscdevice misc;
+	spinlock_t lock;	/* protects node */
 	struct refcnt_node *node;
+	struct kref ref;
 	struct inode *inode;
 	char name[32];
 	char nodename[32];
@@ -43,7 +51,19 @@ static int refcnt_open(struct inode *inode, struct file *file)
 	rf = kzalloc(sizeof(*rf), GFP_KERNEL);
 	if (!rf)
 		return -ENOMEM;
+	/* Under misc_mtx: the device is registered, so @dev is alive. */
+	spin_lock(&dev->lock);
 	rf->node = dev->node;
+	if (rf->node) {
+		refcnt_node_get(rf->node);
+		kref_get(&dev->ref);
+	}
+	spin_unlock(&dev->lock);
+	if (!rf->node) {
+		kfree(rf);
+		return -ENODEV;
+	}
+	rf->dev = dev;
 	rf->reported_slots = -1;
 	file->private_data = rf;
 	/* All files of the node share one mapping (see dev_mmap.c). */
@@ -51,19 +71,46 @@ static int refcnt_open(struct inode *inode, struct file *file)
 	return stream_open(inode, file);
 }
 
+static void refcnt_dev_free(struct kref *ref)
+{
+	struct refcnt_dev *dev = container_of(ref, struct refcnt_dev, ref);
+
+	iput(dev->inode);
+	kfree(dev);
+}
+
+/* The file keeps the layout it opened, and its node, until it goes. */
 static int refcnt_release(struct inode *inode, struct file *file)
 {
-	kfree(file->private_data);
+	struct refcnt_file *rf = file->private_data;
+
+	refcnt_node_put(rf->node);
+	kref_put(&rf->dev->ref, refcnt_dev_free);
+	kfree(rf);
 	return 0;
 }
 
-/* Wait for a record; another reader may take it first. */
-static int refcnt_read_wait(struct refcnt_events *ev, bool nonblock)
+/* A retired layout's queue ends with its RCB_EVENT_LAYOUT record. */
+static bool refcnt_read_done(struct refcnt_node *node)
 {
+	return READ_ONCE(node->retired) && !refcnt_events_ready(&node->events);
+}
+
+/*
+ * Wait for a record; another reader may take it first. 1: none will come
+ * (end of file).
+ */
+static int refcnt_read_wait(struct refcnt_node *node, bool nonblock)
+{
+	struct refcnt_events *ev = &node->events;
+
 	while (!refcnt_events_ready(ev)) {
+		if (refcnt_read_done(node))
+			return 1;
 		if (nonblock)
 			return -EAGAIN;
-		if (wait_event_interruptible(ev->wait, refcnt_events_ready(ev)))
+		if (wait_event_interruptible(ev->wait, refcnt_events_ready(ev) ||
+					     READ_ONCE(node->retired)))
 			return -ERESTARTSYS;
 	}
 	return 0;
@@ -83,9 +130,9 @@ static ssize_t refcnt_read(struct file *file, char __user *buf,
 	if (!want)
 		return -EINVAL;
 	while (!done) {
-		err = refcnt_read_wait(ev, file->f_flags & O_NONBLOCK);
+		err = refcnt_read_wait(rf->node, file->f_flags & O_NONBLOCK);
 		if (err)
-			return err;
+			return err < 0 ? err : 0;
 		while (done < want) {
 			n = refcnt_events_take(ev, batch,
 					       min_t(size_t, want - done,
@@ -107,7 +154,9 @@ static __poll_t refcnt_poll(struct file *file, poll_table *wait)
 	struct refcnt_file *rf = file->private_data;
 
 	poll_wait(file, &rf->node->events.wait, wait);
-	return refcnt_events_ready(&rf->node->events) ? EPOLLIN | EPOLLRDNORM : 0;
+	if (refcnt_events_ready(&rf->node->events))
+		return EPOLLIN | EPOLLRDNORM;
+	return refcnt_read_done(rf->node) ? EPOLLHUP : 0;
 }
 
 static const struct file_operations refcnt_fops = {
@@ -135,6 +184,8 @@ struct refcnt_dev *refcnt_dev_add(struct refcnt_node *node)
 	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
 		return ERR_PTR(-ENOMEM);
+	spin_lock_init(&dev->lock);
+	kref_init(&dev->ref);
 	dev->node = node;
 	dev->inode = refcnt_fs_inode();
 	err = PTR_ERR_OR_ZERO(dev->inode);
@@ -166,29 +217,62 @@ free_dev:
 }
 
 /**
- * refcnt_dev_remove() - remove a node's device
+ * refcnt_dev_set_node() - give a device the node's new layout
  * @dev:	device from refcnt_dev_add()
+ * @node:	the layout replacing the device's; the caller keeps its
+ *		reference, and the old layout's until this returns
  *
- * No file can be open: each holds a module reference. The node's
- * interrupt service may still run, and no longer zaps the gone mapping.
+ * Files opened from now on get @node; those open keep theirs. Both
+ * layouts zap the same address space when they install a page, which
+ * only makes the files of the other refault their own page.
  */
-void refcnt_dev_remove(struct refcnt_dev *dev)
+void refcnt_dev_set_node(struct refcnt_dev *dev, struct refcnt_node *node)
 {
-	misc_deregister(&dev->misc);
-	refcnt_table_set_mapping(&dev->node->table, NULL);
-	iput(dev->inode);
-	kfree(dev);
+	refcnt_table_set_mapping(&node->table, dev->inode->i_mapping);
+	spin_lock(&dev->lock);
+	dev->node = node;
+	spin_unlock(&dev->lock);
 }
 
 /**
- * refcnt_dev_node() - the node of a device, for its sysfs attributes
+ * refcnt_dev_remove() - remove a node's device
+ * @dev:	device from refcnt_dev_add()
+ *
+ * /dev/refcnt/nodeN goes now; files still open keep working on their
+ * layout, and the device's memory goes with the last of them. The node's
+ * interrupt service may still run, and no longer zaps the mapping.
+ */
+void refcnt_dev_remove(struct refcnt_dev *dev)
+{
+	struct refcnt_node *node;
+
+	misc_deregister(&dev->misc);
+	spin_lock(&dev->lock);
+	node = dev->node;
+	dev->node = NULL;
+	spin_unlock(&dev->lock);
+	if (node)
+		refcnt_table_set_mapping(&node->table, NULL);
+	kref_put(&dev->ref, refcnt_dev_free);
+}
+
+/**
+ * refcnt_dev_node_get() - the current layout of a device, for sysfs
  * @d:		the misc device's struct device
  *
- * Return: the node.
+ * Return: the node with a reference taken (refcnt_node_put()), or NULL
+ * once the device is being removed.
  */
-struct refcnt_node *refcnt_dev_node(struct device *d)
+struct refcnt_node *refcnt_dev_node_get(struct device *d)
 {
 	struct miscdevice *misc = dev_get_drvdata(d);
+	struct refcnt_dev *dev = container_of(misc, struct refcnt_dev, misc);
+	struct refcnt_node *node;
 
-	return container_of(misc, struct refcnt_dev, misc)->node;
+	spin_lock(&dev->lock);
+	node = dev->node;
+	if (node)
+		refcnt_node_get(node);
+	spin_unlock(&dev->lock);
+	return node;
 }

@@ -146,8 +146,7 @@ static void refcnt_migrate_event(struct refcnt_node *node, u64 set)
 	}
 	refcnt_event_init(node, set, RCB_EVENT_MIGRATE, &ev);
 	refcnt_event_counter(&ev, top, most);
-	ev.home_count = refcnt_sparse_read(&node->hw,
-					   first + node->home_counter);
+	ev.home_count = refcnt_home_count(node, first);
 	this_cpu_inc(node->stats->migrations);
 	refcnt_queue(node, &ev);
 }

@@ -42,6 +42,9 @@ static void refcnt_info_fill(const struct refcnt_node *node,
 	info->rcb_num_cnodes = refcnt_topo.nr_cnodes;
 	info->rcb_hw_counter_bits = refcnt_topo.hw_bits;
 	info->rcb_nodes_per_counter = refcnt_topo.nodes_per_counter;
+	info->rcb_generation = node->generation;
+	if (READ_ONCE(node->retired))
+		info->rcb_flags |= RCB_INFO_RETIRED;
 }
 
 static long refcnt_info_get(struct refcnt_file *rf, void __user *argp)
@@ -204,26 +207,16 @@ static bool refcnt_cmd_privileged(unsigned int cmd)
 	       cmd == RCB_FEED_SAMPLES;
 }
 
-/**
- * refcnt_ioctl() - the ioctls of a node device
- * @file:	an open file of the node
- * @cmd:	the command, exactly as uapi/linux/refcnt.h numbers it
- * @arg:	user pointer to its argument
- *
- * The commands that change counters or time the hardware need
- * CAP_SYS_ADMIN at the time of the call.
- *
- * Return: 0 or a positive count as the command says, or a negative errno;
- * -ENOTTY for an unknown command.
- */
-long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+/* The commands that change a node's counters or settings. */
+static bool refcnt_cmd_changes_node(unsigned int cmd)
 {
-	struct refcnt_file *rf = file->private_data;
-	void __user *argp = (void __user *)arg;
+	return cmd == RCB_RESET || cmd == RCB_THRESHOLDS_SET ||
+	       cmd == RCB_BENCH;
+}
 
-	if (refcnt_cmd_privileged(cmd) && !capable(CAP_SYS_ADMIN))
-		return -EPERM;
-
+static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
+			     void __user *argp)
+{
 	switch (cmd) {
 	case RCB_INFO_GET:
 		return refcnt_info_get(rf, argp);
@@ -253,4 +246,36 @@ long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	default:
 		return -ENOTTY;
 	}
+}
+
+/**
+ * refcnt_ioctl() - the ioctls of a node device
+ * @file:	an open file of the node
+ * @cmd:	the command, exactly as uapi/linux/refcnt.h numbers it
+ * @arg:	user pointer to its argument
+ *
+ * The commands that change counters or time the hardware need
+ * CAP_SYS_ADMIN at the time of the call. Every command runs with the
+ * layout fixed (refcnt_layout_rwsem); those that change a node's counters
+ * or settings fail with -ESTALE on a file whose layout was retired.
+ *
+ * Return: 0 or a positive count as the command says, or a negative errno;
+ * -ENOTTY for an unknown command.
+ */
+long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct refcnt_file *rf = file->private_data;
+	void __user *argp = (void __user *)arg;
+	long ret;
+
+	if (refcnt_cmd_privileged(cmd) && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+
+	down_read(&refcnt_layout_rwsem);
+	if (refcnt_cmd_changes_node(cmd) && READ_ONCE(rf->node->retired))
+		ret = -ESTALE;
+	else
+		ret = refcnt_ioctl_cmd(rf, cmd, argp);
+	up_read(&refcnt_layout_rwsem);
+	return ret;
 }

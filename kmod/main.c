@@ -54,11 +54,8 @@ struct refcnt_config refcnt_cfg;
 
 /* Feeds started: stop them before the nodes go. */
 static bool refcnt_feeds_on;
-
-/* Nodes with memory at load time; node hotplug is not followed. */
-static nodemask_t refcnt_memory_nodes;
-static struct refcnt_node *refcnt_nodes[MAX_NUMNODES];
-static struct refcnt_dev *refcnt_devs[MAX_NUMNODES];
+/* Nodes and devices made (memhp.c). */
+static bool refcnt_layout_on;
 
 /* Check the parameters against the hardware; one clear line if wrong. */
 static int __init refcnt_config_init(void)
@@ -104,29 +101,20 @@ static int __init refcnt_config_init(void)
 
 static void refcnt_teardown(void)
 {
-	int nid;
-
 	if (refcnt_feeds_on) {
 		refcnt_feeds_exit();
 		refcnt_feeds_on = false;
 	}
-	for_each_node_mask(nid, refcnt_memory_nodes) {
-		if (refcnt_devs[nid])
-			refcnt_dev_remove(refcnt_devs[nid]);
-		refcnt_devs[nid] = NULL;
-	}
-	refcnt_slots_index_free();
-	for_each_node_mask(nid, refcnt_memory_nodes) {
-		if (refcnt_nodes[nid])
-			refcnt_node_destroy(refcnt_nodes[nid]);
-		refcnt_nodes[nid] = NULL;
+	if (refcnt_layout_on) {
+		refcnt_layout_exit();
+		refcnt_layout_on = false;
 	}
 	refcnt_fs_exit();
 }
 
 static int __init refcnt_init(void)
 {
-	int nid, err;
+	int err;
 
 	refcnt_topology_init(&refcnt_topo, premium);
 	err = refcnt_config_init();
@@ -137,32 +125,10 @@ static int __init refcnt_init(void)
 		return err;
 
 	/* All nodes exist before any device does: no half-made machine. */
-	refcnt_memory_nodes = node_states[N_MEMORY];
-	for_each_node_mask(nid, refcnt_memory_nodes) {
-		struct refcnt_node *node = refcnt_node_create(nid);
-
-		if (IS_ERR(node)) {
-			err = PTR_ERR(node);
-			pr_err("node %d: cannot set up its counters (%d)\n",
-			       nid, err);
-			goto fail;
-		}
-		refcnt_nodes[nid] = node;
-	}
-	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
+	err = refcnt_layout_init();
 	if (err)
 		goto fail;
-	for_each_node_mask(nid, refcnt_memory_nodes) {
-		struct refcnt_dev *dev = refcnt_dev_add(refcnt_nodes[nid]);
-
-		if (IS_ERR(dev)) {
-			err = PTR_ERR(dev);
-			pr_err("node %d: cannot create /dev/refcnt/node%d (%d)\n",
-			       nid, nid, err);
-			goto fail;
-		}
-		refcnt_devs[nid] = dev;
-	}
+	refcnt_layout_on = true;
 	err = refcnt_feeds_init();
 	if (err)
 		goto fail;

@@ -94,10 +94,16 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 /**
  * refcnt_node_create() - build the counter hardware of a node with memory
  * @nid:	Linux node id
+ * @generation:	layout generation of @nid this node is
+ * @inherited:	statistics of the earlier layouts of @nid, or NULL
  *
- * Return: the node, or an ERR_PTR.
+ * The slots are the node's memory online now. The caller holds the only
+ * reference (refcnt_node_put()).
+ *
+ * Return: the node, or an ERR_PTR (-ENODEV: no memory online).
  */
-struct refcnt_node *refcnt_node_create(int nid)
+struct refcnt_node *refcnt_node_create(int nid, u32 generation,
+				       const struct refcnt_stats *inherited)
 {
 	struct refcnt_node *node;
 	unsigned int i;
@@ -108,8 +114,14 @@ struct refcnt_node *refcnt_node_create(int nid)
 	if (!node)
 		return ERR_PTR(-ENOMEM);
 	node->nid = nid;
+	kref_init(&node->ref);
+	node->generation = generation;
+	if (inherited)
+		node->inherited = *inherited;
+	/* -1 for a node that came online after the load: no home counter. */
 	node->cnodeid = refcnt_topo.nid_to_cnode[nid];
-	node->home_counter = node->cnodeid >> refcnt_topo.counter_shift;
+	node->home_counter = node->cnodeid < 0 ? U32_MAX :
+			     node->cnodeid >> refcnt_topo.counter_shift;
 	for (i = 0; i < REFCNT_CTX_SLOTS; i++)
 		node->ctx[i].set = U64_MAX;	/* no set: no context */
 	node->abs_threshold = refcnt_cfg.abs_threshold;
@@ -138,20 +150,39 @@ free_node:
 	return ERR_PTR(err);
 }
 
-/**
- * refcnt_node_destroy() - free a node nothing refers to any more
- * @node:	node from refcnt_node_create()
- *
- * Waits for its deferred interrupt service to finish first. No mapping
- * of its table may remain (refcnt_table_set_mapping(), NULL).
- */
-void refcnt_node_destroy(struct refcnt_node *node)
+/* The last reference is gone: no file, mapping or layout can reach it. */
+static void refcnt_node_release(struct kref *ref)
 {
+	struct refcnt_node *node = container_of(ref, struct refcnt_node, ref);
+
 	irq_work_sync(&node->irq_work);
 	cancel_work_sync(&node->fold_work);
 	refcnt_node_free(node);
 	kfree(node->slots);
 	kfree(node);
+}
+
+/**
+ * refcnt_node_get() - take a reference to a node
+ * @node:	the node
+ */
+void refcnt_node_get(struct refcnt_node *node)
+{
+	kref_get(&node->ref);
+}
+
+/**
+ * refcnt_node_put() - drop a reference; the last frees the node
+ * @node:	the node, or NULL
+ *
+ * Process context: freeing waits for the node's interrupt service. The
+ * last reference goes only once no feed can reach the node (it is in no
+ * slot index, after a grace period) and nothing maps its table.
+ */
+void refcnt_node_put(struct refcnt_node *node)
+{
+	if (node)
+		kref_put(&node->ref, refcnt_node_release);
 }
 
 /**
@@ -170,15 +201,16 @@ size_t refcnt_node_table_bytes(const struct refcnt_node *node)
 }
 
 /**
- * refcnt_node_stats() - sum a node's per-CPU statistics
+ * refcnt_node_stats() - sum a node's statistics
  * @node:	the node
- * @sum:	filled in
+ * @sum:	filled in: those of the node's earlier layouts, plus its own
+ *		per-CPU ones
  */
 void refcnt_node_stats(const struct refcnt_node *node, struct refcnt_stats *sum)
 {
 	int cpu;
 
-	memset(sum, 0, sizeof(*sum));
+	*sum = node->inherited;
 	for_each_possible_cpu(cpu) {
 		const struct refcnt_stats *s = per_cpu_ptr(node->stats, cpu);
 
@@ -191,6 +223,7 @@ void refcnt_node_stats(const struct refcnt_node *node, struct refcnt_stats *sum)
 		sum->refs_dropped += READ_ONCE(s->refs_dropped);
 		sum->discarded += READ_ONCE(s->discarded);
 		sum->overflowed += READ_ONCE(s->overflowed);
+		sum->offlined += READ_ONCE(s->offlined);
 	}
 }
 

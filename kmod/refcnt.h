@@ -41,18 +41,26 @@ int refcnt_mmap(struct file *file, struct vm_area_struct *vma);
 struct refcnt_dev;
 struct refcnt_dev *refcnt_dev_add(struct refcnt_node *node);
 void refcnt_dev_remove(struct refcnt_dev *dev);
+void refcnt_dev_set_node(struct refcnt_dev *dev, struct refcnt_node *node);
 long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 extern const struct attribute_group *refcnt_dev_groups[];
-struct refcnt_node *refcnt_dev_node(struct device *d);
+struct refcnt_node *refcnt_dev_node_get(struct device *d);
+
+/* memhp.c: the nodes, their devices, and memory hotplug */
+int refcnt_layout_init(void);
+void refcnt_layout_exit(void);
 
 /**
  * struct refcnt_file - one open file of a node device
- * @node:		the node
+ * @node:		the node's layout when the file was opened; the
+ *			file holds a reference to it
+ * @dev:		the device, whose address space the file uses
  * @reported_slots:	rcb_num_slots as last told to this file by
  *			RCB_INFO_GET, or -1: RCB_SLOT_GET never writes more
  */
 struct refcnt_file {
 	struct refcnt_node *node;
+	struct refcnt_dev *dev;
 	int reported_slots;
 };
 

@@ -22,9 +22,13 @@ static ssize_t refcnt_stat_show(struct device *d,
 {
 	const struct refcnt_stat_attr *sa =
 		container_of(attr, struct refcnt_stat_attr, dattr);
+	struct refcnt_node *node = refcnt_dev_node_get(d);
 	struct refcnt_stats sum;
 
-	refcnt_node_stats(refcnt_dev_node(d), &sum);
+	if (!node)
+		return -ENODEV;
+	refcnt_node_stats(node, &sum);
+	refcnt_node_put(node);
 	return sysfs_emit(buf, "%llu\n", *(u64 *)((char *)&sum + sa->offset));
 }
 
@@ -49,13 +53,21 @@ static struct refcnt_stat_attr refcnt_stat_attrs[] = {
 	  REFCNT_STAT_OFF(discarded) },
 	{ __ATTR(overflowed, 0444, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(overflowed) },
+	{ __ATTR(offlined, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(offlined) },
 };
 
 static ssize_t table_bytes_show(struct device *d,
 				struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%zu\n",
-			  refcnt_node_table_bytes(refcnt_dev_node(d)));
+	struct refcnt_node *node = refcnt_dev_node_get(d);
+	size_t bytes;
+
+	if (!node)
+		return -ENODEV;
+	bytes = refcnt_node_table_bytes(node);
+	refcnt_node_put(node);
+	return sysfs_emit(buf, "%zu\n", bytes);
 }
 static DEVICE_ATTR_RO(table_bytes);
 
@@ -69,6 +81,7 @@ static struct attribute *refcnt_stats_attrs[] = {
 	&refcnt_stat_attrs[6].dattr.attr,
 	&refcnt_stat_attrs[7].dattr.attr,
 	&refcnt_stat_attrs[8].dattr.attr,
+	&refcnt_stat_attrs[9].dattr.attr,
 	&dev_attr_table_bytes.attr,
 	NULL,
 };

@@ -9,19 +9,30 @@
  * the module while a CPU goes on- and offline is safe and leaves the feed
  * on exactly the online CPUs.
  *
- * Memory hotplug is not followed (Documentation/admin-guide.rst), but
- * must be safe: memory blocks of a node taken offline and back online
- * RC_MEM_CYCLES times while references are injected into them and
- * elsewhere, the fault feed runs and a reader maps the node's table keep
- * every set (the slots do not change) and the books exact.
+ * Memory hotplug is followed (Documentation/admin-guide.rst): a memory
+ * block of a node taken offline and back online RC_MEM_CYCLES times while
+ * references are injected into it and elsewhere, the fault feed runs and
+ * a reader maps the node's table (a mapping made before the first change)
+ * changes the layout twice a cycle (rcb_generation), ends with the sets
+ * of the start, and keeps the books exact counting what was dropped with
+ * the memory (offlined). A node with memory blocks but none online at
+ * load (refcnt-vm --dimm into the 'cxl' topology's empty node) gets its
+ * device when they come online, counts its references exactly, and loses
+ * the device when they go; a file open meanwhile stays safe on its
+ * frozen layout. Unloading while memory comes and goes is safe. A node
+ * new since the load (refcnt-vm --hotplug-mem plugs a dimm into a node
+ * that was offline) gets a device without a cnodeid and counts exactly.
  *
  * Needs a CPU besides CPU 0 that can go offline (every make check
- * topology has 2 or more CPUs), and a memory block that can (an idle
- * node's movable pages migrate); SKIPs without.
+ * topology has 2 or more CPUs), a memory block that can (an idle node's
+ * movable pages migrate) and, for the cxl fixture, a node whose memory is
+ * all offline at load; SKIPs without.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include "refcnt_helpers.h"
 #include "refcnt_counters.h"
@@ -112,6 +123,13 @@ static int faults_sampled_on(int cpu, uint64_t *faults, uint64_t *samples)
 		return -errno;
 	/* One fault per page: no THP (6.8+ aligns 2M mappings for it). */
 	madvise(p, len, MADV_NOHUGEPAGE);
+	/*
+	 * Touched here, in user mode: a first touch by getrusage()'s copy
+	 * to user would be a fault rusage counts and the feed, which
+	 * excludes the kernel, does not sample.
+	 */
+	memset(&r0, 0, sizeof(r0));
+	memset(&r1, 0, sizeof(r1));
 	s0 = rc_feed_stat("fault_samples");
 	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < len; i += rc_page_size())
@@ -284,7 +302,16 @@ static int block_online(int block, bool on)
 	return write_str(path, on ? "1\n" : "0\n");
 }
 
-/* A block of @nid that goes offline now (and is put back), or -1. */
+static bool block_is_online(int block)
+{
+	char path[96], buf[32];
+
+	snprintf(path, sizeof(path), RC_SYSMEM "/memory%d/online", block);
+	read_line(path, buf, sizeof(buf));
+	return !strcmp(buf, "1");
+}
+
+/* A block of @nid online now that goes offline (and is put back), or -1. */
 static int offlinable_block(int nid)
 {
 	char path[128];
@@ -299,7 +326,7 @@ static int offlinable_block(int nid)
 	while (block < 0 && (e = readdir(dir))) {
 		int b;
 
-		if (sscanf(e->d_name, "memory%d", &b) != 1)
+		if (sscanf(e->d_name, "memory%d", &b) != 1 || !block_is_online(b))
 			continue;
 		if (!block_online(b, false) && !block_online(b, true))
 			block = b;
@@ -421,19 +448,27 @@ FIXTURE_TEARDOWN(mem)
 	if (self->m.block >= 0)
 		block_online(self->m.block, true);
 	if (self->opened) {
+		struct rc_dev now;
+		int nid = self->d.nid;
+
 		set_period(self->period0);
-		rcd_close_clean(&self->d);
+		/* Its layout was retired: clean the node's current one. */
+		rcd_close(&self->d);
+		if (!rcd_open(&now, nid))
+			rcd_close_clean(&now);
 	}
 }
 
 TEST_F_TIMEOUT(mem, offline_online_cycles_conserve, 600)
 {
 	uint64_t base = self->m.block * self->m.block_size, injected = 0;
-	uint64_t r = 17, sum, sets0 = self->d.info.rcb_sw_sets;
+	uint64_t r = 17, sum, sets0 = self->d.info.rcb_sw_sets, refused = 0;
+	uint64_t gen0 = self->d.info.rcb_generation;
 	pthread_t cyc, flt, map;
 	struct rc_stats st;
 	struct rcb_ref refs[16];
-	int i;
+	struct rc_dev now;
+	int i, ret;
 
 	mem_stop = false;
 	ASSERT_EQ(0, pthread_create(&flt, NULL, mem_faulter, NULL));
@@ -449,9 +484,16 @@ TEST_F_TIMEOUT(mem, offline_online_cycles_conserve, 600)
 			refs[i].src_cnodeid = rc_rand(&r) %
 					      self->d.info.rcb_num_cnodes;
 			refs[i].count = 1 + rc_rand(&r) % 100;
-			injected += refs[i].count;
 		}
-		ASSERT_EQ(0, rc_inject(self->d.fd, refs, 16, 0));
+		/* The block is offline now and then: the batch is refused. */
+		ret = rc_inject(self->d.fd, refs, 16, 0);
+		if (ret == -EINVAL) {
+			refused++;
+			continue;
+		}
+		ASSERT_EQ(0, ret);
+		for (i = 0; i < 16; i++)
+			injected += refs[i].count;
 	}
 	pthread_join(cyc, NULL);
 	pthread_join(flt, NULL);
@@ -459,17 +501,423 @@ TEST_F_TIMEOUT(mem, offline_online_cycles_conserve, 600)
 	ASSERT_EQ(0, self->m.err) TH_LOG("after %d cycles", self->m.cycles);
 	ASSERT_EQ(RC_MEM_CYCLES, self->m.cycles);
 
-	/* The sets are those of the load; the feed quiet, the books exact. */
+	/* The file opened before is retired, its layout frozen. */
 	ASSERT_EQ(0, ioctl(self->d.fd, RCB_INFO_GET, &self->d.info));
-	EXPECT_EQ(sets0, self->d.info.rcb_sw_sets);
+	EXPECT_EQ(RCB_INFO_RETIRED, self->d.info.rcb_flags);
+	EXPECT_EQ(gen0, self->d.info.rcb_generation);
+	EXPECT_EQ(-1, ioctl(self->d.fd, RCB_RESET));
+	EXPECT_EQ(ESTALE, errno);
+
+	/* Two layouts a cycle; the sets of the start; the books exact. */
 	ASSERT_EQ(0, set_period(0));
-	ASSERT_EQ(0, rc_sync(self->d.fd));
-	ASSERT_EQ(0, rc_stats_read(self->d.nid, &st));
-	sum = table_sum(&self->d);
+	ASSERT_EQ(0, rcd_open(&now, self->d.nid));
+	EXPECT_EQ(0U, now.info.rcb_flags);
+	EXPECT_EQ(gen0 + 2 * RC_MEM_CYCLES, now.info.rcb_generation);
+	EXPECT_EQ(sets0, now.info.rcb_sw_sets);
+	ASSERT_EQ(0, rc_sync(now.fd));
+	ASSERT_EQ(0, rc_stats_read(now.nid, &st));
+	sum = table_sum(&now);
 	EXPECT_GE(st.references, injected);
-	EXPECT_EQ(st.references, sum + st.discarded + st.overflowed);
+	EXPECT_GT(st.offlined, 0ULL);
+	EXPECT_EQ(st.references,
+		  sum + st.discarded + st.overflowed + st.offlined);
 	EXPECT_EQ((unsigned long long)self->dropped0,
 		  (unsigned long long)st.refs_dropped);
+	printf("# memory: %d offline/online cycles of block %d (node %d): %llu references, %llu in the counters, %llu offlined, %llu discarded, %llu overflowed; %llu injected, %llu batches refused while offline\n",
+	       self->m.cycles, self->m.block, now.nid,
+	       (unsigned long long)st.references, (unsigned long long)sum,
+	       (unsigned long long)st.offlined,
+	       (unsigned long long)st.discarded,
+	       (unsigned long long)st.overflowed,
+	       (unsigned long long)injected, (unsigned long long)refused);
+	rcd_close(&now);
+}
+
+/* ------------------------------------------------------------- cxl */
+
+#define RC_CXL_MAX_BLOCKS	64
+
+/* Memory blocks of @nid, or -errno; *@online: how many are online. */
+static int node_blocks(int nid, int *blocks, int max, int *online)
+{
+	char path[128];
+	struct dirent *e;
+	DIR *dir;
+	int n = 0, b;
+
+	snprintf(path, sizeof(path), RC_SYSNODE "/node%d", nid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	*online = 0;
+	while ((e = readdir(dir)) && n < max) {
+		if (sscanf(e->d_name, "memory%d", &b) != 1)
+			continue;
+		blocks[n++] = b;
+		*online += block_is_online(b);
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Online (as movable: it can always go offline again) or offline all. */
+static int blocks_state(const int *blocks, int n, bool on)
+{
+	char path[96];
+	int i, err;
+
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), RC_SYSMEM "/memory%d/state",
+			 blocks[i]);
+		err = write_str(path, on ? "online_movable\n" : "offline\n");
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+FIXTURE(cxl) {
+	int nid, cnodeid, nblocks;
+	int blocks[RC_CXL_MAX_BLOCKS];
+	uint64_t block_size;
+};
+
+/* A possible node with memory blocks, none online: plugged, not onlined. */
+FIXTURE_SETUP(cxl)
+{
+	struct rc_nodes possible, on;
+	char buf[64];
+	int i, online = 0;
+
+	self->nid = -1;
+	ASSERT_EQ(0, rc_restore_default());
+	ASSERT_EQ(0, rc_node_list("possible", &possible));
+	ASSERT_EQ(0, rc_node_list("online", &on));
+	for (i = 0; i < possible.n && self->nid < 0; i++) {
+		self->nblocks = node_blocks(possible.id[i], self->blocks,
+					    RC_CXL_MAX_BLOCKS, &online);
+		if (self->nblocks > 0 && !online) {
+			self->nid = possible.id[i];
+			/* Online at load (it is now): its place among them. */
+			self->cnodeid = rc_list_index(&on, self->nid);
+		}
+	}
+	if (self->nid < 0)
+		RC_SETUP_SKIP("no node with memory blocks all offline (refcnt-vm --topology hotplug --dimm 1:256M)");
+	ASSERT_GE(rc_read_file(RC_SYSMEM "/block_size_bytes", buf,
+			       sizeof(buf)), 0);
+	self->block_size = strtoull(buf, NULL, 16);
+}
+
+FIXTURE_TEARDOWN(cxl)
+{
+	if (self->nid >= 0)
+		blocks_state(self->blocks, self->nblocks, false);
+	if (!rc_module_loaded())
+		rc_load("");
+}
+
+/* Exact references from every cnodeid into the node's first sets. */
+static uint64_t inject_each_cnode(struct __test_metadata *_metadata,
+				  struct rc_dev *d)
+{
+	struct rc_set set;
+	uint64_t total = 0;
+	unsigned int c;
+
+	for (c = 0; c < d->info.rcb_num_cnodes; c++) {
+		ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, c), c, 100 + c,
+					RCB_INJECT_SYNC));
+		total += 100 + c;
+	}
+	for (c = 0; c < d->info.rcb_num_cnodes; c++) {
+		ASSERT_EQ(0, rcd_read_set(d, c, &set));
+		EXPECT_EQ(100 + c, set.hw[rcd_counter(d, c)] +
+				   set.ext[rcd_counter(d, c)]);
+	}
+	return total;
+}
+
+TEST_F(cxl, node_gains_memory_after_load)
+{
+	char path[64];
+	struct rc_dev d0, d;
+	struct rc_stats st;
+	struct rcb_event ev;
+	struct rcb_info info;
+	struct pollfd pfd;
+	volatile uint32_t *t0, *t;
+	uint64_t total, sum;
+	bool layout = false;
+	uint32_t seen;
+
+	rc_dev_path(path, sizeof(path), self->nid);
+	ASSERT_FALSE(rc_exists(path));
+	/* A mapping made before the change, of a node that keeps its memory. */
+	ASSERT_EQ(0, rcd_open(&d0, 0));
+	t0 = mmap(NULL, d0.info.rcb_len, PROT_READ, MAP_SHARED, d0.fd, 0);
+	ASSERT_NE(MAP_FAILED, (void *)t0);
+	seen = t0[0];
+
+	/*
+	 * Online: a device, and a layout a block: the node's first since the
+	 * load, then one more for each block after the first.
+	 */
+	ASSERT_EQ(0, blocks_state(self->blocks, self->nblocks, true));
+	ASSERT_TRUE(rc_exists(path));
+	ASSERT_EQ(0, rcd_open_clean(&d, self->nid));
+	EXPECT_EQ((uint64_t)self->nblocks, d.info.rcb_generation);
+	EXPECT_EQ(0U, d.info.rcb_flags);
+	EXPECT_EQ(self->cnodeid < 0 ? RCB_NO_CNODE : (unsigned int)self->cnodeid,
+		  d.info.rcb_cnodeid);
+	EXPECT_EQ(self->nblocks * self->block_size / d.info.rcb_granularity,
+		  d.info.rcb_sw_sets);
+	EXPECT_EQ(self->nblocks * self->block_size / rc_page_size(),
+		  d.info.rcb_base_pages);
+	total = inject_each_cnode(_metadata, &d);
+	ASSERT_EQ(0, rc_stats_read(self->nid, &st));
+	EXPECT_EQ(total, st.references);
+	t = mmap(NULL, d.info.rcb_len, PROT_READ, MAP_SHARED, d.fd, 0);
+	ASSERT_NE(MAP_FAILED, (void *)t);
+
+	/* Node 0's layout did not change, and its mapping still reads. */
+	EXPECT_EQ(seen, t0[0]);
+	ASSERT_EQ(0, ioctl(d0.fd, RCB_INFO_GET, &info));
+	EXPECT_EQ(d0.info.rcb_generation, info.rcb_generation);
+	EXPECT_EQ(0U, info.rcb_flags);
+
+	/* Offline: the device goes; the open file keeps its frozen layout. */
+	ASSERT_EQ(0, blocks_state(self->blocks, self->nblocks, false));
+	EXPECT_FALSE(rc_exists(path));
+	ASSERT_EQ(0, ioctl(d.fd, RCB_INFO_GET, &info));
+	EXPECT_EQ(RCB_INFO_RETIRED, info.rcb_flags);
+	EXPECT_EQ((uint64_t)self->nblocks, info.rcb_generation);
+	EXPECT_EQ(-1, ioctl(d.fd, RCB_RESET));
+	EXPECT_EQ(ESTALE, errno);
+	sum = 0;
+	for (uint64_t i = 0; i < d.info.rcb_num_cnodes * d.cps; i++)
+		sum += t[i];
+	EXPECT_GE(total, sum);	/* what was folded, still mapped */
+	while (read(d.fd, &ev, sizeof(ev)) == sizeof(ev))
+		if (ev.type == RCB_EVENT_LAYOUT) {
+			layout = true;
+			/* The layout after the first block went offline. */
+			EXPECT_EQ(self->nblocks + 1U, ev.count);
+			EXPECT_EQ((self->nblocks - 1) * self->block_size /
+				  d.info.rcb_granularity, ev.set);
+		}
+	EXPECT_TRUE(layout);
+	EXPECT_EQ(0, read(d.fd, &ev, sizeof(ev)));	/* end of file */
+	pfd.fd = d.fd;
+	pfd.events = POLLIN;
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	EXPECT_TRUE(pfd.revents & POLLHUP);
+	munmap((void *)t, d.info.rcb_len);
+	rcd_close(&d);
+
+	/* Online again: the books carried over exactly. */
+	ASSERT_EQ(0, blocks_state(self->blocks, self->nblocks, true));
+	ASSERT_EQ(0, rcd_open(&d, self->nid));
+	EXPECT_EQ(3ULL * self->nblocks, d.info.rcb_generation);
+	ASSERT_EQ(0, rc_stats_read(self->nid, &st));
+	EXPECT_EQ(total, st.references);
+	EXPECT_EQ(total, st.offlined);
+	EXPECT_EQ(0ULL, table_sum(&d));
+	total += inject_each_cnode(_metadata, &d);
+	ASSERT_EQ(0, rc_stats_read(self->nid, &st));
+	EXPECT_EQ(st.references, table_sum(&d) + st.discarded +
+				 st.overflowed + st.offlined);
+	printf("# cxl: node %d (cnodeid %d) onlined after load: %d blocks, %llu sets, %llu references, %llu offlined\n",
+	       self->nid, self->cnodeid, self->nblocks,
+	       (unsigned long long)d.info.rcb_sw_sets,
+	       (unsigned long long)st.references,
+	       (unsigned long long)st.offlined);
+	rcd_close(&d);
+	EXPECT_EQ(seen, t0[0]);
+	munmap((void *)t0, d0.info.rcb_len);
+	rcd_close(&d0);
+}
+
+static int bind_to(void *addr, size_t len, int node)
+{
+	unsigned long mask[16] = { 0 };
+
+	mask[node / 64] = 1UL << (node % 64);
+	return syscall(SYS_mbind, addr, len, 2 /* MPOL_BIND */, mask, 1024, 0);
+}
+
+static int page_node(void *addr)
+{
+	int status = -1;
+	void *pages[1] = { addr };
+
+	if (syscall(SYS_move_pages, 0, 1, pages, NULL, &status, 0))
+		return -errno;
+	return status;
+}
+
+/*
+ * The fault feed counts memory onlined after the load: RC_FAULTS pages
+ * bound to the node, each a sample (fault_period=1) of a page there.
+ */
+TEST_F(cxl, fault_feed_counts_onlined_memory)
+{
+	size_t len = RC_FAULTS * rc_page_size(), i;
+	unsigned long period0;
+	struct rc_stats s0, s1;
+	char *p;
+
+	ASSERT_EQ(0, blocks_state(self->blocks, self->nblocks, true));
+	ASSERT_EQ(0, rc_stats_read(self->nid, &s0));
+	ASSERT_EQ(0, rc_read_ulong_param("fault_period", &period0));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	madvise(p, len, MADV_NOHUGEPAGE);
+	ASSERT_EQ(0, bind_to(p, len, self->nid));
+	ASSERT_EQ(0, set_period(1));
+	for (i = 0; i < len; i += rc_page_size())
+		p[i] = 1;
+	ASSERT_EQ(0, set_period(period0));
+	ASSERT_EQ(0, rc_stats_read(self->nid, &s1));
+	for (i = 0; i < len; i += rc_page_size())
+		ASSERT_EQ(self->nid, page_node(p + i));
+	EXPECT_GE(s1.references - s0.references, (uint64_t)RC_FAULTS);
+	munmap(p, len);
+}
+
+static volatile bool mem_toggling;
+
+static void *mem_toggler(void *arg)
+{
+	struct _test_data_cxl *self = arg;
+
+	while (mem_toggling) {
+		blocks_state(self->blocks, self->nblocks, true);
+		blocks_state(self->blocks, self->nblocks, false);
+	}
+	return NULL;
+}
+
+/* Unload and load while the node's memory comes and goes: both safe. */
+TEST_F(cxl, unload_during_memory_hotplug)
+{
+	struct rc_nodes mem;
+	char path[64];
+	pthread_t th;
+	int i;
+
+	mem_toggling = true;
+	ASSERT_EQ(0, pthread_create(&th, NULL, mem_toggler, self));
+	for (i = 0; i < 5; i++) {
+		EXPECT_EQ(0, rc_unload_retry());
+		EXPECT_EQ(0, rc_load(""));
+	}
+	mem_toggling = false;
+	pthread_join(th, NULL);
+
+	/* The devices are those of the nodes with memory online now. */
+	ASSERT_EQ(0, blocks_state(self->blocks, self->nblocks, true));
+	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
+	ASSERT_TRUE(rc_list_has(&mem, self->nid));
+	rc_dev_path(path, sizeof(path), self->nid);
+	EXPECT_TRUE(rc_exists(path));
+	ASSERT_EQ(0, rc_unload_retry());
+	ASSERT_EQ(0, rc_load(""));
+	EXPECT_TRUE(rc_exists(path));
+	ASSERT_EQ(0, blocks_state(self->blocks, self->nblocks, false));
+	EXPECT_FALSE(rc_exists(path));
+}
+
+/* ------------------------------------------------------------ late */
+
+#define RC_HOTPLUG_MEM	"/etc/refcnt-vm/hotplug-mem"
+
+/*
+ * A node new since the load: possible, not online when the module
+ * loaded, given memory at run time by the host (refcnt-vm --hotplug-mem:
+ * the guest asks with refcnt-vm-hotplug). It has no cnodeid.
+ */
+FIXTURE(late) {
+	int nid;
+};
+
+FIXTURE_SETUP(late)
+{
+	struct rc_nodes possible, on;
+	int i;
+
+	self->nid = -1;
+	if (!rc_exists(RC_HOTPLUG_MEM))
+		RC_SETUP_SKIP("no run-time memory hotplug (refcnt-vm --hotplug-mem)");
+	ASSERT_EQ(0, rc_restore_default());
+	ASSERT_EQ(0, rc_node_list("possible", &possible));
+	ASSERT_EQ(0, rc_node_list("online", &on));
+	for (i = possible.n - 1; i >= 0 && self->nid < 0; i--)
+		if (!rc_list_has(&on, possible.id[i]))
+			self->nid = possible.id[i];
+	if (self->nid < 0)
+		RC_SETUP_SKIP("every possible node is online");
+}
+
+FIXTURE_TEARDOWN(late)
+{
+}
+
+TEST_F_TIMEOUT(late, node_new_since_load, 300)
+{
+	int blocks[RC_CXL_MAX_BLOCKS], nblocks = 0, online, i;
+	char cmd[160], path[64];
+	struct rc_set set;
+	struct rc_stats st;
+	struct rc_dev d;
+	unsigned int c;
+	uint64_t total = 0;
+
+	/* Its reply as a TAP comment: a bare "ok ..." would count as a test. */
+	snprintf(cmd, sizeof(cmd),
+		 "r=$(refcnt-vm-hotplug dimm %d 128 2>&1); s=$?; echo \"# $r\"; exit $s",
+		 self->nid);
+	ASSERT_EQ(0, system(cmd));
+	/* The guest's ACPI handler adds the dimm's memory: wait for it. */
+	for (i = 0; i < 300 && nblocks <= 0; i++) {
+		nblocks = node_blocks(self->nid, blocks, RC_CXL_MAX_BLOCKS,
+				      &online);
+		if (nblocks <= 0)
+			usleep(100000);
+	}
+	ASSERT_LT(0, nblocks);
+	ASSERT_EQ(0, blocks_state(blocks, nblocks, true));
+	rc_dev_path(path, sizeof(path), self->nid);
+	ASSERT_TRUE(rc_exists(path));
+	ASSERT_EQ(0, rcd_open_clean(&d, self->nid));
+	EXPECT_EQ(RCB_NO_CNODE, d.info.rcb_cnodeid);
+	EXPECT_EQ((uint64_t)nblocks, d.info.rcb_generation);
+	EXPECT_EQ(0U, d.info.rcb_flags);
+
+	/* Its memory counts references from every node of the load. */
+	for (c = 0; c < d.info.rcb_num_cnodes; c++) {
+		ASSERT_EQ(0, rc_inject1(d.fd, rcd_set_paddr(&d, c), c, 300 + c,
+					RCB_INJECT_SYNC));
+		total += 300 + c;
+	}
+	for (c = 0; c < d.info.rcb_num_cnodes; c++) {
+		ASSERT_EQ(0, rcd_read_set(&d, c, &set));
+		EXPECT_EQ(300 + c, set.hw[rcd_counter(&d, c)] +
+				   set.ext[rcd_counter(&d, c)]);
+	}
+	/* There is no cnodeid of its own to come from. */
+	EXPECT_EQ(-EINVAL, rc_inject1(d.fd, rcd_set_paddr(&d, 0),
+				      d.info.rcb_num_cnodes, 1, 0));
+	ASSERT_EQ(0, rc_stats_read(self->nid, &st));
+	EXPECT_EQ(total, st.references);
+	printf("# late: node %d new since the load: %d blocks, %llu sets, no cnodeid, %llu references\n",
+	       self->nid, nblocks, (unsigned long long)d.info.rcb_sw_sets,
+	       (unsigned long long)st.references);
+	rcd_close_clean(&d);
+
+	ASSERT_EQ(0, blocks_state(blocks, nblocks, false));
+	EXPECT_FALSE(rc_exists(path));
 }
 
 TEST_HARNESS_MAIN

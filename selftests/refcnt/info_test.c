@@ -13,7 +13,8 @@ _Static_assert(offsetof(struct rcb_info, rcb_base_paddr) == 24, "rcb_base_paddr"
 _Static_assert(offsetof(struct rcb_info, rcb_sw_counters_per_set) == 32, "cps");
 _Static_assert(offsetof(struct rcb_info, rcb_num_slots) == 64, "rcb_num_slots");
 _Static_assert(offsetof(struct rcb_info, rcb_flags) == 84, "rcb_flags");
-_Static_assert(offsetof(struct rcb_info, rcb_reserved) == 88, "rcb_reserved");
+_Static_assert(offsetof(struct rcb_info, rcb_generation) == 88, "rcb_generation");
+_Static_assert(offsetof(struct rcb_info, rcb_reserved) == 96, "rcb_reserved");
 _Static_assert(sizeof(struct rcb_slot) == 16, "rcb_slot size");
 _Static_assert(sizeof(struct rcb_slot_query) == 16, "rcb_slot_query size");
 _Static_assert(offsetof(struct rcb_slot_query, num_slots) == 8, "num_slots");

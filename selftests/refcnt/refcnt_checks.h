@@ -103,7 +103,7 @@ static inline void rc_check_info(struct __test_metadata *_metadata, int node,
 	EXPECT_EQ(e.rcb_diff_threshold, got.rcb_diff_threshold)
 		TH_LOG("node%d", node);
 	EXPECT_EQ(0U, got.rcb_flags) TH_LOG("node%d", node);
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(0ULL, got.rcb_reserved[i])
 			TH_LOG("node%d rcb_reserved[%u]", node, i);
 	}

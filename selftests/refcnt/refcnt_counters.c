@@ -221,6 +221,7 @@ int rc_stats_read(int nid, struct rc_stats *s)
 	       rc_stat(nid, "refs_dropped", &s->refs_dropped) ?:
 	       rc_stat(nid, "discarded", &s->discarded) ?:
 	       rc_stat(nid, "overflowed", &s->overflowed) ?:
+	       rc_stat(nid, "offlined", &s->offlined) ?:
 	       rc_stat(nid, "table_bytes", &s->table_bytes);
 }
 
@@ -274,6 +275,7 @@ const char *rc_event_name(uint32_t type)
 	case RCB_EVENT_PEG: return "PEG";
 	case RCB_EVENT_MIGRATE: return "MIGRATE";
 	case RCB_EVENT_LOST: return "LOST";
+	case RCB_EVENT_LAYOUT: return "LAYOUT";
 	}
 	return "?";
 }

@@ -74,6 +74,7 @@ struct rc_stats {
 	uint64_t references, pegged, saturated, folds, migrations;
 	uint64_t events_dropped, refs_dropped, discarded, table_bytes;
 	uint64_t overflowed;	/* lost counts that did not fit in 32 bits */
+	uint64_t offlined;	/* counts dropped with memory gone offline */
 };
 
 int rc_stat(int nid, const char *name, uint64_t *v);

@@ -34,17 +34,21 @@
  *			RCB_MAX_COUNTERS nodes
  * @rcb_sw_counter_size: bytes of one extended counter (4)
  * @rcb_base_page_size:	software base page size (PAGE_SIZE)
- * @rcb_cnodeid:	compact node id of this node
+ * @rcb_cnodeid:	compact node id of this node; RCB_NO_CNODE for a node
+ *			that came online after the load (memory hotplug)
  * @rcb_granularity:	bytes of a hardware page: the memory one set counts
  * @rcb_hw_counter_max:	maximum count of a hardware counter (width mask)
  * @rcb_diff_threshold:	differential (migration) threshold, 0 when off
  * @rcb_abs_threshold:	absolute threshold that raises the fold interrupt
  * @rcb_num_slots:	contiguous physical memory ranges ("slots") of the node
  * @rcb_nodeid:		Linux node id of this node (refcnt extension)
- * @rcb_num_cnodes:	online nodes, i.e. cnodeids 0..rcb_num_cnodes-1
+ * @rcb_num_cnodes:	nodes online at load, i.e. cnodeids 0..rcb_num_cnodes-1
  * @rcb_hw_counter_bits: width of a hardware counter, 11 or 19
  * @rcb_nodes_per_counter: cnodeids counted by one counter, 1 or 8
- * @rcb_flags:		reserved, 0
+ * @rcb_flags:		RCB_INFO_* flags
+ * @rcb_generation:	layout generation of the node: 0 for the layout made
+ *			at load, one more each time memory of the node comes
+ *			online or goes offline (slots, sets, rcb_len change)
  * @rcb_reserved:	reserved, 0
  */
 struct rcb_info {
@@ -66,8 +70,23 @@ struct rcb_info {
 	__u32 rcb_hw_counter_bits;
 	__u32 rcb_nodes_per_counter;
 	__u32 rcb_flags;
-	__u64 rcb_reserved[4];
+	__u64 rcb_generation;
+	__u64 rcb_reserved[3];
 };
+
+/*
+ * rcb_flags: this open file's layout was replaced (memory of the node came
+ * or went). The file, its mappings and its slots stay as they were, frozen
+ * with their last counts; open the device again for the new layout.
+ */
+#define RCB_INFO_RETIRED	(1U << 0)
+
+/*
+ * rcb_cnodeid (and an event's home_cnodeid) of a node that was not online
+ * when the module was loaded: it has no counter in the sets, which are
+ * fixed at load; its memory is counted, references from its CPUs are not.
+ */
+#define RCB_NO_CNODE		0xffffffffU
 
 /**
  * struct rcb_slot - one contiguous physical range of a node
@@ -172,6 +191,12 @@ enum rcb_event_type {
 	RCB_EVENT_PEG = 2,	/* first references lost in a set since its fold */
 	RCB_EVENT_MIGRATE = 3,	/* remote counter exceeds home by diff_threshold */
 	RCB_EVENT_LOST = 4,	/* @count events were dropped: the queue was full */
+	/*
+	 * The node's layout changed and this file's was retired: @count is
+	 * the new rcb_generation, @set the sets of the new layout (0: the
+	 * node has no memory online). The last record of the file.
+	 */
+	RCB_EVENT_LAYOUT = 5,
 };
 
 /* @pid and @vaddr are known. */
@@ -252,7 +277,8 @@ struct rcb_bench {
  *		has CAP_SYS_ADMIN (as /proc/pid/pagemap)
  * @page_size:	bytes of the page that maps it: PAGE_SIZE, the THP size or
  *		the hugetlb page size
- * @cnodeid:	cnodeid of the page's home node, -1 when not present
+ * @cnodeid:	cnodeid of the page's home node, -1 when not present or
+ *		when the node came online after the load
  * @pad:	0
  *
  * The refcnt(5) sn0_refcnt_buf_t, with fixed-width fields.

@@ -349,4 +349,144 @@ TEST(coarse_granularity)
 	core_halt();
 }
 
+/* Conservation across layouts: what went offline is in 'offlined'. */
+static void check_books(struct __test_metadata *_metadata,
+			struct refcnt_node *node)
+{
+	struct core_totals t;
+
+	core_totals(node, &t);
+	ASSERT_EQ(t.st.references, t.hw + t.ext + t.lost + t.st.discarded +
+		  t.st.overflowed + t.st.offlined);
+}
+
+/* Replace node @nid's layout by one of its RAM now, as memhp.c does. */
+static struct refcnt_node *relayout(int nid, u32 gen)
+{
+	struct refcnt_node *old = core_nodes[nid], *succ;
+
+	succ = refcnt_node_create(nid, gen, NULL);
+	if (IS_ERR(succ))
+		return NULL;
+	core_nodes[nid] = succ;
+	if (refcnt_slots_index(core_nodes, MAX_NUMNODES))
+		return NULL;
+	if (old)
+		refcnt_node_retire(old, succ, NULL);
+	return old;
+}
+
+/*
+ * Memory of node 1 goes offline (its second range), then comes back: the
+ * counts of the memory that stays move, hardware folded into extended,
+ * lost into lost; those of the memory gone are 'offlined'; the old layout
+ * is retired, frozen, and its queue ends with a LAYOUT record.
+ */
+TEST(layout_change_moves_and_offlines)
+{
+	struct core_spec spec = {
+		.nr_online = 2, .nr_ranges = 3,
+		.ram = { { 0, 16 * MiB, 0 }, { 16 * MiB, 32 * MiB, 1 },
+			 { 48 * MiB, 64 * MiB, 1 } },
+	};
+	struct refcnt_node *n1, *old, *old2;
+	struct core_totals t;
+	struct rcb_event ev[8];
+	u64 gone = 4096 + 5;	/* the first set of the second range */
+	int n;
+
+	ASSERT_EQ(0, core_boot(&spec));
+	n1 = core_nodes[1];
+	ASSERT_EQ(8192, n1->nr_sets);
+	ASSERT_TRUE(refer(n1, 5, 0, 2000));	/* folds: 2000 extended */
+	ASSERT_TRUE(refer(n1, 5, 1, 7));	/* stays hardware */
+	ASSERT_TRUE(refer(n1, 6, 1, 3000));	/* pegs: 2047 + 953 lost */
+	ASSERT_TRUE(refer(n1, gone, 0, 11));
+	ASSERT_TRUE(refer(n1, gone, 1, 2100));
+	sync_node(n1);
+
+	/* Offline: the layout has the first range only. */
+	shim_machine.nr_ranges = 2;
+	old = relayout(1, 1);
+	ASSERT_NE(NULL, old);
+	n1 = core_nodes[1];
+	ASSERT_EQ(4096, n1->nr_sets);
+	ASSERT_EQ(1, n1->generation);
+	ASSERT_TRUE(old->retired);
+	ASSERT_EQ(2000, ext_of(n1, 5, 0));
+	ASSERT_EQ(7, ext_of(n1, 5, 1));
+	ASSERT_EQ(0, hw_of(n1, 5, 1));
+	ASSERT_EQ(2047, ext_of(n1, 6, 1) + hw_of(n1, 6, 1));
+	ASSERT_EQ(953, lost_of(n1, 6, 1));
+	core_totals(n1, &t);
+	ASSERT_EQ(11 + 2100, t.st.offlined);
+	ASSERT_EQ(2000 + 7 + 3000 + 11 + 2100, t.st.references);
+	check_books(_metadata, n1);
+	/* Nothing counts the memory gone; the old layout is frozen. */
+	ASSERT_FALSE(refcnt_reference(core_set_paddr(old, gone), 0, 1, NULL));
+	ASSERT_EQ(2000, ext_of(old, 5, 0));
+	n = read_events(old, ev, 8);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(RCB_EVENT_LAYOUT, ev[n - 1].type);
+	ASSERT_EQ(1, ev[n - 1].count);
+	ASSERT_EQ(4096, ev[n - 1].set);
+
+	/* Online again: counting goes on where it was; the books still hold. */
+	shim_machine.nr_ranges = 3;
+	old2 = relayout(1, 2);
+	ASSERT_NE(NULL, old2);
+	n1 = core_nodes[1];
+	ASSERT_EQ(8192, n1->nr_sets);
+	ASSERT_EQ(0, ext_of(n1, gone, 1));
+	ASSERT_TRUE(refer(n1, gone, 1, 5));
+	ASSERT_TRUE(refer(n1, 5, 1, 1));
+	sync_node(n1);
+	ASSERT_EQ(5, hw_of(n1, gone, 1));
+	ASSERT_EQ(8, ext_of(n1, 5, 1) + hw_of(n1, 5, 1));
+	check_books(_metadata, n1);
+	refcnt_node_put(old);
+	refcnt_node_put(old2);
+	core_halt();
+}
+
+/*
+ * A node online only after the load has no cnodeid, so no home counter:
+ * every counter is remote against a home count of 0, and nothing reads
+ * past the set.
+ */
+TEST(node_onlined_after_load_has_no_cnodeid)
+{
+	struct core_spec spec = {
+		.nr_online = 2, .nr_ranges = 2,
+		.ram = { { 0, 16 * MiB, 0 }, { 16 * MiB, 32 * MiB, 1 } },
+		.diff_threshold = 10,
+	};
+	struct refcnt_node *n2;
+	struct rcb_event ev[8];
+	int n;
+
+	ASSERT_EQ(0, core_boot(&spec));
+	shim_machine.online[2] = true;
+	shim_machine.ram[shim_machine.nr_ranges].start = 32 * MiB;
+	shim_machine.ram[shim_machine.nr_ranges].end = 48 * MiB;
+	shim_machine.ram[shim_machine.nr_ranges].nid = 2;
+	shim_machine.nr_ranges++;
+	ASSERT_EQ(NULL, relayout(2, 1));	/* no old layout to retire */
+	n2 = core_nodes[2];
+	ASSERT_EQ(-1, n2->cnodeid);
+	ASSERT_LE(refcnt_topo.counters_per_set, n2->home_counter);
+	ASSERT_TRUE(refcnt_node_prepare(n2, 3, 1));
+	ASSERT_TRUE(refer(n2, 3, 1, 50));
+	ASSERT_FALSE(refer(n2, 3, 2, 1));	/* no cnodeid 2 to come from */
+	sync_node(n2);
+	n = read_events(n2, ev, 8);
+	ASSERT_EQ(1, n);
+	ASSERT_EQ(RCB_EVENT_MIGRATE, ev[0].type);
+	ASSERT_EQ(50, ev[0].count);
+	ASSERT_EQ(0, ev[0].home_count);
+	ASSERT_EQ(0xffffffffU, ev[0].home_cnodeid);
+	check_books(_metadata, n2);
+	core_halt();
+}
+
 TEST_HARNESS_MAIN

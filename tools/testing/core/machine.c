@@ -69,7 +69,7 @@ int core_boot(const struct core_spec *spec)
 
 		if (!core_has_memory(spec, nid))
 			continue;
-		node = refcnt_node_create(nid);
+		node = refcnt_node_create(nid, 0, NULL);
 		if (IS_ERR(node)) {
 			err = PTR_ERR(node);
 			goto fail;
@@ -94,7 +94,7 @@ void core_halt(void)
 	refcnt_slots_index_free();
 	for (nid = 0; nid < MAX_NUMNODES; nid++) {
 		if (core_nodes[nid])
-			refcnt_node_destroy(core_nodes[nid]);
+			refcnt_node_put(core_nodes[nid]);
 		core_nodes[nid] = NULL;
 	}
 }

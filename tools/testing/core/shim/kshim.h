@@ -260,6 +260,21 @@ static inline void rcu_read_unlock_sched(void)
 #define rcu_read_lock()		rcu_read_lock_sched()
 #define rcu_read_unlock()	rcu_read_unlock_sched()
 void synchronize_rcu(void);
+/* The replaced slot index: a published pointer, no lockdep here. */
+#define rcu_read_lock_sched_held()	1
+#define lockdep_is_held(l)		((void)(l), 1)
+#define rcu_dereference_check(p, c) \
+	__atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+#define rcu_replace_pointer(p, v, c) \
+	__atomic_exchange_n(&(p), (v), __ATOMIC_ACQ_REL)
+
+/* Reference counts */
+struct kref { int refcount; };
+#define kref_init(k)		((k)->refcount = 1)
+#define kref_get(k)		((void)__atomic_fetch_add(&(k)->refcount, 1, __ATOMIC_RELAXED))
+#define kref_put(k, release) \
+	(__atomic_sub_fetch(&(k)->refcount, 1, __ATOMIC_ACQ_REL) ? 0 : \
+	 ((release)(k), 1))
 
 /* Locks */
 struct mutex {
@@ -271,6 +286,8 @@ void mutex_init(struct mutex *lock);
 void mutex_lock(struct mutex *lock);
 void mutex_unlock(struct mutex *lock);
 void shim_assert_held(struct mutex *lock);
+#define SINGLE_DEPTH_NESTING	1
+#define mutex_lock_nested(l, c)	mutex_lock(l)
 #define lockdep_assert_held(l)	shim_assert_held(l)
 typedef struct { pthread_mutex_t m; } spinlock_t;
 #define spin_lock_init(l)	pthread_mutex_init(&(l)->m, NULL)
@@ -282,6 +299,7 @@ struct rw_semaphore { pthread_rwlock_t l; };
 #define up_read(s)		pthread_rwlock_unlock(&(s)->l)
 #define down_write(s)		pthread_rwlock_wrlock(&(s)->l)
 #define up_write(s)		pthread_rwlock_unlock(&(s)->l)
+#define DECLARE_RWSEM(n)	struct rw_semaphore n = { PTHREAD_RWLOCK_INITIALIZER }
 
 /* Wait queues: readers poll; nothing in the core sleeps for long. */
 typedef struct { int unused; } wait_queue_head_t;
@@ -342,6 +360,8 @@ int shim_direct_map(size_t bytes);
 void *kzalloc_node(size_t size, gfp_t gfp, int nid);
 #define kvzalloc_node(s, g, n)	kzalloc_node((s), (g), (n))
 #define kcalloc(n, s, g)	kzalloc_node(array_size((n), (s)), (g), 0)
+#define kzalloc(s, g)		kzalloc_node((s), (g), 0)
+#define struct_size(p, m, n)	(sizeof(*(p)) + array_size((n), sizeof(*(p)->m)))
 #define kvmalloc_array(n, s, g)	kzalloc_node(array_size((n), (s)), (g), 0)
 #define kfree(p)		free((void *)(p))
 #define kvfree(p)		free((void *)(p))
@@ -364,6 +384,14 @@ struct shim_machine {
 extern struct shim_machine shim_machine;
 #define for_each_online_node(nid) \
 	for ((nid) = 0; (nid) < MAX_NUMNODES; (nid)++) if (shim_machine.online[nid])
+/* Every node of the fake machine is possible and online. */
+#define for_each_node(nid)	for_each_online_node(nid)
+#define node_online(nid)	(shim_machine.online[nid])
+#define NODE_DATA(nid)		shim_node_data(nid)
+static inline void *shim_node_data(int nid) { return &shim_machine.online[nid]; }
+#define NUMA_NO_NODE		(-1)
+/* All RAM of the fake machine is online. */
+#define pfn_to_online_page(pfn)	(pfn_to_nid(pfn) >= 0 ? (struct page *)1 : NULL)
 int pfn_to_nid(unsigned long pfn);
 unsigned long node_start_pfn(int nid);
 unsigned long node_end_pfn(int nid);

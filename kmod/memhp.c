@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt: every node's current layout and device, and memory hotplug.
+ *
+ * At load, every node with memory online gets a layout (core: node.c) and
+ * a device. A memory notifier then follows memory coming online and going
+ * offline: once a block is online (MEM_ONLINE) or offline (MEM_OFFLINE),
+ * each node whose online memory no longer matches its slots gets a new
+ * layout, published in the slot index before the old one is retired
+ * (layout.c). A node that gains its first memory gets its device; one
+ * that loses all of it loses its device, whose files keep their layout
+ * until they are closed. See Documentation/admin-guide.rst.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/err.h>
+#include <linux/memory.h>
+#include <linux/nodemask.h>
+#include <linux/notifier.h>
+#include <linux/rwsem.h>
+#include <linux/slab.h>
+
+#include "refcnt.h"
+
+/* Everything below changes with refcnt_layout_rwsem held for writing. */
+static struct refcnt_node *refcnt_nodes[MAX_NUMNODES];
+static struct refcnt_dev *refcnt_devs[MAX_NUMNODES];
+/* Layout generation of each node id, and what its last layout counted. */
+static u32 refcnt_generations[MAX_NUMNODES];
+static struct refcnt_stats *refcnt_carry[MAX_NUMNODES];
+/* The load is done: the notifier may change layouts. */
+static bool refcnt_layout_live;
+
+/* A device for a node's first layout; the node works without one. */
+static void refcnt_layout_dev_add(int nid)
+{
+	struct refcnt_dev *dev = refcnt_dev_add(refcnt_nodes[nid]);
+
+	if (IS_ERR(dev)) {
+		pr_err("node %d: cannot create /dev/refcnt/node%d (%ld)\n",
+		       nid, nid, PTR_ERR(dev));
+		return;
+	}
+	refcnt_devs[nid] = dev;
+}
+
+/* A new layout for @nid: NULL when it has no memory online (-ENODEV). */
+static struct refcnt_node *refcnt_layout_build(int nid)
+{
+	struct refcnt_node *node;
+
+	node = refcnt_node_create(nid, refcnt_generations[nid] + 1,
+				  refcnt_nodes[nid] ? NULL : refcnt_carry[nid]);
+	if (PTR_ERR(node) == -ENODEV)
+		return NULL;
+	return node;
+}
+
+/* What a node's last layout counted, for its next one. */
+static void refcnt_layout_carry(int nid, struct refcnt_node *old,
+				struct refcnt_node *succ)
+{
+	struct refcnt_stats *carry = refcnt_carry[nid];
+
+	if (!carry && !succ)
+		carry = kzalloc(sizeof(*carry), GFP_KERNEL);
+	refcnt_carry[nid] = carry;
+	if (carry || succ) {
+		refcnt_node_retire(old, succ, carry);
+	} else {
+		/* No memory to remember it in: the statistics restart. */
+		pr_warn("node %d: statistics of its memory lost\n", nid);
+		refcnt_node_retire(old, NULL, &(struct refcnt_stats){});
+	}
+}
+
+/* Replace the layout of @nid with one of its online memory now. */
+static int refcnt_layout_change(int nid)
+{
+	struct refcnt_node *old = refcnt_nodes[nid], *succ;
+	int err;
+
+	succ = refcnt_layout_build(nid);
+	if (IS_ERR(succ))
+		return PTR_ERR(succ);
+	if (succ && refcnt_devs[nid])
+		refcnt_dev_set_node(refcnt_devs[nid], succ);
+	refcnt_nodes[nid] = succ;
+	/* From its return on, no feed reaches the old layout. */
+	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
+	if (err) {
+		refcnt_nodes[nid] = old;
+		if (old && refcnt_devs[nid])
+			refcnt_dev_set_node(refcnt_devs[nid], old);
+		refcnt_node_put(succ);
+		return err;
+	}
+	refcnt_generations[nid]++;
+	if (old) {
+		refcnt_layout_carry(nid, old, succ);
+		if (!succ && refcnt_devs[nid]) {
+			refcnt_dev_remove(refcnt_devs[nid]);
+			refcnt_devs[nid] = NULL;
+		}
+		refcnt_table_set_mapping(&old->table, NULL);
+		refcnt_node_put(old);
+	}
+	if (succ && !refcnt_devs[nid])
+		refcnt_layout_dev_add(nid);
+	return 0;
+}
+
+/* Every node whose slots no longer match its online memory changes. */
+static void refcnt_layout_rescan(void)
+{
+	int nid, err;
+
+	for_each_node(nid) {
+		err = refcnt_slots_changed(nid, refcnt_nodes[nid],
+					   refcnt_cfg.granularity);
+		if (err > 0)
+			err = refcnt_layout_change(nid);
+		if (err)
+			pr_err("node %d: cannot follow its memory (%d); its layout stays\n",
+			       nid, err);
+	}
+}
+
+static int refcnt_memory_callback(struct notifier_block *nb,
+				  unsigned long action, void *arg)
+{
+	/* Online: count it from now. Offline: its counts are dropped now. */
+	if (action != MEM_ONLINE && action != MEM_OFFLINE)
+		return NOTIFY_OK;
+	down_write(&refcnt_layout_rwsem);
+	if (refcnt_layout_live)
+		refcnt_layout_rescan();
+	up_write(&refcnt_layout_rwsem);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block refcnt_memory_nb = {
+	.notifier_call = refcnt_memory_callback,
+};
+
+/* With refcnt_layout_rwsem held for writing. */
+static void refcnt_layout_teardown(void)
+{
+	int nid;
+
+	refcnt_layout_live = false;
+	for (nid = 0; nid < MAX_NUMNODES; nid++) {
+		if (refcnt_devs[nid])
+			refcnt_dev_remove(refcnt_devs[nid]);
+		refcnt_devs[nid] = NULL;
+	}
+	refcnt_slots_index_free();
+	for (nid = 0; nid < MAX_NUMNODES; nid++) {
+		refcnt_node_put(refcnt_nodes[nid]);
+		refcnt_nodes[nid] = NULL;
+		kfree(refcnt_carry[nid]);
+		refcnt_carry[nid] = NULL;
+		refcnt_generations[nid] = 0;
+	}
+}
+
+/* Every node with memory online, then the index, then the devices. */
+static int refcnt_layout_load(void)
+{
+	int nid, err;
+
+	for_each_node_state(nid, N_MEMORY) {
+		struct refcnt_node *node = refcnt_node_create(nid, 0, NULL);
+
+		if (PTR_ERR(node) == -ENODEV)
+			continue;	/* its memory is offline */
+		if (IS_ERR(node)) {
+			pr_err("node %d: cannot set up its counters (%ld)\n",
+			       nid, PTR_ERR(node));
+			return PTR_ERR(node);
+		}
+		refcnt_nodes[nid] = node;
+	}
+	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
+	if (err)
+		return err;
+	for (nid = 0; nid < MAX_NUMNODES; nid++) {
+		if (!refcnt_nodes[nid])
+			continue;
+		refcnt_layout_dev_add(nid);
+		if (!refcnt_devs[nid])
+			return -ENODEV;
+	}
+	return 0;
+}
+
+/**
+ * refcnt_layout_init() - build every node's layout and device, and follow
+ * memory hotplug from then on
+ *
+ * The notifier is registered first, so that memory coming or going while
+ * the module loads is either seen by the load or rescanned once it is done.
+ *
+ * Return: 0 or a negative errno (nothing is left behind).
+ */
+int refcnt_layout_init(void)
+{
+	int err;
+
+	err = register_memory_notifier(&refcnt_memory_nb);
+	if (err)
+		return err;
+	down_write(&refcnt_layout_rwsem);
+	err = refcnt_layout_load();
+	if (err)
+		refcnt_layout_teardown();
+	else
+		refcnt_layout_live = true;
+	up_write(&refcnt_layout_rwsem);
+	if (err)
+		unregister_memory_notifier(&refcnt_memory_nb);
+	return err;
+}
+
+/**
+ * refcnt_layout_exit() - stop following memory, remove devices and nodes
+ *
+ * After the feeds stopped, with no file open (each holds the module).
+ * Unregistering waits for a notifier call in progress, so memory hotplug
+ * during unload finds either the whole module or none of it.
+ */
+void refcnt_layout_exit(void)
+{
+	unregister_memory_notifier(&refcnt_memory_nb);
+	down_write(&refcnt_layout_rwsem);
+	refcnt_layout_teardown();
+	up_write(&refcnt_layout_rwsem);
+}
