@@ -146,6 +146,43 @@ $(BUILD)/tools/access-patterns: examples/access-patterns.c
 	@echo "  CC      $@"
 	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
 
+# refcnt-exporter, Prometheus/OpenMetrics text (Documentation/admin-guide.rst,
+# "Fleet monitoring"); rcsnap.c, its snapshot of the module, is shared with
+# pmdarefcnt.
+TOOLS_BIN += refcnt-exporter
+RCSNAP := tools/src/rcsnap.c tools/src/rcsnap.h
+tools: $(BUILD)/tools/refcnt-exporter
+$(BUILD)/tools/refcnt-exporter: $(RCSNAP) tools/src/omtext.c tools/src/omtext.h \
+	tools/src/exporter_http.c tools/src/exporter_http.h
+
+# pmdarefcnt, the Performance Co-Pilot agent (tools/pmda/): dynamic with
+# libpcp_pmda and libpcp (libpcp-pmda3-dev, libpcp3-dev), static with
+# librefcnt and libnuma. make pmda builds it into build/pmda/ with the
+# files PCP's Install needs; make install puts them in $(PCP_PMDAS_DIR)/refcnt.
+PCP_PMDAS_DIR ?= $(or $(shell sed -n 's/^PCP_PMDAS_DIR=//p' /etc/pcp.conf 2>/dev/null),/var/lib/pcp/pmdas)
+PMDA_FILES := Install Remove pmns root domain.h help
+PMDA_OUT := $(BUILD)/pmda
+.PHONY: pmda install-pmda
+pmda: $(PMDA_OUT)/pmdarefcnt $(addprefix $(PMDA_OUT)/,$(PMDA_FILES))
+$(PMDA_OUT)/pmdarefcnt: tools/pmda/pmdarefcnt.c tools/pmda/domain.h $(RCSNAP) \
+		$(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
+	@test -f /usr/include/pcp/pmda.h || { echo "no /usr/include/pcp/pmda.h: install libpcp-pmda3-dev and libpcp3-dev (tools/testing/refcnt-setup deps)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/pmda -o $@ $(filter %.c,$^) \
+		$(TOOLS_LIBREFCNT) -Wl,-Bstatic -lnuma -Wl,-Bdynamic -lpcp_pmda -lpcp -lm
+$(PMDA_OUT)/%: tools/pmda/%
+	@mkdir -p $(dir $@)
+	@cp $< $@
+install-pmda: pmda
+	install -d $(DESTDIR)$(PCP_PMDAS_DIR)/refcnt
+	install -m 0755 $(PMDA_OUT)/pmdarefcnt $(PMDA_OUT)/Install $(PMDA_OUT)/Remove \
+		$(DESTDIR)$(PCP_PMDAS_DIR)/refcnt/
+	install -m 0644 $(addprefix $(PMDA_OUT)/,pmns root domain.h help) \
+		$(DESTDIR)$(PCP_PMDAS_DIR)/refcnt/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 tools/man/pmdarefcnt.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
 # The truth from the emulator: tools/testing/truth/ (Documentation/testing.rst).
 truth:
 	@$(MAKE) --no-print-directory -C tools/testing/truth O=$(BUILD)/truth TOP=$(TOP)

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt-exporter's text formats: see omtext.h and refcnt-exporter(1)
+ * for the metrics. Names follow Prometheus conventions: counters end in
+ * _total, sizes in _bytes, one label per dimension (node, from_node,
+ * feed, rank).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "omtext.h"
+
+enum om_type { OM_GAUGE, OM_COUNTER };
+
+struct om_out {
+	FILE *f;
+	int openmetrics;
+};
+
+/*
+ * HELP and TYPE of a family. name is the sample name; an OpenMetrics
+ * counter family drops its _total.
+ */
+static void family(struct om_out *o, const char *name, enum om_type type,
+		   const char *help)
+{
+	size_t len = strlen(name);
+
+	if (o->openmetrics && type == OM_COUNTER && len > 6 &&
+	    !strcmp(name + len - 6, "_total"))
+		len -= 6;
+	fprintf(o->f, "# HELP %.*s %s\n# TYPE %.*s %s\n", (int)len, name, help,
+		(int)len, name, type == OM_COUNTER ? "counter" : "gauge");
+}
+
+/* A label value, escaped as both formats want. */
+static void label_value(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(f, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void node_sample(struct om_out *o, const char *name, int nid,
+			long long v)
+{
+	if (v >= 0)
+		fprintf(o->f, "%s{node=\"%d\"} %lld\n", name, nid, v);
+}
+
+/* The statistics files of every node, one family each. */
+static void node_stats(struct om_out *o, const struct rs_snap *s)
+{
+	static const char *const help[RS_NR_STATS] = {
+		"References delivered to the node's hardware counters, lost ones included (stats/references).",
+		"References lost because a hardware counter was at its maximum (stats/pegged).",
+		"References lost because an extended counter was at 2^32-1 (stats/saturated).",
+		"Sets folded by threshold interrupts (stats/folds).",
+		"Migration events raised by the differential threshold (stats/migrations).",
+		"Event records dropped because the node's event queue was full (stats/events_dropped).",
+		"References that never reached a counter: no counter page (stats/refs_dropped).",
+		"Counts removed by RCB_RESET (stats/discarded).",
+		"Lost references no lost count could hold (stats/overflowed).",
+	};
+	char name[96];
+	int i, k;
+
+	for (k = 0; k < RS_NR_STATS; k++) {
+		snprintf(name, sizeof(name), "refcnt_node_%s_total",
+			 rs_stat_names[k]);
+		family(o, name, OM_COUNTER, help[k]);
+		for (i = 0; i < s->nr_nodes; i++)
+			node_sample(o, name, s->nodes[i].nid,
+				    s->nodes[i].stats[k]);
+	}
+	family(o, "refcnt_node_table_bytes", OM_GAUGE,
+	       "Bytes the node's counter tables use now (stats/table_bytes).");
+	for (i = 0; i < s->nr_nodes; i++)
+		node_sample(o, "refcnt_node_table_bytes", s->nodes[i].nid,
+			    s->nodes[i].table_bytes);
+}
+
+/* What the node's tables hold (RCB_SETS_READ), per node. */
+static void node_tables(struct om_out *o, const struct rs_snap *s)
+{
+	static const struct { const char *name, *help; } fam[] = {
+		{ "refcnt_node_local_references_total",
+		  "References from the node itself now in its counters (extended + hardware)." },
+		{ "refcnt_node_remote_references_total",
+		  "References from other nodes now in the node's counters (extended + hardware)." },
+		{ "refcnt_node_lost_references_total",
+		  "References lost to pegged or saturated counters, the lost counts of the node's table." },
+	};
+	unsigned int k;
+	int i;
+
+	family(o, "refcnt_node_info", OM_GAUGE,
+	       "1 for every node with counters; its cnodeid as a label.");
+	for (i = 0; i < s->nr_nodes; i++)
+		fprintf(o->f, "refcnt_node_info{node=\"%d\",cnodeid=\"%d\"} 1\n",
+			s->nodes[i].nid, s->nodes[i].cnodeid);
+	family(o, "refcnt_node_sets", OM_GAUGE,
+	       "Counter sets of the node, one per hardware page (rcb_sw_sets).");
+	for (i = 0; i < s->nr_nodes; i++)
+		node_sample(o, "refcnt_node_sets", s->nodes[i].nid,
+			    (long long)s->nodes[i].info.rcb_sw_sets);
+	for (k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(o, fam[k].name, OM_COUNTER, fam[k].help);
+		for (i = 0; i < s->nr_nodes; i++) {
+			const struct rs_node *n = &s->nodes[i];
+			uint64_t v = k == 0 ? n->local : k == 1 ? n->remote : n->lost;
+
+			fprintf(o->f, "%s{node=\"%d\"} %" PRIu64 "\n",
+				fam[k].name, n->nid, v);
+		}
+	}
+}
+
+/* Per node and accessing node (counter). */
+static void node_from(struct om_out *o, const struct rs_snap *s)
+{
+	int i, c, lost;
+
+	for (lost = 0; lost < 2; lost++) {
+		const char *name = lost ? "refcnt_lost_references_total" :
+					  "refcnt_references_total";
+
+		family(o, name, OM_COUNTER, lost ?
+		       "References from from_node lost to pegged or saturated counters of node's pages (lost counts)." :
+		       "References from from_node (a node, or a group of 8) to node's memory now in its counters (extended + hardware).");
+		for (i = 0; i < s->nr_nodes; i++) {
+			const struct rs_node *n = &s->nodes[i];
+
+			for (c = 0; c < n->nr_counters; c++) {
+				fprintf(o->f, "%s{node=\"%d\",from_node=\"", name,
+					n->nid);
+				label_value(o->f, n->ctr[c].label);
+				fprintf(o->f, "\"} %" PRIu64 "\n", lost ?
+					n->ctr[c].lost : n->ctr[c].refs);
+			}
+		}
+	}
+}
+
+static void feeds(struct om_out *o, const struct rs_snap *s)
+{
+	static const char *const help[RS_NR_FEED_STATS] = {
+		"Samples the feed took.",
+		"Samples that reached a node's counters.",
+		"Samples whose page was not present or in no node's slots.",
+	};
+	char name[96];
+	int i, k;
+
+	for (k = 0; k < RS_NR_FEED_STATS; k++) {
+		snprintf(name, sizeof(name), "refcnt_feed_%s_total",
+			 rs_feed_stat_names[k]);
+		family(o, name, OM_COUNTER, help[k]);
+		for (i = 0; i < s->nr_feeds; i++) {
+			if (s->feeds[i].stats[k] < 0)
+				continue;
+			fprintf(o->f, "%s{feed=\"", name);
+			label_value(o->f, s->feeds[i].name);
+			fprintf(o->f, "\"} %lld\n", s->feeds[i].stats[k]);
+		}
+	}
+}
+
+/* The hottest sets, rank 1 first. */
+static void hot(struct om_out *o, const struct rs_snap *s)
+{
+	int i, remote;
+
+	for (remote = 0; remote < 2; remote++) {
+		const char *name = remote ? "refcnt_hot_set_remote_references" :
+					    "refcnt_hot_set_references";
+
+		family(o, name, OM_GAUGE, remote ?
+		       "References from other nodes than its own to one of the hottest counter sets." :
+		       "References (extended + hardware) to one of the hottest counter sets; rank 1 is the hottest.");
+		for (i = 0; i < s->nr_hot; i++) {
+			const struct rs_hot *h = &s->hot[i];
+
+			fprintf(o->f, "%s{rank=\"%d\",node=\"%d\",set=\"%" PRIu64
+				"\",paddr=\"0x%" PRIx64 "\"} %" PRIu64 "\n", name,
+				i + 1, h->nid, h->set, h->paddr,
+				remote ? h->remote : h->refs);
+		}
+	}
+}
+
+int om_write(FILE *f, const struct rs_snap *s, int openmetrics)
+{
+	struct om_out o = { f, openmetrics };
+
+	family(&o, "refcnt_up", OM_GAUGE,
+	       "1 when the refcnt module is loaded and its devices were read, 0 otherwise.");
+	fprintf(f, "refcnt_up %d\n", s->loaded ? 1 : 0);
+	if (s->loaded) {
+		node_stats(&o, s);
+		node_tables(&o, s);
+		node_from(&o, s);
+		feeds(&o, s);
+		hot(&o, s);
+	}
+	if (openmetrics)
+		fputs("# EOF\n", f);
+	return ferror(f) ? -1 : 0;
+}
