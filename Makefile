@@ -13,6 +13,7 @@
 #                         the one build tools, selftests and install use
 #   make selftests        static test binaries into build/selftests/
 #   make tools            command-line tools into build/tools/
+#   make pmda             pmdarefcnt, the PCP agent, into build/pmda/
 #   make checkpatch       checkpatch.pl --strict over kmod/ and uapi/
 #   make bench            reference-path benchmark: natively (the core of
 #                         kmod/ in user space), then in a 4-node guest
@@ -228,6 +229,8 @@ install: lib tools
 	$(if $(wildcard tools/man/*.1),install -m 0644 $(wildcard tools/man/*.1) \
 		$(DESTDIR)$(PREFIX)/share/man/man1/)
 	install -m 0644 packaging/60-refcnt.rules $(DESTDIR)$(UDEVDIR)/
+	$(if $(wildcard /usr/include/pcp/pmda.h),$(MAKE) --no-print-directory install-pmda,\
+		@echo "  SKIP    pmdarefcnt: no PCP headers (apt-get install libpcp-pmda3-dev libpcp3-dev)")
 	@echo "  INSTALLED under $(DESTDIR)$(PREFIX); add the group: groupadd -r refcnt"
 
 # Build kmod/ through DKMS against every guest kernel's headers.

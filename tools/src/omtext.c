@@ -10,27 +10,40 @@
 
 #include "omtext.h"
 
-enum om_type { OM_GAUGE, OM_COUNTER };
+/* An info family is a gauge of value 1 in the 0.0.4 format. */
+enum om_type { OM_GAUGE, OM_COUNTER, OM_INFO };
 
 struct om_out {
 	FILE *f;
 	int openmetrics;
 };
 
+/* Does name end in suffix? */
+static int ends_in(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n > k && !strcmp(name + n - k, suffix);
+}
+
 /*
- * HELP and TYPE of a family. name is the sample name; an OpenMetrics
- * counter family drops its _total.
+ * HELP and TYPE of a family. name is the sample name; in OpenMetrics a
+ * counter family drops its _total and an info family its _info.
  */
 static void family(struct om_out *o, const char *name, enum om_type type,
 		   const char *help)
 {
+	static const char *const types[] = { "gauge", "counter", "info" };
 	size_t len = strlen(name);
 
-	if (o->openmetrics && type == OM_COUNTER && len > 6 &&
-	    !strcmp(name + len - 6, "_total"))
+	if (!o->openmetrics && type == OM_INFO)
+		type = OM_GAUGE;
+	if (o->openmetrics && type == OM_COUNTER && ends_in(name, "_total"))
 		len -= 6;
+	if (o->openmetrics && type == OM_INFO && ends_in(name, "_info"))
+		len -= 5;
 	fprintf(o->f, "# HELP %.*s %s\n# TYPE %.*s %s\n", (int)len, name, help,
-		(int)len, name, type == OM_COUNTER ? "counter" : "gauge");
+		(int)len, name, types[type]);
 }
 
 /* A label value, escaped as both formats want. */
@@ -99,7 +112,7 @@ static void node_tables(struct om_out *o, const struct rs_snap *s)
 	unsigned int k;
 	int i;
 
-	family(o, "refcnt_node_info", OM_GAUGE,
+	family(o, "refcnt_node_info", OM_INFO,
 	       "1 for every node with counters; its cnodeid as a label.");
 	for (i = 0; i < s->nr_nodes; i++)
 		fprintf(o->f, "refcnt_node_info{node=\"%d\",cnodeid=\"%d\"} 1\n",
@@ -171,25 +184,34 @@ static void feeds(struct om_out *o, const struct rs_snap *s)
 	}
 }
 
-/* The hottest sets, rank 1 first. */
+/*
+ * The hottest sets, rank 1 first. The rank is the only label, so the
+ * series stay as many as --hot whichever sets are hot; which set holds a
+ * rank is in the values of refcnt_hot_set_node, _index and _paddr.
+ */
 static void hot(struct om_out *o, const struct rs_snap *s)
 {
-	int i, remote;
+	static const struct { const char *name, *help; } fam[] = {
+		{ "refcnt_hot_set_references",
+		  "References (extended + hardware) to the counter set of this rank; rank 1 is the hottest." },
+		{ "refcnt_hot_set_remote_references",
+		  "References from other nodes than its own to the counter set of this rank." },
+		{ "refcnt_hot_set_node", "Node of the counter set of this rank." },
+		{ "refcnt_hot_set_index", "Index of the counter set of this rank in its node's table." },
+		{ "refcnt_hot_set_paddr", "Physical address of the hardware page the set of this rank counts." },
+	};
+	unsigned int k;
+	int i;
 
-	for (remote = 0; remote < 2; remote++) {
-		const char *name = remote ? "refcnt_hot_set_remote_references" :
-					    "refcnt_hot_set_references";
-
-		family(o, name, OM_GAUGE, remote ?
-		       "References from other nodes than its own to one of the hottest counter sets." :
-		       "References (extended + hardware) to one of the hottest counter sets; rank 1 is the hottest.");
+	for (k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(o, fam[k].name, OM_GAUGE, fam[k].help);
 		for (i = 0; i < s->nr_hot; i++) {
 			const struct rs_hot *h = &s->hot[i];
+			uint64_t v = k == 0 ? h->refs : k == 1 ? h->remote :
+				     k == 2 ? (uint64_t)h->nid : k == 3 ? h->set : h->paddr;
 
-			fprintf(o->f, "%s{rank=\"%d\",node=\"%d\",set=\"%" PRIu64
-				"\",paddr=\"0x%" PRIx64 "\"} %" PRIu64 "\n", name,
-				i + 1, h->nid, h->set, h->paddr,
-				remote ? h->remote : h->refs);
+			fprintf(o->f, "%s{rank=\"%d\"} %" PRIu64 "\n", fam[k].name,
+				i + 1, v);
 		}
 	}
 }

@@ -304,6 +304,7 @@ int main(int argc, char **argv)
 		return rc < 0 ? RT_EXIT_OK : rc;
 	if (!opt.textfile && !opt.listen)
 		return print_once();
+	signals();
 	if (opt.textfile && stat(opt.textfile, &st)) {
 		rt_err("--textfile %s: %s", opt.textfile, strerror(errno));
 		return RT_EXIT_FAIL;
@@ -323,7 +324,6 @@ int main(int argc, char **argv)
 		if (lfd < 0)
 			return RT_EXIT_FAIL;
 	}
-	signals();
 	rc = serve(lfd);
 	if (lfd >= 0)
 		close(lfd);
