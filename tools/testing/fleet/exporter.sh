@@ -55,6 +55,8 @@ exporter_tests() {
 		return
 	fi
 	scrape >"$W/scrape.prom"
+	grep -E '^refcnt_(up|node_references_total|node_remote_references_total|references_total)[ {]' \
+		"$W/scrape.prom" | diag
 	check "the scrape passes promtool check metrics" \
 		sh -c "promtool check metrics <$W/scrape.prom"
 	check "the scrape's values equal the module's exactly" \

@@ -123,6 +123,8 @@ pmda_tests() {
 	fi
 	check "pminfo -f refcnt: values equal the module's statistics and RCB_SETS_READ exactly" \
 		pmda_values_equal
+	# What a user sees, for the log.
+	pminfo -f refcnt.node.references refcnt.node.remote refcnt.access.references | diag
 	check "pminfo: refcnt.loaded 1, refcnt.nodes 3 (the node devices)" \
 		sh -c "pminfo -f refcnt.loaded | grep -q 'value 1' && pminfo -f refcnt.nodes | grep -q 'value 3'"
 	check "pmval over two samples: the rate of the 6000 references injected between them" \
