@@ -25,6 +25,7 @@
 
 #include <linux/io.h>
 #include <linux/kobject.h>
+#include <linux/delay.h>
 #include <linux/log2.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -44,6 +45,7 @@ struct refcnt_hub_rx {
 	struct refcnt_hub_ring *ctrl;
 	struct refcnt_hub_record *rec;
 	u64 tail;
+	u64 overruns;		/* the producer's count when we bound */
 	int cnode;		/* -1: no node, the ring is not drained */
 };
 
@@ -125,21 +127,17 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 	return stop - rx->tail;
 }
 
-/* One pass over the rings: true if one has records left. */
+/* One pass over the rings, muted: true if one has records left. */
 static bool refcnt_hub_pass(struct refcnt_hub *h, const u64 *stop)
 {
 	bool more = false;
 	u32 i;
 
-	preempt_disable();
-	refcnt_hub_mute();
 	for (i = 0; i < h->hdr.nr_rings; i++)
 		if (h->rx[i].cnode >= 0 &&
 		    refcnt_hub_drain_ring(h, &h->rx[i], REFCNT_HUB_BUDGET,
 					  stop ? stop[i] : U64_MAX))
 			more = true;
-	refcnt_hub_unmute();
-	preempt_enable();
 	return more;
 }
 
@@ -150,7 +148,12 @@ static void refcnt_hub_work(struct work_struct *work)
 	bool more;
 
 	mutex_lock(&h->drain_lock);
+	/* Not preemptible while muted: nobody else runs muted. */
+	preempt_disable();
+	refcnt_hub_mute();
 	more = refcnt_hub_pass(h, NULL);
+	refcnt_hub_unmute();
+	preempt_enable();
 	mutex_unlock(&h->drain_lock);
 	if (READ_ONCE(h->running))
 		queue_delayed_work(system_unbound_wq, &h->work, more ? 0 : 1);
@@ -158,7 +161,11 @@ static void refcnt_hub_work(struct work_struct *work)
 
 /*
  * Drain every ring up to the head it has now: what every CPU did before
- * is counted after. Called with refcnt_hub_lock held.
+ * is counted after. Muted throughout, on this CPU: what the drain sets off
+ * (the counters' interrupt service, in a worker that may run here between
+ * passes) is not reported either, or a sync would fill the rings it
+ * empties. Whatever else runs here meanwhile is not reported: a sync is
+ * for tests and benchmarks. Called with refcnt_hub_lock held.
  */
 static void refcnt_hub_sync(struct refcnt_hub *h)
 {
@@ -170,8 +177,14 @@ static void refcnt_hub_sync(struct refcnt_hub *h)
 	mutex_lock(&h->drain_lock);
 	for (i = 0; i < h->hdr.nr_rings; i++)
 		stop[i] = smp_load_acquire(&h->rx[i].ctrl->head);
+	migrate_disable();
+	refcnt_hub_mute();
 	while (refcnt_hub_pass(h, stop))
 		cond_resched();
+	/* Let the interrupt service this set off run here, muted. */
+	msleep(20);
+	refcnt_hub_unmute();
+	migrate_enable();
 	mutex_unlock(&h->drain_lock);
 	kfree(stop);
 }
@@ -267,6 +280,7 @@ static void refcnt_hub_rings(struct refcnt_hub *h, void *base)
 		rx->rec = (struct refcnt_hub_record *)(r + REFCNT_HUB_RING_CTRL);
 		/* What the producer published before we came is not ours. */
 		rx->tail = READ_ONCE(rx->ctrl->head);
+		rx->overruns = READ_ONCE(rx->ctrl->overruns);
 		smp_store_release(&rx->ctrl->tail, rx->tail);
 		rx->cnode = nid < MAX_NUMNODES ? refcnt_topo.nid_to_cnode[nid] : -1;
 	}
@@ -348,7 +362,10 @@ static struct pci_driver refcnt_hub_driver = {
 	.remove = refcnt_hub_remove,
 };
 
-/* The producer's drops, as the device says (the host counts them too). */
+/*
+ * The producer's drops since the device was bound, as it says (the host
+ * counts them too); host garbage can make this any number.
+ */
 static u64 refcnt_hub_overruns(void)
 {
 	u64 sum = 0;
@@ -357,7 +374,8 @@ static u64 refcnt_hub_overruns(void)
 	mutex_lock(&refcnt_hub_lock);
 	if (refcnt_hub_dev)
 		for (i = 0; i < refcnt_hub_dev->hdr.nr_rings; i++)
-			sum += READ_ONCE(refcnt_hub_dev->rx[i].ctrl->overruns);
+			sum += READ_ONCE(refcnt_hub_dev->rx[i].ctrl->overruns) -
+			       refcnt_hub_dev->rx[i].overruns;
 	mutex_unlock(&refcnt_hub_lock);
 	return sum;
 }
@@ -394,14 +412,43 @@ static ssize_t hub_period_show(struct kobject *kobj,
 }
 static struct kobj_attribute hub_period_attr = __ATTR_RO(hub_period);
 
-/* Any write: drain what every vCPU reported so far, then return. */
+/* One line per drained ring: vCPU, node, head, tail, producer's counts. */
+static ssize_t hub_rings_show(struct kobject *kobj, struct kobj_attribute *attr,
+			      char *buf)
+{
+	struct refcnt_hub *h;
+	ssize_t len = 0;
+	u32 i;
+
+	mutex_lock(&refcnt_hub_lock);
+	h = refcnt_hub_dev;
+	for (i = 0; h && i < h->hdr.nr_rings; i++) {
+		const struct refcnt_hub_rx *rx = &h->rx[i];
+
+		if (rx->cnode < 0)
+			continue;
+		len += sysfs_emit_at(buf, len, "vcpu %u node %u head %llu tail %llu references %llu overruns %llu\n",
+				     i, h->hdr.vcpu_node[i],
+				     READ_ONCE(rx->ctrl->head), READ_ONCE(rx->tail),
+				     READ_ONCE(rx->ctrl->references),
+				     READ_ONCE(rx->ctrl->overruns));
+	}
+	mutex_unlock(&refcnt_hub_lock);
+	return len;
+}
+static struct kobj_attribute hub_rings_attr = __ATTR_RO(hub_rings);
+
+/*
+ * Any write: drain what every vCPU reported so far, then return; also
+ * with the feed off, so that a test can drain exactly when it wants.
+ */
 static ssize_t hub_sync_store(struct kobject *kobj, struct kobj_attribute *attr,
 			      const char *buf, size_t count)
 {
 	int err = 0;
 
 	mutex_lock(&refcnt_hub_lock);
-	if (refcnt_hub_dev && refcnt_hub_dev->running)
+	if (refcnt_hub_dev)
 		refcnt_hub_sync(refcnt_hub_dev);
 	else
 		err = -ENODEV;
@@ -418,6 +465,7 @@ static struct attribute *refcnt_hub_attrs[] = {
 	&hub_overruns_attr.attr,
 	&hub_period_attr.attr,
 	&hub_sync_attr.attr,
+	&hub_rings_attr.attr,
 	NULL,
 };
 

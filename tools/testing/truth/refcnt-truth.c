@@ -37,7 +37,7 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define PFX		"refcnt-truth: "
-#define MAX_NODES	64		/* one counter per node, as refcnt's */
+#define MAX_NODES	128		/* QEMU 7.2: at most 128 NUMA nodes */
 #define MAX_RAM_MB	3584		/* pc machine: RAM below 4 GiB */
 #define MB		((uint64_t)1 << 20)
 #define NONE		UINT64_MAX
@@ -525,7 +525,7 @@ static int parse_opt(const char *arg)
 	} else if (!strcmp(key, "online")) {
 		opt.nr_online = parse_list(v, opt.online, MAX_NODES);
 		if (opt.nr_online <= 0)
-			return bad_value(key, v, "want the online node ids, N:N:... (at most 64)");
+			return bad_value(key, v, "want the online node ids, N:N:... (at most 128)");
 	} else if (!strcmp(key, "vcpus")) {
 		/* Slots of offline nodes (placeholders) never hold a vCPU. */
 		opt.nr_vcpu_node = parse_list(v, opt.vcpu_node, 256);
