@@ -167,17 +167,23 @@ static void refcnt_hub_work(struct work_struct *work)
  * empties. Whatever else runs here meanwhile is not reported: a sync is
  * for tests and benchmarks. Called with refcnt_hub_lock held.
  */
-static void refcnt_hub_sync(struct refcnt_hub *h)
+static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu)
 {
 	u64 *stop = kcalloc(h->hdr.nr_rings, sizeof(*stop), GFP_KERNEL);
-	u32 i;
+	u32 i, mine;
 
 	if (!stop)
 		return;
 	mutex_lock(&h->drain_lock);
-	for (i = 0; i < h->hdr.nr_rings; i++)
-		stop[i] = smp_load_acquire(&h->rx[i].ctrl->head);
 	migrate_disable();
+	/*
+	 * QEMU's CPU index, the ring's number, is the APIC id of the CPU in
+	 * refcnt-vm's guests (one socket per CPU).
+	 */
+	mine = cpu_physical_id(smp_processor_id());
+	for (i = 0; i < h->hdr.nr_rings; i++)
+		stop[i] = this_cpu && i != mine ? h->rx[i].tail :
+			  smp_load_acquire(&h->rx[i].ctrl->head);
 	refcnt_hub_mute();
 	while (refcnt_hub_pass(h, stop))
 		cond_resched();
@@ -439,8 +445,9 @@ static ssize_t hub_rings_show(struct kobject *kobj, struct kobj_attribute *attr,
 static struct kobj_attribute hub_rings_attr = __ATTR_RO(hub_rings);
 
 /*
- * Any write: drain what every vCPU reported so far, then return; also
- * with the feed off, so that a test can drain exactly when it wants.
+ * "1": drain what every vCPU reported so far, then return; "cpu": only
+ * what this CPU's vCPU did. Also with the feed off, so that a test can
+ * drain exactly when it wants.
  */
 static ssize_t hub_sync_store(struct kobject *kobj, struct kobj_attribute *attr,
 			      const char *buf, size_t count)
@@ -449,7 +456,7 @@ static ssize_t hub_sync_store(struct kobject *kobj, struct kobj_attribute *attr,
 
 	mutex_lock(&refcnt_hub_lock);
 	if (refcnt_hub_dev)
-		refcnt_hub_sync(refcnt_hub_dev);
+		refcnt_hub_sync(refcnt_hub_dev, sysfs_streq(buf, "cpu"));
 	else
 		err = -ENODEV;
 	mutex_unlock(&refcnt_hub_lock);
