@@ -38,9 +38,10 @@ static inline void truth_start(void)
 	__asm__ volatile(".byte 0x0f,0x1f,0x84,0x00,0x52,0x43,0x54,0x53" ::: "memory");
 }
 
-static inline void truth_stop(void)
+/* Stop, and write the window's counts to the truth's FILE.N. */
+static inline void truth_dump(void)
 {
-	__asm__ volatile(".byte 0x0f,0x1f,0x84,0x00,0x52,0x43,0x54,0x45" ::: "memory");
+	__asm__ volatile(".byte 0x0f,0x1f,0x84,0x00,0x52,0x43,0x54,0x44" ::: "memory");
 }
 
 static int put(const char *path, const char *v)
@@ -179,7 +180,8 @@ FIXTURE_TEARDOWN(hub)
 }
 
 /*
- * K loads on each of n pages, in the truth window: one mov each and no
+ * K loads on each of n pages, in a truth window of their own (dumped to
+ * the truth's FILE.N for pair N): one mov each and no
  * other memory reference (no call, everything in registers), so that the
  * vCPU's ring holds them all.
  */
@@ -195,7 +197,7 @@ static void exact_loads(char *p, int n, long k)
 			__asm__ volatile("mov (%1,%2), %0" : "=r"(x)
 					 : "r"(p), "r"(j << 12));
 		}
-	truth_stop();
+	truth_dump();
 }
 
 /* One pair: pages of node b, loads from a CPU of node a. 0 if exact. */
