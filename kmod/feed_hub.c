@@ -62,7 +62,7 @@ struct refcnt_hub_rx {
 struct refcnt_hub {
 	struct pci_dev *pdev;
 	struct refcnt_hub_header hdr;
-	struct mutex drain_lock;
+	struct mutex drain_lock;	/* the rings' one consumer */
 	struct delayed_work work;
 	bool running;
 	struct refcnt_hub_rx rx[];
@@ -101,6 +101,7 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 	struct refcnt_ctx ctx = {};
 	u64 head, n, i;
 
+	/* Pairs with the producer's release: the records below are written. */
 	head = smp_load_acquire(&rx->ctrl->head);
 	if (stop == U64_MAX)
 		stop = head;
@@ -183,6 +184,7 @@ static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu)
 	mine = cpu_physical_id(smp_processor_id());
 	for (i = 0; i < h->hdr.nr_rings; i++)
 		stop[i] = this_cpu && i != mine ? h->rx[i].tail :
+			  /* acquire, as refcnt_hub_drain_ring() does */
 			  smp_load_acquire(&h->rx[i].ctrl->head);
 	refcnt_hub_mute();
 	while (refcnt_hub_pass(h, stop))
@@ -287,6 +289,7 @@ static void refcnt_hub_rings(struct refcnt_hub *h, void *base)
 		/* What the producer published before we came is not ours. */
 		rx->tail = READ_ONCE(rx->ctrl->head);
 		rx->overruns = READ_ONCE(rx->ctrl->overruns);
+		/* Pairs with the producer's acquire of the tail. */
 		smp_store_release(&rx->ctrl->tail, rx->tail);
 		rx->cnode = nid < MAX_NUMNODES ? refcnt_topo.nid_to_cnode[nid] : -1;
 	}
@@ -404,6 +407,7 @@ static ssize_t hub_overruns_show(struct kobject *kobj,
 {
 	return sysfs_emit(buf, "%llu\n", refcnt_hub_overruns());
 }
+
 static struct kobj_attribute hub_overruns_attr = __ATTR_RO(hub_overruns);
 
 static ssize_t hub_period_show(struct kobject *kobj,
@@ -416,6 +420,7 @@ static ssize_t hub_period_show(struct kobject *kobj,
 	mutex_unlock(&refcnt_hub_lock);
 	return sysfs_emit(buf, "%u\n", period);
 }
+
 static struct kobj_attribute hub_period_attr = __ATTR_RO(hub_period);
 
 /* One line per drained ring: vCPU, node, head, tail, producer's counts. */
@@ -433,7 +438,8 @@ static ssize_t hub_rings_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 		if (rx->cnode < 0)
 			continue;
-		len += sysfs_emit_at(buf, len, "vcpu %u node %u head %llu tail %llu references %llu overruns %llu\n",
+		len += sysfs_emit_at(buf, len,
+				     "vcpu %u node %u head %llu tail %llu references %llu overruns %llu\n",
 				     i, h->hdr.vcpu_node[i],
 				     READ_ONCE(rx->ctrl->head), READ_ONCE(rx->tail),
 				     READ_ONCE(rx->ctrl->references),
@@ -442,6 +448,7 @@ static ssize_t hub_rings_show(struct kobject *kobj, struct kobj_attribute *attr,
 	mutex_unlock(&refcnt_hub_lock);
 	return len;
 }
+
 static struct kobj_attribute hub_rings_attr = __ATTR_RO(hub_rings);
 
 /*
@@ -462,6 +469,7 @@ static ssize_t hub_sync_store(struct kobject *kobj, struct kobj_attribute *attr,
 	mutex_unlock(&refcnt_hub_lock);
 	return err ?: count;
 }
+
 static struct kobj_attribute hub_sync_attr = __ATTR_WO(hub_sync);
 
 static struct attribute *refcnt_hub_attrs[] = {
