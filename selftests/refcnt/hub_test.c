@@ -29,7 +29,8 @@
 #define HUB_DRV		"/sys/bus/pci/drivers/refcnt-hub"
 #define HUB_PARAM	"/sys/module/refcnt/parameters/hub"
 #define EXACT_K		3000
-#define EXACT_PAGES	16
+/* 8 x 3000 records fit a ring of the 72-node machine (32Ki records). */
+#define EXACT_PAGES	8
 #define MPOL_BIND_	2
 
 /* The truth plugin's window marks (tools/testing/truth/truth-mark.h). */
@@ -353,7 +354,8 @@ static void hot_loop(char *p)
 }
 
 /* The events of node b's device: in sequence, in time, of each kind. */
-static void rates_events(struct __test_metadata *_metadata, struct rc_dev *d)
+static void rates_events(struct __test_metadata *_metadata, struct rc_dev *d,
+			 bool peg)
 {
 	static struct rcb_event ev[4096];
 	uint64_t seen[4] = {}, prev_seq = 0, prev_t = 0;
@@ -379,7 +381,8 @@ static void rates_events(struct __test_metadata *_metadata, struct rc_dev *d)
 	       (unsigned long long)seen[RCB_EVENT_PEG],
 	       (unsigned long long)seen[RCB_EVENT_MIGRATE]);
 	EXPECT_LT(0ULL, (unsigned long long)seen[RCB_EVENT_FOLD]);
-	EXPECT_LT(0ULL, (unsigned long long)seen[RCB_EVENT_PEG]);
+	if (peg)
+		EXPECT_LT(0ULL, (unsigned long long)seen[RCB_EVENT_PEG]);
 	EXPECT_LT(0ULL, (unsigned long long)seen[RCB_EVENT_MIGRATE]);
 }
 
@@ -390,6 +393,7 @@ TEST_F_TIMEOUT(hub, real_rates, 300)
 	uint32_t abs, diff;
 	int a = self->cpu.id[0], b = -1, i;
 	uint64_t lost;
+	bool peg;
 	char *p;
 
 	HUB_NEEDED();
@@ -408,12 +412,16 @@ TEST_F_TIMEOUT(hub, real_rates, 300)
 	p = node_pages(b, HOT_PAGES);
 	ASSERT_NE(NULL, p);
 	/*
-	 * Fold only a full counter: from there on every reference pegs until
-	 * the fold; a remote counter a quarter ahead of home migrates.
+	 * Fold only a full 11-bit counter: from there on every reference
+	 * pegs until the fold; a remote counter a quarter ahead of home
+	 * migrates. Above 16 nodes the counters have 19 bits, as the
+	 * Origin's premium ones: they fold at the same count, and peg only
+	 * at rates a TCG guest does not reach.
 	 */
 	rcd_default_thresholds(db, &abs, &diff);
-	ASSERT_EQ(0, rc_thresholds(db->fd, db->info.rcb_hw_counter_max,
-				   (db->info.rcb_hw_counter_max + 1) / 4));
+	peg = db->info.rcb_hw_counter_max <= 2047;
+	abs = peg ? db->info.rcb_hw_counter_max : 2047;
+	ASSERT_EQ(0, rc_thresholds(db->fd, abs, (abs + 1) / 4));
 	ASSERT_EQ(0, put(HUB_PARAM, "0"));
 	rc_drain(db->fd);
 	rates_snap(devs, self->mem.n, &s0);
@@ -438,8 +446,9 @@ TEST_F_TIMEOUT(hub, real_rates, 300)
 	i = db - devs;
 	EXPECT_LT(0ULL, (unsigned long long)(s1.st[i].folds - s0.st[i].folds));
 	EXPECT_LT(0ULL, (unsigned long long)(s1.st[i].migrations - s0.st[i].migrations));
-	EXPECT_LT(0ULL, (unsigned long long)lost);
-	rates_events(_metadata, db);
+	if (peg)
+		EXPECT_LT(0ULL, (unsigned long long)lost);
+	rates_events(_metadata, db, peg);
 	EXPECT_EQ(0, rcd_restore_thresholds(db));
 	for (i = 0; i < self->mem.n; i++)
 		rcd_close(&devs[i]);
@@ -470,7 +479,6 @@ TEST_F_TIMEOUT(hub, granularity_256, 300)
 	char *p;
 
 	HUB_NEEDED();
-
 	if (!rc_ko_path())
 		SKIP(return, "no REFCNT_KO to reload with granularity=256");
 	ASSERT_EQ(0, rc_reload("granularity=256 hub=0"));
@@ -503,16 +511,19 @@ TEST_F_TIMEOUT(hub, granularity_256, 300)
 	ASSERT_EQ(0, rc_reload("hub=1"));
 }
 
-/* Load and unload 20 times while the device streams; each load drains. */
+/*
+ * Load and unload 20 times (or HUB_RELOADS) while the device streams;
+ * each load drains.
+ */
 TEST_F_TIMEOUT(hub, reload_streaming, 600)
 {
-	int i;
+	const char *env = getenv("HUB_RELOADS");
+	int i, n = env ? atoi(env) : 20;
 
 	HUB_NEEDED();
-
 	if (!rc_ko_path())
 		SKIP(return, "no REFCNT_KO to reload");
-	for (i = 0; i < 20; i++) {
+	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, rc_reload("hub=1"));
 		usleep(100000);
 		ASSERT_TRUE(hub_bound(NULL, 0));
@@ -590,7 +601,6 @@ TEST_F_TIMEOUT(hub, host_garbage, 300)
 	int i;
 
 	HUB_NEEDED();
-
 	if (!getenv("HUB_GARBLE"))
 		SKIP(return, "no host writing garbage (HUB_GARBLE unset)");
 	printf("@@hub-garble-start\n");
