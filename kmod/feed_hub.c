@@ -41,12 +41,20 @@
 /* Records per ring and pass: bounds the time a pass keeps its CPU. */
 #define REFCNT_HUB_BUDGET	1024
 
+/**
+ * struct refcnt_hub_rx - the driver's side of one ring
+ * @ctrl:	the ring's control block in the region
+ * @rec:	its records
+ * @tail:	records consumed: ours, never read back from the region
+ * @overruns:	the producer's count of drops when we bound the device
+ * @cnode:	cnodeid of the ring's vCPU, or -1: the ring is not drained
+ */
 struct refcnt_hub_rx {
 	struct refcnt_hub_ring *ctrl;
 	struct refcnt_hub_record *rec;
 	u64 tail;
-	u64 overruns;		/* the producer's count when we bound */
-	int cnode;		/* -1: no node, the ring is not drained */
+	u64 overruns;
+	int cnode;
 };
 
 /**
