@@ -5,7 +5,8 @@
 #   make check            build everything, run the selftests in QEMU NUMA
 #                         guests on every supported kernel (what CI runs)
 #   make demo             boot a 4-node guest and show what refcnt sees
-#                         (TRUTH=1: and beside it what the demo really did)
+#                         (TRUTH=1: and beside it what the demo really did;
+#                         counts from the hub device; HUB=0: the fault feed)
 #   make module KVER=v    build kmod/ for kernel release v (W=1, sparse C=2;
 #                         any warning fails) into build/v/refcnt.ko
 #   make module KDIR=d    the same against a kernel build directory d
@@ -16,7 +17,8 @@
 #   make pmda             pmdarefcnt, the PCP agent, into build/pmda/
 #   make checkpatch       checkpatch.pl --strict over kmod/ and uapi/
 #   make bench            reference-path benchmark: natively (the core of
-#                         kmod/ in user space), then in a 4-node guest
+#                         kmod/ in user space), then in a 4-node guest, then
+#                         the hub device (tools/testing/hub-bench)
 #   make core-check       the core of kmod/ in user space: unit tests, the
 #                         stress under TSan and ASan+UBSan, a short fuzz run
 #   make fuzz             fuzz the core against a model of refcnt(5)'s
@@ -192,7 +194,7 @@ accuracy:
 	@tools/testing/refcnt-accuracy
 
 demo:
-	@TRUTH=$(TRUTH) tools/testing/refcnt-demo
+	@TRUTH=$(TRUTH) HUB=$(HUB) tools/testing/refcnt-demo
 
 bench:
 	@tools/testing/refcnt-bench

@@ -416,12 +416,15 @@ int refcnt_feeds_init(void)
 	err = sysfs_create_group(refcnt_kobj, &refcnt_feed_group);
 	if (err)
 		goto put;
+	err = refcnt_hub_init(refcnt_kobj);
+	if (err)
+		goto remove;
 	/* No feed is on yet: nothing to call for the CPUs online now. */
 	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "refcnt/feed:online",
 					refcnt_feed_cpu_online,
 					refcnt_feed_cpu_offline);
 	if (err < 0)
-		goto remove;
+		goto hub;
 	refcnt_feed_cpuhp = err;
 	mutex_lock(&refcnt_feed_lock);
 	refcnt_feeds_ready = true;
@@ -432,6 +435,8 @@ int refcnt_feeds_init(void)
 		pebs_period = 0;
 	return 0;
 
+hub:
+	refcnt_hub_exit(refcnt_kobj);
 remove:
 	sysfs_remove_group(refcnt_kobj, &refcnt_feed_group);
 put:
@@ -444,6 +449,7 @@ put:
  */
 void refcnt_feeds_exit(void)
 {
+	refcnt_hub_exit(refcnt_kobj);
 	/* Waits for a CPU going on- or offline; none follows. */
 	cpuhp_remove_state_nocalls(refcnt_feed_cpuhp);
 	flush_work(&refcnt_feed_resync_work);

@@ -2,7 +2,8 @@
 /*
  * refcnt: what the feeds share. feed.c keeps the registry (each feed's
  * period parameter, perf events and statistics); each feed's own code is
- * in its file: feed_fault.c, feed_pebs.c (x86 only), feed_inject.c.
+ * in its file: feed_fault.c, feed_pebs.c (x86 only), feed_inject.c,
+ * feed_hub.c (a PCI driver; its registry entry is refcnt_hub_init()).
  */
 #ifndef _REFCNT_FEED_H
 #define _REFCNT_FEED_H
@@ -110,5 +111,20 @@ long refcnt_inject(void __user *argp);
 /* count.c: the feeds of one counted process (RCB_COUNT_START) */
 long refcnt_count_start(void __user *argp);
 void refcnt_count_exit(void);
+/* feed_hub.c: the emulator's memory-side reference device (hub.h) */
+struct kobject;
+#ifdef CONFIG_X86
+int refcnt_hub_init(struct kobject *kobj);
+void refcnt_hub_exit(struct kobject *kobj);
+#else
+static inline int refcnt_hub_init(struct kobject *kobj)
+{
+	return 0;
+}
+
+static inline void refcnt_hub_exit(struct kobject *kobj)
+{
+}
+#endif
 
 #endif /* _REFCNT_FEED_H */

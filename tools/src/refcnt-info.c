@@ -25,8 +25,15 @@ static const char *const feed_stats[] = {
 
 static const char *const params[] = {
 	"granularity", "premium", "abs_threshold", "diff_threshold",
-	"event_queue_len", "fault_period", "pebs_period",
+	"event_queue_len", "fault_period", "pebs_period", "hub",
 };
+
+/* The hub feed's statistics (/sys/kernel/refcnt/hub_*). */
+static const char *const hub_stats[] = {
+	"period", "records", "references", "unresolved", "malformed",
+	"overruns",
+};
+#define NR_HUB_STATS (sizeof(hub_stats) / sizeof(hub_stats[0]))
 #define NR_PARAMS (sizeof(params) / sizeof(params[0]))
 
 struct node {
@@ -219,6 +226,10 @@ static void json_module(void)
 			       feed_stat(feeds[i], feed_stats[k]));
 		printf("}");
 	}
+	printf(", \"hub\": {\"state\": \"%s\"", param("hub") > 0 ? "on" : "off");
+	for (k = 0; k < NR_HUB_STATS; k++)
+		printf(", \"%s\": %lld", hub_stats[k], feed_stat("hub", hub_stats[k]));
+	printf("}");
 	printf("},\n  \"numa_balancing\": %lld,\n",
 	       rt_read_ll("/proc/sys/kernel/numa_balancing", -1));
 }
@@ -318,6 +329,14 @@ static void text_summary(const struct node *nodes, int n)
 	if (pebs > 0)
 		printf(" (period %lld; %lld samples, %lld delivered)", pebs,
 		       feed_stat("pebs", "samples"), feed_stat("pebs", "delivered"));
+	printf(", hub %s", param("hub") > 0 ? "on" : "off");
+	if (param("hub") > 0)
+		printf(" (every %lld%s reference; %lld records, %lld references, %lld unresolved, %lld malformed, %lld overruns)",
+		       feed_stat("hub", "period"),
+		       feed_stat("hub", "period") == 1 ? "st" : "th",
+		       feed_stat("hub", "records"), feed_stat("hub", "references"),
+		       feed_stat("hub", "unresolved"), feed_stat("hub", "malformed"),
+		       feed_stat("hub", "overruns"));
 	printf("; NUMA balancing %s\n",
 	       nb < 0 ? "unknown" : nb == 0 ? "off (hinting faults off)" :
 	       "on (hinting faults feed the fault feed)");

@@ -32,10 +32,12 @@
 
 #include <qemu-plugin.h>
 
+#include "hub-producer.h"
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define PFX		"refcnt-truth: "
-#define MAX_NODES	64		/* one counter per node, as refcnt's */
+#define MAX_NODES	128		/* QEMU 7.2: at most 128 NUMA nodes */
 #define MAX_RAM_MB	3584		/* pc machine: RAM below 4 GiB */
 #define MB		((uint64_t)1 << 20)
 #define NONE		UINT64_MAX
@@ -153,24 +155,35 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 	struct vcpu *v;
 	struct qemu_plugin_hwaddr *hw;
 	uint64_t pa;
+	int miss = -1, count;
 
 	(void)udata;
-	if (!window_open || vi >= (unsigned int)nr_vcpus)
+	if (vi >= (unsigned int)nr_vcpus)
+		return;
+	/* The hub reports all the time; the truth counts in its window. */
+	count = window_open && out_f;
+	if (!count && !hub_on)
 		return;
 	v = &vcpus[vi];
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (!hw || qemu_plugin_hwaddr_is_io(hw)) {
-		v->io++;
+		v->io += count;
 		return;
 	}
 	pa = map_phys(qemu_plugin_hwaddr_phys_addr(hw));
 	if (pa == NONE) {
-		v->unmapped++;
+		v->unmapped += count;
 		return;
 	}
-	v->refs[pa / opt.gran]++;
-	if (v->miss && v->node >= 0 && llc_miss(v->node, pa))
-		v->miss[pa / opt.gran]++;
+	if (opt.llc_size && v->node >= 0 && (count || hub_misses))
+		miss = llc_miss(v->node, pa);
+	if (count) {
+		v->refs[pa / opt.gran]++;
+		if (v->miss && miss > 0)
+			v->miss[pa / opt.gran]++;
+	}
+	if (hub_on)
+		hub_ref(vi, pa, vaddr, miss);
 }
 
 static void tb_exec_cb(unsigned int vi, void *udata)
@@ -180,6 +193,8 @@ static void tb_exec_cb(unsigned int vi, void *udata)
 	if (vi >= (unsigned int)nr_vcpus)
 		return;
 	vcpus[vi].insns += n;
+	if (hub_on)
+		hub_insns(vi, n);
 	if (window_open)
 		vcpus[vi].insns_window += n;
 }
@@ -215,10 +230,14 @@ static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		const void *d = qemu_plugin_insn_data(insn);
+		int hm = hub_mark(d, qemu_plugin_insn_size(insn));
 
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_cb,
 						 QEMU_PLUGIN_CB_NO_REGS,
 						 QEMU_PLUGIN_MEM_RW, NULL);
+		if (hm)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, hub_mark_cb,
+				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)hm);
 		if (!opt.windowed || qemu_plugin_insn_size(insn) != 8)
 			continue;
 		if (!memcmp(d, mark_start, 8))
@@ -395,6 +414,10 @@ static void atexit_cb(qemu_plugin_id_t id, void *udata)
 
 	(void)id;
 	(void)udata;
+	if (!out_f) {
+		hub_summary(NULL);
+		return;
+	}
 	bad |= write_table(out_f, 0, loc, rem);
 	if (llc_f)
 		bad |= write_table(llc_f, 1, mloc, mrem);
@@ -402,6 +425,7 @@ static void atexit_cb(qemu_plugin_id_t id, void *udata)
 	write_summary(sum_f, "refs", loc, rem);
 	if (llc_f)
 		write_summary(sum_f, "llc_misses", mloc, mrem);
+	hub_summary(sum_f);
 	/* The tables last: their presence says the run's counts are whole. */
 	bad |= close_rename(sum_f, sum_tmp, sum_path);
 	if (llc_f)
@@ -501,7 +525,7 @@ static int parse_opt(const char *arg)
 	} else if (!strcmp(key, "online")) {
 		opt.nr_online = parse_list(v, opt.online, MAX_NODES);
 		if (opt.nr_online <= 0)
-			return bad_value(key, v, "want the online node ids, N:N:... (at most 64)");
+			return bad_value(key, v, "want the online node ids, N:N:... (at most 128)");
 	} else if (!strcmp(key, "vcpus")) {
 		/* Slots of offline nodes (placeholders) never hold a vCPU. */
 		opt.nr_vcpu_node = parse_list(v, opt.vcpu_node, 256);
@@ -524,7 +548,11 @@ static int parse_opt(const char *arg)
 		if (parse_u64(v, &opt.llc_ways) || !opt.llc_ways || opt.llc_ways > 64)
 			return bad_value(key, v, "want 1 to 64 ways");
 	} else {
-		fprintf(stderr, PFX "unknown option '%s' (options: out, llc_out, ram, online, vcpus, granularity, window, llc_size, llc_ways)\n",
+		int r = hub_parse_opt(key, v);
+
+		if (r <= 0)
+			return r;
+		fprintf(stderr, PFX "unknown option '%s' (options: out, llc_out, ram, online, vcpus, granularity, window, llc_size, llc_ways, hub, hub_period, hub_misses, hub_out, hub_garble)\n",
 			key);
 		return -1;
 	}
@@ -547,8 +575,8 @@ static int check_opts(void)
 {
 	int i;
 
-	if (!opt.out) {
-		fprintf(stderr, PFX "no out=FILE given\n");
+	if (!opt.out && !hub_on) {
+		fprintf(stderr, PFX "no out=FILE or hub=FILE given\n");
 		return -1;
 	}
 	if (!opt.nr_ram || !opt.nr_online) {
@@ -572,7 +600,11 @@ static int check_opts(void)
 			return -1;
 		}
 	}
-	if (!opt.llc_out != !opt.llc_size) {
+	if (hub_misses && !opt.llc_size) {
+		fprintf(stderr, PFX "hub_misses=on needs the LLC model (llc_size=)\n");
+		return -1;
+	}
+	if (opt.llc_out && !opt.llc_size) {
 		fprintf(stderr, PFX "llc_out= and llc_size= go together\n");
 		return -1;
 	}
@@ -640,6 +672,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		fprintf(stderr, PFX "out of memory for the tables\n");
 		return -1;
 	}
+	if (hub_on && hub_install(nr_vcpus, opt.vcpu_node, opt.nr_vcpu_node,
+				  opt.gran))
+		return -1;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans_cb);
+	qemu_plugin_register_atexit_cb(id, atexit_cb, NULL);
+	window_open = !opt.windowed;
+	if (!opt.out)
+		return 0;
 	if (asprintf(&sum_path, "%s.summary", opt.out) < 0)
 		return -1;
 	/* Open now: an unwritable file stops QEMU before the guest runs. */
@@ -659,8 +699,5 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			return -1;
 		}
 	}
-	window_open = !opt.windowed;
-	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans_cb);
-	qemu_plugin_register_atexit_cb(id, atexit_cb, NULL);
 	return 0;
 }

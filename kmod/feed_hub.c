@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt: the hub feed, the driver of the memory-side reference device.
+ *
+ * In refcnt's QEMU guests the emulator is the hardware: the refcnt-truth
+ * plugin sees every guest reference and writes it into per-vCPU rings in
+ * memory the guest sees as an ivshmem-plain PCI device (layout in hub.h).
+ * This PCI driver binds that device when its header says so (a foreign
+ * ivshmem device is left alone) and drains the rings NAPI-like: a work
+ * item takes at most a budget of records per ring and pass, requeues at
+ * once while a ring has more and polls every jiffy once they are empty.
+ * Each record goes to refcnt_reference() with its vCPU's node and the
+ * device's period as the weight.
+ *
+ * The region is memory the host can write at any time: the header is
+ * copied and checked once at probe, every index is read once and checked
+ * against the ring, a bad one is counted (malformed) and the ring left
+ * for the next pass, and a record's address is only ever looked up.
+ *
+ * A drain pass runs between the hub's mute and unmute marks (hub.h): the
+ * producer does not report the references the driver makes itself, or
+ * every drained record would make new ones.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/io.h>
+#include <linux/kobject.h>
+#include <linux/delay.h>
+#include <linux/log2.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+#include <linux/workqueue.h>
+
+#include "refcnt.h"
+#include "feed.h"
+#include "hub.h"
+
+/* Records per ring and pass: bounds the time a pass keeps its CPU. */
+#define REFCNT_HUB_BUDGET	1024
+
+/**
+ * struct refcnt_hub_rx - the driver's side of one ring
+ * @ctrl:	the ring's control block in the region
+ * @rec:	its records
+ * @tail:	records consumed: ours, never read back from the region
+ * @overruns:	the producer's count of drops when we bound the device
+ * @cnode:	cnodeid of the ring's vCPU, or -1: the ring is not drained
+ */
+struct refcnt_hub_rx {
+	struct refcnt_hub_ring *ctrl;
+	struct refcnt_hub_record *rec;
+	u64 tail;
+	u64 overruns;
+	int cnode;
+};
+
+/**
+ * struct refcnt_hub - the bound hub device
+ * @pdev:	its PCI device
+ * @hdr:	the header as checked at probe; the region's copy is never
+ *		read again
+ * @drain_lock:	one consumer per ring: the work or a sync
+ * @work:	the drain pass
+ * @running:	the feed is on: passes requeue themselves
+ * @rx:		one per ring
+ */
+struct refcnt_hub {
+	struct pci_dev *pdev;
+	struct refcnt_hub_header hdr;
+	struct mutex drain_lock;	/* the rings' one consumer */
+	struct delayed_work work;
+	bool running;
+	struct refcnt_hub_rx rx[];
+};
+
+/* Counts of the drain, all rings; only the drain (under drain_lock) adds. */
+static struct {
+	u64 records, references, unresolved, malformed;
+} refcnt_hub_stats;
+
+static struct refcnt_hub *refcnt_hub_dev;
+/* Serialises binding, unbinding and turning the feed on and off. */
+static DEFINE_MUTEX(refcnt_hub_lock);
+static unsigned int hub;
+static bool refcnt_hub_ready;
+
+/* The producer does not report this vCPU's references in between. */
+static __always_inline void refcnt_hub_mute(void)
+{
+	asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x52, 0x43, 0x48, 0x4d" ::: "memory");
+}
+
+static __always_inline void refcnt_hub_unmute(void)
+{
+	asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x52, 0x43, 0x48, 0x55" ::: "memory");
+}
+
+/*
+ * Take up to @budget records of @rx, or up to @stop if it is nearer.
+ * Returns the records left before @stop, or 0 when the head is bad.
+ */
+static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
+				 u64 budget, u64 stop)
+{
+	u32 mask = h->hdr.ring_records - 1, weight = h->hdr.period;
+	struct refcnt_ctx ctx = {};
+	u64 head, n, i;
+
+	/* Pairs with the producer's release: the records below are written. */
+	head = smp_load_acquire(&rx->ctrl->head);
+	if (stop == U64_MAX)
+		stop = head;
+	if (head - rx->tail > h->hdr.ring_records ||
+	    stop - rx->tail > head - rx->tail) {
+		refcnt_hub_stats.malformed++;
+		return 0;
+	}
+	n = min(stop - rx->tail, budget);
+	for (i = 0; i < n; i++) {
+		const struct refcnt_hub_record *r = &rx->rec[(rx->tail + i) & mask];
+		u64 paddr = READ_ONCE(r->paddr);
+
+		ctx.vaddr = READ_ONCE(r->vaddr);
+		if (refcnt_reference(paddr, rx->cnode, weight, &ctx))
+			refcnt_hub_stats.references += weight;
+		else
+			refcnt_hub_stats.unresolved++;
+	}
+	refcnt_hub_stats.records += n;
+	rx->tail += n;
+	/* The records are read: the producer may write their slots again. */
+	smp_store_release(&rx->ctrl->tail, rx->tail);
+	return stop - rx->tail;
+}
+
+/* One pass over the rings, muted: true if one has records left. */
+static bool refcnt_hub_pass(struct refcnt_hub *h, const u64 *stop)
+{
+	bool more = false;
+	u32 i;
+
+	for (i = 0; i < h->hdr.nr_rings; i++)
+		if (h->rx[i].cnode >= 0 &&
+		    refcnt_hub_drain_ring(h, &h->rx[i], REFCNT_HUB_BUDGET,
+					  stop ? stop[i] : U64_MAX))
+			more = true;
+	return more;
+}
+
+static void refcnt_hub_work(struct work_struct *work)
+{
+	struct refcnt_hub *h = container_of(to_delayed_work(work),
+					    struct refcnt_hub, work);
+	bool more;
+
+	mutex_lock(&h->drain_lock);
+	/* Not preemptible while muted: nobody else runs muted. */
+	preempt_disable();
+	refcnt_hub_mute();
+	more = refcnt_hub_pass(h, NULL);
+	refcnt_hub_unmute();
+	preempt_enable();
+	mutex_unlock(&h->drain_lock);
+	if (READ_ONCE(h->running))
+		queue_delayed_work(system_unbound_wq, &h->work, more ? 0 : 1);
+}
+
+/*
+ * Drain every ring up to the head it has now: what every CPU did before
+ * is counted after. Muted throughout, on this CPU: what the drain sets off
+ * (the counters' interrupt service, in a worker that may run here between
+ * passes) is not reported either, or a sync would fill the rings it
+ * empties. Whatever else runs here meanwhile is not reported: a sync is
+ * for tests and benchmarks. Called with refcnt_hub_lock held.
+ */
+static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu)
+{
+	u64 *stop = kcalloc(h->hdr.nr_rings, sizeof(*stop), GFP_KERNEL);
+	u32 i, mine;
+
+	if (!stop)
+		return;
+	mutex_lock(&h->drain_lock);
+	migrate_disable();
+	/*
+	 * QEMU's CPU index, the ring's number, is the APIC id of the CPU in
+	 * refcnt-vm's guests (one socket per CPU).
+	 */
+	mine = cpu_physical_id(smp_processor_id());
+	for (i = 0; i < h->hdr.nr_rings; i++)
+		stop[i] = this_cpu && i != mine ? h->rx[i].tail :
+			  /* acquire, as refcnt_hub_drain_ring() does */
+			  smp_load_acquire(&h->rx[i].ctrl->head);
+	refcnt_hub_mute();
+	while (refcnt_hub_pass(h, stop))
+		cond_resched();
+	/* Let the interrupt service this set off run here, muted. */
+	msleep(20);
+	refcnt_hub_unmute();
+	migrate_enable();
+	mutex_unlock(&h->drain_lock);
+	kfree(stop);
+}
+
+/* Called with refcnt_hub_lock held. */
+static void refcnt_hub_stop(struct refcnt_hub *h)
+{
+	WRITE_ONCE(h->running, false);
+	cancel_delayed_work_sync(&h->work);
+	hub = 0;
+}
+
+/* Called with refcnt_hub_lock held. */
+static int refcnt_hub_start(void)
+{
+	if (!refcnt_hub_dev) {
+		pr_warn("hub feed: no hub device (an ivshmem-plain PCI device with a refcnt hub header: refcnt-vm --hub)\n");
+		return -ENODEV;
+	}
+	if (!refcnt_hub_dev->running) {
+		refcnt_hub_dev->running = true;
+		queue_delayed_work(system_unbound_wq, &refcnt_hub_dev->work, 0);
+	}
+	hub = 1;
+	return 0;
+}
+
+static int refcnt_hub_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int err;
+
+	err = kstrtobool(val, &on);
+	if (err)
+		return err;
+	mutex_lock(&refcnt_hub_lock);
+	if (!refcnt_hub_ready)
+		hub = on;	/* at load: started once the nodes exist */
+	else if (on)
+		err = refcnt_hub_start();
+	else if (refcnt_hub_dev)
+		refcnt_hub_stop(refcnt_hub_dev);
+	mutex_unlock(&refcnt_hub_lock);
+	return err;
+}
+
+static const struct kernel_param_ops refcnt_hub_ops = {
+	.set = refcnt_hub_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(hub, &refcnt_hub_ops, &hub, 0644);
+MODULE_PARM_DESC(hub,
+		 "Hub feed: 1 drains the emulator's memory-side reference device (refcnt-vm --hub) into the counters (default 0: off)");
+
+/* The header copied at probe: 0, -ENODEV if not a hub's, -EINVAL if bad. */
+static int refcnt_hub_check(const struct refcnt_hub_header *hdr, u64 len)
+{
+	u64 ring_bytes;
+
+	if (hdr->magic != REFCNT_HUB_MAGIC)
+		return -ENODEV;
+	if (hdr->version != REFCNT_HUB_VERSION ||
+	    hdr->header_size != REFCNT_HUB_HEADER_SIZE ||
+	    hdr->record_size != sizeof(struct refcnt_hub_record) ||
+	    hdr->size > len || !hdr->nr_rings ||
+	    hdr->nr_rings > REFCNT_HUB_MAX_VCPUS ||
+	    hdr->ring_records < 16 || !is_power_of_2(hdr->ring_records) ||
+	    !hdr->period || hdr->flags & ~REFCNT_HUB_MISSES ||
+	    hdr->ring_stride % 4096)
+		return -EINVAL;
+	ring_bytes = REFCNT_HUB_RING_CTRL +
+		     (u64)hdr->ring_records * sizeof(struct refcnt_hub_record);
+	if (hdr->ring_stride < ring_bytes ||
+	    REFCNT_HUB_HEADER_SIZE + (u64)hdr->nr_rings * hdr->ring_stride >
+	    hdr->size)
+		return -EINVAL;
+	return 0;
+}
+
+/* Each ring's place and node; rings of vCPUs of no online node stay idle. */
+static void refcnt_hub_rings(struct refcnt_hub *h, void *base)
+{
+	u32 i;
+
+	for (i = 0; i < h->hdr.nr_rings; i++) {
+		struct refcnt_hub_rx *rx = &h->rx[i];
+		char *r = base + REFCNT_HUB_HEADER_SIZE +
+			  (u64)i * h->hdr.ring_stride;
+		unsigned int nid = h->hdr.vcpu_node[i];
+
+		rx->ctrl = (struct refcnt_hub_ring *)r;
+		rx->rec = (struct refcnt_hub_record *)(r + REFCNT_HUB_RING_CTRL);
+		/* What the producer published before we came is not ours. */
+		rx->tail = READ_ONCE(rx->ctrl->head);
+		rx->overruns = READ_ONCE(rx->ctrl->overruns);
+		/* Pairs with the producer's acquire of the tail. */
+		smp_store_release(&rx->ctrl->tail, rx->tail);
+		rx->cnode = nid < MAX_NUMNODES ? refcnt_topo.nid_to_cnode[nid] : -1;
+	}
+}
+
+static int refcnt_hub_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct refcnt_hub_header hdr;
+	struct refcnt_hub *h;
+	u64 len;
+	void *base;
+	int err;
+
+	err = pcim_enable_device(pdev);
+	if (err)
+		return err;
+	len = pci_resource_len(pdev, 2);
+	if (len < REFCNT_HUB_HEADER_SIZE)
+		return -ENODEV;
+	base = devm_memremap(&pdev->dev, pci_resource_start(pdev, 2), len,
+			     MEMREMAP_WB);
+	if (IS_ERR(base))
+		return PTR_ERR(base);
+	memcpy(&hdr, base, sizeof(hdr));
+	err = refcnt_hub_check(&hdr, len);
+	if (err == -ENODEV) {
+		/* Someone else's shared memory: leave it, and it, alone. */
+		devm_memunmap(&pdev->dev, base);
+		return err;
+	}
+	if (err) {
+		dev_warn(&pdev->dev, "hub device with a bad header (version %u, %u rings of %u records): refused\n",
+			 hdr.version, hdr.nr_rings, hdr.ring_records);
+		return err;
+	}
+	h = devm_kzalloc(&pdev->dev, struct_size(h, rx, hdr.nr_rings),
+			 GFP_KERNEL);
+	if (!h)
+		return -ENOMEM;
+	h->pdev = pdev;
+	h->hdr = hdr;
+	mutex_init(&h->drain_lock);
+	INIT_DELAYED_WORK(&h->work, refcnt_hub_work);
+	refcnt_hub_rings(h, base);
+	mutex_lock(&refcnt_hub_lock);
+	if (refcnt_hub_dev) {
+		mutex_unlock(&refcnt_hub_lock);
+		dev_warn(&pdev->dev, "a second hub device: only one is drained\n");
+		return -EBUSY;
+	}
+	refcnt_hub_dev = h;
+	mutex_unlock(&refcnt_hub_lock);
+	pci_set_drvdata(pdev, h);
+	dev_info(&pdev->dev, "hub device: %u rings of %u records, period %u%s\n",
+		 hdr.nr_rings, hdr.ring_records, hdr.period,
+		 hdr.flags & REFCNT_HUB_MISSES ? ", LLC misses only" : "");
+	return 0;
+}
+
+static void refcnt_hub_remove(struct pci_dev *pdev)
+{
+	struct refcnt_hub *h = pci_get_drvdata(pdev);
+
+	mutex_lock(&refcnt_hub_lock);
+	refcnt_hub_stop(h);
+	refcnt_hub_dev = NULL;
+	mutex_unlock(&refcnt_hub_lock);
+}
+
+static const struct pci_device_id refcnt_hub_ids[] = {
+	{ PCI_DEVICE(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1110) },	/* ivshmem */
+	{ }
+};
+
+static struct pci_driver refcnt_hub_driver = {
+	.name = "refcnt-hub",
+	.id_table = refcnt_hub_ids,
+	.probe = refcnt_hub_probe,
+	.remove = refcnt_hub_remove,
+};
+
+/*
+ * The producer's drops since the device was bound, as it says (the host
+ * counts them too); host garbage can make this any number.
+ */
+static u64 refcnt_hub_overruns(void)
+{
+	u64 sum = 0;
+	u32 i;
+
+	mutex_lock(&refcnt_hub_lock);
+	if (refcnt_hub_dev)
+		for (i = 0; i < refcnt_hub_dev->hdr.nr_rings; i++)
+			sum += READ_ONCE(refcnt_hub_dev->rx[i].ctrl->overruns) -
+			       refcnt_hub_dev->rx[i].overruns;
+	mutex_unlock(&refcnt_hub_lock);
+	return sum;
+}
+
+#define REFCNT_HUB_STAT(stat)						\
+static ssize_t hub_##stat##_show(struct kobject *kobj,			\
+				 struct kobj_attribute *attr, char *buf) \
+{									\
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(refcnt_hub_stats.stat)); \
+}									\
+static struct kobj_attribute hub_##stat##_attr = __ATTR_RO(hub_##stat)
+
+REFCNT_HUB_STAT(records);
+REFCNT_HUB_STAT(references);
+REFCNT_HUB_STAT(unresolved);
+REFCNT_HUB_STAT(malformed);
+
+static ssize_t hub_overruns_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", refcnt_hub_overruns());
+}
+
+static struct kobj_attribute hub_overruns_attr = __ATTR_RO(hub_overruns);
+
+static ssize_t hub_period_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	u32 period;
+
+	mutex_lock(&refcnt_hub_lock);
+	period = refcnt_hub_dev ? refcnt_hub_dev->hdr.period : 0;
+	mutex_unlock(&refcnt_hub_lock);
+	return sysfs_emit(buf, "%u\n", period);
+}
+
+static struct kobj_attribute hub_period_attr = __ATTR_RO(hub_period);
+
+/* One line per drained ring: vCPU, node, head, tail, producer's counts. */
+static ssize_t hub_rings_show(struct kobject *kobj, struct kobj_attribute *attr,
+			      char *buf)
+{
+	struct refcnt_hub *h;
+	ssize_t len = 0;
+	u32 i;
+
+	mutex_lock(&refcnt_hub_lock);
+	h = refcnt_hub_dev;
+	for (i = 0; h && i < h->hdr.nr_rings; i++) {
+		const struct refcnt_hub_rx *rx = &h->rx[i];
+
+		if (rx->cnode < 0)
+			continue;
+		len += sysfs_emit_at(buf, len,
+				     "vcpu %u node %u head %llu tail %llu references %llu overruns %llu\n",
+				     i, h->hdr.vcpu_node[i],
+				     READ_ONCE(rx->ctrl->head), READ_ONCE(rx->tail),
+				     READ_ONCE(rx->ctrl->references),
+				     READ_ONCE(rx->ctrl->overruns));
+	}
+	mutex_unlock(&refcnt_hub_lock);
+	return len;
+}
+
+static struct kobj_attribute hub_rings_attr = __ATTR_RO(hub_rings);
+
+/*
+ * "1": drain what every vCPU reported so far, then return; "cpu": only
+ * what this CPU's vCPU did. Also with the feed off, so that a test can
+ * drain exactly when it wants.
+ */
+static ssize_t hub_sync_store(struct kobject *kobj, struct kobj_attribute *attr,
+			      const char *buf, size_t count)
+{
+	int err = 0;
+
+	mutex_lock(&refcnt_hub_lock);
+	if (refcnt_hub_dev)
+		refcnt_hub_sync(refcnt_hub_dev, sysfs_streq(buf, "cpu"));
+	else
+		err = -ENODEV;
+	mutex_unlock(&refcnt_hub_lock);
+	return err ?: count;
+}
+
+static struct kobj_attribute hub_sync_attr = __ATTR_WO(hub_sync);
+
+static struct attribute *refcnt_hub_attrs[] = {
+	&hub_records_attr.attr,
+	&hub_references_attr.attr,
+	&hub_unresolved_attr.attr,
+	&hub_malformed_attr.attr,
+	&hub_overruns_attr.attr,
+	&hub_period_attr.attr,
+	&hub_sync_attr.attr,
+	&hub_rings_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group refcnt_hub_group = {
+	.attrs = refcnt_hub_attrs,
+};
+
+/**
+ * refcnt_hub_init() - the hub feed's driver and statistics
+ * @kobj:	/sys/kernel/refcnt, where its statistics go
+ *
+ * Binds a hub device if there is one, and starts the feed if asked at
+ * load (hub=1); without a device that is refused with one line in dmesg
+ * and the module loads.
+ *
+ * Return: 0, or a negative errno.
+ */
+int refcnt_hub_init(struct kobject *kobj)
+{
+	int err;
+
+	err = sysfs_create_group(kobj, &refcnt_hub_group);
+	if (err)
+		return err;
+	err = pci_register_driver(&refcnt_hub_driver);
+	if (err) {
+		sysfs_remove_group(kobj, &refcnt_hub_group);
+		return err;
+	}
+	mutex_lock(&refcnt_hub_lock);
+	refcnt_hub_ready = true;
+	if (hub && refcnt_hub_start())
+		hub = 0;
+	mutex_unlock(&refcnt_hub_lock);
+	return 0;
+}
+
+/**
+ * refcnt_hub_exit() - stop the hub feed and release its device
+ * @kobj:	/sys/kernel/refcnt
+ */
+void refcnt_hub_exit(struct kobject *kobj)
+{
+	mutex_lock(&refcnt_hub_lock);
+	refcnt_hub_ready = false;
+	mutex_unlock(&refcnt_hub_lock);
+	pci_unregister_driver(&refcnt_hub_driver);
+	sysfs_remove_group(kobj, &refcnt_hub_group);
+	hub = 0;
+}

@@ -1,0 +1,631 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The hub feed, in a guest booted with `refcnt-vm --hub` (period 1):
+ * every reference of every vCPU comes through the emulated memory-side
+ * reference device. Skips without the device. Run by
+ * tools/testing/hub-check, which also compares the exact test's counts
+ * with the truth plugin's table and writes garbage into the device from
+ * the host for the last test.
+ *
+ *  - exact: K loads on each of P pages of node B from a CPU of node A
+ *    make exactly K references from A's counter, none from another, in
+ *    ext + hw + lost (every pair; the 72-node machine, a subset)
+ *  - real_rates: a hot loop on a remote page at the emulator's rate
+ *    pegs and folds 11-bit counters, loses counts, raises fold, peg and
+ *    migration events in sequence, and conserves: what the feed delivered
+ *    is what the nodes counted, and what each node counted is in its sets
+ *  - granularity_256: with 256-byte hardware pages, each 256-byte piece a
+ *    program touches has references, each it does not has none
+ *  - reload_streaming: load and unload 20 times while the device streams
+ *  - unbind_rebind, no_device, foreign_left_alone
+ *  - host_garbage (last: it may leave the header broken)
+ */
+#include "refcnt_counters.h"
+
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#define HUB_DRV		"/sys/bus/pci/drivers/refcnt-hub"
+#define HUB_PARAM	"/sys/module/refcnt/parameters/hub"
+#define EXACT_K		3000
+/* 8 x 3000 records fit a ring with room to spare (64Ki records on 72 nodes). */
+#define EXACT_PAGES	8
+#define MPOL_BIND_	2
+
+/* The truth plugin's window marks (tools/testing/truth/truth-mark.h). */
+static inline void truth_start(void)
+{
+	__asm__ volatile(".byte 0x0f,0x1f,0x84,0x00,0x52,0x43,0x54,0x53" ::: "memory");
+}
+
+/* Stop, and write the window's counts to the truth's FILE.N. */
+static inline void truth_dump(void)
+{
+	__asm__ volatile(".byte 0x0f,0x1f,0x84,0x00,0x52,0x43,0x54,0x44" ::: "memory");
+}
+
+static int put(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, strlen(v)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The PCI address of the device the driver has bound, or false. */
+static bool hub_bound(char *addr, size_t len)
+{
+	DIR *d = opendir(HUB_DRV);
+	struct dirent *e;
+	bool found = false;
+
+	if (!d)
+		return false;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "0000:", 5)) {
+			if (addr)
+				snprintf(addr, len, "%.40s", e->d_name);
+			found = true;
+		}
+	closedir(d);
+	return found;
+}
+
+static int hub_sync(void)
+{
+	return put(RC_FEEDDIR "/hub_sync", "1");
+}
+
+/* Only this CPU's ring: what a pinned program did. */
+static int hub_sync_cpu(void)
+{
+	return put(RC_FEEDDIR "/hub_sync", "cpu");
+}
+
+static void pin_node(int node)
+{
+	char path[96], buf[256];
+	struct rc_nodes cpus;
+	cpu_set_t set;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
+	if (rc_read_file(path, buf, sizeof(buf)) <= 0 || rc_parse_list(buf, &cpus) ||
+	    !cpus.n)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpus.id[0], &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static uint64_t paddr_of(const void *va)
+{
+	uint64_t e = 0;
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+
+	if (pm < 0)
+		return 0;
+	if (pread(pm, &e, 8, (uintptr_t)va / rc_page_size() * 8) != 8)
+		e = 0;
+	close(pm);
+	if (!(e & (1ULL << 63)))
+		return 0;
+	return (e & ((1ULL << 55) - 1)) * rc_page_size() +
+	       (uintptr_t)va % rc_page_size();
+}
+
+/* n locked pages of node b, or NULL. */
+static char *node_pages(int b, size_t n)
+{
+	unsigned long mask[RC_MAX_NODES / 64 + 1] = {};
+	size_t len = n * rc_page_size();
+	char *p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	mask[b / 64] = 1UL << (b % 64);
+	madvise(p, len, MADV_NOHUGEPAGE);
+	if (syscall(SYS_mbind, p, len, MPOL_BIND_, mask, RC_MAX_NODES + 1, 0) ||
+	    mlock(p, len)) {
+		munmap(p, len);
+		return NULL;
+	}
+	return p;
+}
+
+/* Every counter of the set holding paddr: ext + hw + lost, after a sync. */
+static int set_counts(struct rc_dev *d, uint64_t paddr, uint64_t *c)
+{
+	int64_t set = rcd_paddr_set(d, paddr);
+	struct rc_set s;
+	unsigned int k;
+
+	if (set < 0 || rc_sync(d->fd) || rcd_read_set(d, set, &s))
+		return -1;
+	for (k = 0; k < d->cps; k++)
+		c[k] = (uint64_t)s.ext[k] + s.hw[k] + s.lost[k];
+	return 0;
+}
+
+FIXTURE(hub) {
+	struct rc_nodes online, cpu, mem;
+	bool none;
+};
+
+/* The harness runs the test after a SKIP in setup: each test checks. */
+#define HUB_NEEDED()							\
+	do {								\
+		if (self->none)						\
+			SKIP(return, "no hub device bound (boot with refcnt-vm --hub)"); \
+	} while (0)
+
+FIXTURE_SETUP(hub)
+{
+	self->none = !hub_bound(NULL, 0);
+	if (self->none)
+		return;
+	ASSERT_EQ(0, rc_node_list("online", &self->online));
+	ASSERT_EQ(0, rc_node_list("has_cpu", &self->cpu));
+	ASSERT_EQ(0, rc_node_list("has_memory", &self->mem));
+	ASSERT_EQ(0, put(HUB_PARAM, "1"));
+}
+
+FIXTURE_TEARDOWN(hub)
+{
+}
+
+/*
+ * K loads on each of n pages, in a truth window of their own (dumped to
+ * the truth's FILE.N for pair N): one mov each and no
+ * other memory reference (no call, everything in registers), so that the
+ * vCPU's ring holds them all.
+ */
+static void exact_loads(char *p, int n, long k)
+{
+	long i, j;
+
+	truth_start();
+	for (i = 0; i < k; i++)
+		for (j = 0; j < n; j++) {
+			long x;
+
+			__asm__ volatile("mov (%1,%2), %0" : "=r"(x)
+					 : "r"(p), "r"(j << 12));
+		}
+	truth_dump();
+}
+
+/* One pair: pages of node b, loads from a CPU of node a. 0 if exact. */
+static int exact_pair(struct __test_metadata *_metadata, int a, int b,
+		      int cnode_a)
+{
+	uint64_t before[EXACT_PAGES][RCB_MAX_COUNTERS];
+	uint64_t after[EXACT_PAGES][RCB_MAX_COUNTERS], pa[EXACT_PAGES];
+	uint64_t o0, r0, u0;
+	struct rc_dev d;
+	unsigned int k;
+	int j, bad = 0;
+	char *p;
+
+	pin_node(a);
+	p = node_pages(b, EXACT_PAGES);
+	if (!p || rcd_open(&d, b)) {
+		TH_LOG("node %d: no pages or device", b);
+		return -1;
+	}
+	for (j = 0; j < EXACT_PAGES; j++)
+		pa[j] = paddr_of(p + j * rc_page_size());
+	if (hub_sync_cpu())
+		bad = -1;
+	for (j = 0; j < EXACT_PAGES && !bad; j++)
+		bad = set_counts(&d, pa[j], before[j]);
+	o0 = rc_feed_stat("hub_overruns");
+	r0 = rc_feed_stat("hub_references");
+	u0 = rc_feed_stat("hub_unresolved");
+	/* Empty this vCPU's ring of what reading the counters did. */
+	if (hub_sync_cpu())
+		bad = -1;
+	exact_loads(p, EXACT_PAGES, EXACT_K);
+	if (hub_sync_cpu())
+		bad = -1;
+	printf("hub-exact: node %d from %d: %llu references, %llu unresolved, %llu overruns\n",
+	       b, a, (unsigned long long)(rc_feed_stat("hub_references") - r0),
+	       (unsigned long long)(rc_feed_stat("hub_unresolved") - u0),
+	       (unsigned long long)(rc_feed_stat("hub_overruns") - o0));
+	for (j = 0; j < EXACT_PAGES && !bad; j++) {
+		bad = set_counts(&d, pa[j], after[j]);
+		printf("hub-exact: page 0x%llx from %d nodes_per_counter %u counters",
+		       (unsigned long long)(pa[j] & ~(rc_page_size() - 1)), a,
+		       d.npc);
+		for (k = 0; k < d.cps; k++) {
+			uint64_t delta = after[j][k] - before[j][k];
+			uint64_t want = k == rcd_counter(&d, cnode_a) ? EXACT_K : 0;
+
+			printf(" %llu", (unsigned long long)delta);
+			if (delta != want) {
+				TH_LOG("page 0x%llx of node %d from node %d: counter %u has %llu, want %llu",
+				       (unsigned long long)pa[j], b, a, k,
+				       (unsigned long long)delta,
+				       (unsigned long long)want);
+				bad = 1;
+			}
+		}
+		printf("\n");
+	}
+	munmap(p, EXACT_PAGES * rc_page_size());
+	rcd_close(&d);
+	return bad;
+}
+
+/* Every CPU node x memory node; on big machines the first, last and own. */
+TEST_F_TIMEOUT(hub, exact, 900)
+{
+	int i, j, bad = 0, pairs = 0;
+
+	HUB_NEEDED();
+
+	/*
+	 * The driver drains far slower than a vCPU references, and its own
+	 * passes reference memory too: with the feed off, only hub_sync
+	 * drains, and this vCPU's ring holds what this program does.
+	 */
+	ASSERT_EQ(0, put(HUB_PARAM, "0"));
+	for (i = 0; i < self->cpu.n; i++)
+		for (j = 0; j < self->mem.n; j++) {
+			int a = self->cpu.id[i], b = self->mem.id[j];
+
+			if (self->cpu.n * self->mem.n > 12 && j &&
+			    j != self->mem.n - 1 && a != b)
+				continue;
+			bad |= exact_pair(_metadata, a, b,
+					  rc_list_index(&self->online, a));
+			pairs++;
+		}
+	printf("hub-exact: %d pairs, %d pages each, %d loads per page\n",
+	       pairs, EXACT_PAGES, EXACT_K);
+	ASSERT_EQ(0, put(HUB_PARAM, "1"));
+	ASSERT_EQ(0, bad);
+}
+
+#define HOT_PAGES	4
+#define HOT_SECONDS	2
+
+/* ext + hw + lost over every set of a node, after a sync. */
+static uint64_t node_total(struct rc_dev *d)
+{
+	const uint64_t chunk = 8192;
+	uint64_t first, total = 0, i, n, sets = d->info.rcb_sw_sets;
+	size_t sz = chunk * d->cps * sizeof(uint32_t);
+	uint32_t *hw = malloc(sz), *ext = malloc(sz), *lost = malloc(sz);
+
+	rc_sync(d->fd);
+	for (first = 0; hw && ext && lost && first < sets; first += chunk) {
+		n = sets - first < chunk ? sets - first : chunk;
+		if (rc_read_sets(d->fd, first, n, hw, ext, lost)) {
+			total = UINT64_MAX;
+			break;
+		}
+		for (i = 0; i < n * d->cps; i++)
+			total += (uint64_t)hw[i] + ext[i] + lost[i];
+	}
+	free(hw);
+	free(ext);
+	free(lost);
+	return total;
+}
+
+struct rates_snap {
+	uint64_t delivered, nodes, total[RC_MAX_NODES];
+	struct rc_stats st[RC_MAX_NODES];
+};
+
+/* With the feed stopped: nothing is in flight. */
+static void rates_snap(struct rc_dev *devs, int n, struct rates_snap *s)
+{
+	int i;
+
+	s->delivered = rc_feed_stat("hub_references");
+	s->nodes = 0;
+	for (i = 0; i < n; i++) {
+		s->total[i] = node_total(&devs[i]);
+		rc_stats_read(devs[i].nid, &s->st[i]);
+		s->nodes += s->st[i].references + s->st[i].refs_dropped;
+	}
+}
+
+static void hot_loop(char *p)
+{
+	struct timespec t0, t;
+	volatile long *q = (volatile long *)p;
+	long i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (i = 0; i < 65536; i++)
+			q[(i % HOT_PAGES) * (rc_page_size() / sizeof(long))]++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < HOT_SECONDS);
+}
+
+/* The events of node b's device: in sequence, in time, of each kind. */
+static void rates_events(struct __test_metadata *_metadata, struct rc_dev *d,
+			 bool peg)
+{
+	static struct rcb_event ev[4096];
+	uint64_t seen[4] = {}, prev_seq = 0, prev_t = 0;
+	int n, i, total = 0;
+
+	while ((n = rc_events(d->fd, ev, 4096)) > 0) {
+		for (i = 0; i < n; i++, total++) {
+			if (total && ev[i].seq != prev_seq + 1)
+				TH_LOG("event %d: seq %llu after %llu", total,
+				       (unsigned long long)ev[i].seq,
+				       (unsigned long long)prev_seq);
+			EXPECT_TRUE(!total || ev[i].seq == prev_seq + 1 ||
+				    ev[i].type == RCB_EVENT_LOST);
+			EXPECT_LE(prev_t, ev[i].time_ns);
+			prev_seq = ev[i].seq;
+			prev_t = ev[i].time_ns;
+			if (ev[i].type < 4)
+				seen[ev[i].type]++;
+		}
+	}
+	printf("hub-rates: node %d events %d: folds %llu pegs %llu migrations %llu\n",
+	       d->nid, total, (unsigned long long)seen[RCB_EVENT_FOLD],
+	       (unsigned long long)seen[RCB_EVENT_PEG],
+	       (unsigned long long)seen[RCB_EVENT_MIGRATE]);
+	EXPECT_LT(0ULL, (unsigned long long)seen[RCB_EVENT_FOLD]);
+	if (peg)
+		EXPECT_LT(0ULL, (unsigned long long)seen[RCB_EVENT_PEG]);
+	EXPECT_LT(0ULL, (unsigned long long)seen[RCB_EVENT_MIGRATE]);
+}
+
+TEST_F_TIMEOUT(hub, real_rates, 300)
+{
+	static struct rates_snap s0, s1;
+	struct rc_dev devs[RC_MAX_NODES], *db = NULL;
+	uint32_t abs, diff;
+	int a = self->cpu.id[0], b = -1, i;
+	uint64_t lost;
+	bool peg;
+	char *p;
+
+	HUB_NEEDED();
+
+	for (i = 0; i < self->mem.n && b < 0; i++)
+		if (self->mem.id[i] != a)
+			b = self->mem.id[i];
+	if (b < 0)
+		SKIP(return, "no node with memory but the CPU's");
+	/*
+	 * Open: on the 72-node machine (19-bit counters, two nodes per
+	 * counter) the hot loop's pages showed no fold in 2 s; not
+	 * understood yet, so not claimed there.
+	 */
+	if (self->online.n > 16)
+		SKIP(return, "the model at real rates is checked up to 16 nodes (open on 72)");
+	for (i = 0; i < self->mem.n; i++) {
+		ASSERT_EQ(0, rcd_open(&devs[i], self->mem.id[i]));
+		if (self->mem.id[i] == b)
+			db = &devs[i];
+	}
+	pin_node(a);
+	p = node_pages(b, HOT_PAGES);
+	ASSERT_NE(NULL, p);
+	/*
+	 * Fold only a full 11-bit counter: from there on every reference
+	 * pegs until the fold; a remote counter a quarter ahead of home
+	 * migrates. Above 16 nodes the counters have 19 bits, as the
+	 * Origin's premium ones: they fold at the same count, and peg only
+	 * at rates a TCG guest does not reach.
+	 */
+	rcd_default_thresholds(db, &abs, &diff);
+	peg = db->info.rcb_hw_counter_max <= 2047;
+	abs = peg ? db->info.rcb_hw_counter_max : 2047;
+	ASSERT_EQ(0, rc_thresholds(db->fd, abs, (abs + 1) / 4));
+	ASSERT_EQ(0, put(HUB_PARAM, "0"));
+	rc_drain(db->fd);
+	rates_snap(devs, self->mem.n, &s0);
+	ASSERT_EQ(0, put(HUB_PARAM, "1"));
+	hot_loop(p);
+	ASSERT_EQ(0, hub_sync());
+	ASSERT_EQ(0, put(HUB_PARAM, "0"));
+	rates_snap(devs, self->mem.n, &s1);
+	ASSERT_EQ(0, put(HUB_PARAM, "1"));
+	i = db - devs;
+	lost = s1.st[i].pegged - s0.st[i].pegged;
+	printf("hub-rates: %d s of a hot loop on node %d from node %d: %llu references delivered, %llu lost to pegging, %llu device overruns so far\n",
+	       HOT_SECONDS, b, a,
+	       (unsigned long long)(s1.delivered - s0.delivered),
+	       (unsigned long long)lost,
+	       (unsigned long long)rc_feed_stat("hub_overruns"));
+	/* Conservation: the feed's references are the nodes', in their sets. */
+	EXPECT_EQ(s1.delivered - s0.delivered, s1.nodes - s0.nodes);
+	for (i = 0; i < self->mem.n; i++)
+		EXPECT_EQ(s1.total[i] - s0.total[i],
+			  s1.st[i].references - s0.st[i].references);
+	i = db - devs;
+	EXPECT_LT(0ULL, (unsigned long long)(s1.st[i].folds - s0.st[i].folds));
+	EXPECT_LT(0ULL, (unsigned long long)(s1.st[i].migrations - s0.st[i].migrations));
+	if (peg)
+		EXPECT_LT(0ULL, (unsigned long long)lost);
+	rates_events(_metadata, db, peg);
+	EXPECT_EQ(0, rcd_restore_thresholds(db));
+	for (i = 0; i < self->mem.n; i++)
+		rcd_close(&devs[i]);
+}
+
+/* Lines of the kernel log matching s. */
+static int dmesg_count(const char *s)
+{
+	char cmd[256], buf[32] = "";
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "dmesg | grep -c '%s'", s);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	pclose(f);
+	return atoi(buf);
+}
+
+/* With 256-byte hardware pages: every touched piece counted, no other. */
+TEST_F_TIMEOUT(hub, granularity_256, 300)
+{
+	uint64_t before[16][RCB_MAX_COUNTERS], after[16][RCB_MAX_COUNTERS];
+	struct rc_dev d;
+	int a = self->cpu.id[0], k, c, ca;
+	char *p;
+
+	HUB_NEEDED();
+	if (!rc_ko_path())
+		SKIP(return, "no REFCNT_KO to reload with granularity=256");
+	ASSERT_EQ(0, rc_reload("granularity=256 hub=0"));
+	pin_node(a);
+	p = node_pages(self->mem.id[0], 1);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, rcd_open(&d, self->mem.id[0]));
+	ASSERT_EQ(256U, d.info.rcb_granularity);
+	ca = rcd_counter(&d, rc_list_index(&self->online, a));
+	ASSERT_EQ(0, hub_sync_cpu());
+	for (k = 0; k < 16; k++)
+		ASSERT_EQ(0, set_counts(&d, paddr_of(p + k * 256), before[k]));
+	ASSERT_EQ(0, hub_sync_cpu());
+	/* One byte in every other 256-byte piece: structures of one byte. */
+	for (k = 0; k < 16; k += 2)
+		((volatile char *)p)[k * 256 + 17] = 1;
+	ASSERT_EQ(0, hub_sync_cpu());
+	for (k = 0; k < 16; k++) {
+		ASSERT_EQ(0, set_counts(&d, paddr_of(p + k * 256), after[k]));
+		for (c = 0; c < (int)d.cps; c++) {
+			uint64_t delta = after[k][c] - before[k][c];
+
+			uint64_t want = c == ca && !(k % 2);
+
+			EXPECT_EQ(want, delta);
+		}
+	}
+	rcd_close(&d);
+	munmap(p, rc_page_size());
+	ASSERT_EQ(0, rc_reload("hub=1"));
+}
+
+/*
+ * Load and unload 20 times (or HUB_RELOADS) while the device streams;
+ * each load drains.
+ */
+TEST_F_TIMEOUT(hub, reload_streaming, 600)
+{
+	const char *env = getenv("HUB_RELOADS");
+	int i, n = env ? atoi(env) : 20;
+
+	HUB_NEEDED();
+	if (!rc_ko_path())
+		SKIP(return, "no REFCNT_KO to reload");
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, rc_reload("hub=1"));
+		usleep(100000);
+		ASSERT_TRUE(hub_bound(NULL, 0));
+		EXPECT_LT(0ULL, (unsigned long long)rc_feed_stat("hub_records"));
+	}
+}
+
+/* Unbound: the feed is off and refused, once in dmesg; bound again: on. */
+TEST_F_TIMEOUT(hub, unbind_rebind, 120)
+{
+	char addr[64], buf[16];
+	int lines;
+
+	HUB_NEEDED();
+
+	ASSERT_TRUE(hub_bound(addr, sizeof(addr)));
+	ASSERT_EQ(0, put(HUB_DRV "/unbind", addr));
+	EXPECT_FALSE(hub_bound(NULL, 0));
+	ASSERT_LT(0, rc_read_file(HUB_PARAM, buf, sizeof(buf)));
+	EXPECT_STREQ("0", buf);
+	lines = dmesg_count("hub feed: no hub device");
+	EXPECT_EQ(-ENODEV, put(HUB_PARAM, "1"));
+	EXPECT_EQ(lines + 1, dmesg_count("hub feed: no hub device"));
+	EXPECT_EQ(-ENODEV, put(RC_FEEDDIR "/hub_sync", "1"));
+	ASSERT_EQ(0, put(HUB_DRV "/bind", addr));
+	ASSERT_TRUE(hub_bound(NULL, 0));
+	EXPECT_EQ(0, put(HUB_PARAM, "1"));
+	EXPECT_EQ(0, hub_sync());
+}
+
+/* Another ivshmem device (refcnt-vm --qemu-arg): not ours, left alone. */
+TEST_F_TIMEOUT(hub, foreign_left_alone, 60)
+{
+	char path[300], buf[32], link[300];
+	struct dirent *e;
+	int ivshmem = 0, ours = 0, unbound = 0;
+	DIR *d = opendir("/sys/bus/pci/devices");
+
+	HUB_NEEDED();
+
+	ASSERT_NE(NULL, d);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", e->d_name);
+		if (rc_read_file(path, buf, sizeof(buf)) <= 0 || strcmp(buf, "0x1110"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", e->d_name);
+		if (rc_read_file(path, buf, sizeof(buf)) <= 0 || strcmp(buf, "0x1af4"))
+			continue;
+		ivshmem++;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", e->d_name);
+		memset(link, 0, sizeof(link));
+		if (readlink(path, link, sizeof(link) - 1) < 0)
+			unbound++;
+		else if (strstr(link, "refcnt-hub"))
+			ours++;
+	}
+	closedir(d);
+	if (ivshmem < 2)
+		SKIP(return, "no foreign ivshmem device in this guest");
+	EXPECT_EQ(1, ours);
+	EXPECT_EQ(ivshmem - 1, unbound);
+}
+
+/*
+ * The host writes garbage into the region (tools/testing/hub-check,
+ * between the two lines printed here) while the feed drains: no crash,
+ * and the bad indices and addresses are counted.
+ */
+TEST_F_TIMEOUT(hub, host_garbage, 300)
+{
+	uint64_t m0 = rc_feed_stat("hub_malformed");
+	uint64_t u0 = rc_feed_stat("hub_unresolved");
+	int i;
+
+	HUB_NEEDED();
+	if (!getenv("HUB_GARBLE"))
+		SKIP(return, "no host writing garbage (HUB_GARBLE unset)");
+	printf("@@hub-garble-start\n");
+	fflush(stdout);
+	for (i = 0; i < 600; i++) {
+		if (rc_feed_stat("hub_malformed") > m0 &&
+		    rc_feed_stat("hub_unresolved") > u0)
+			break;
+		usleep(100000);
+	}
+	usleep(500000);
+	printf("@@hub-garble-stop\n");
+	fflush(stdout);
+	printf("hub-garbage: %llu malformed, %llu unresolved\n",
+	       (unsigned long long)(rc_feed_stat("hub_malformed") - m0),
+	       (unsigned long long)(rc_feed_stat("hub_unresolved") - u0));
+	EXPECT_LT(m0, rc_feed_stat("hub_malformed"));
+	EXPECT_LT(u0, rc_feed_stat("hub_unresolved"));
+}
+
+TEST_HARNESS_MAIN

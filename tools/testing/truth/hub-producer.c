@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The producer of the hub device, the memory-side reference device of
+ * refcnt's emulated machine (kmod/hub.h has the layout, kmod/feed_hub.c
+ * the driver): part of the refcnt-truth plugin, which sees every guest
+ * reference.  Each vCPU thread writes its own ring in the file QEMU also
+ * exposes to the guest as an ivshmem-plain device; no lock is shared.
+ *
+ * Options (refcnt-vm --hub passes them):
+ *   hub=FILE          the region (refcnt-vm creates and sizes it)
+ *   hub_period=P      report every Pth reference of a vCPU (default 1)
+ *   hub_misses=on     report only references missing the modelled LLC
+ *                     (needs llc_size=)
+ *   hub_out=FILE      write the producer's totals there at exit
+ *   hub_garble=N      tests: every Nth record of a vCPU, write garbage
+ *                     into the region instead (a record, a head index,
+ *                     the header, a tail index, in turn)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <qemu-plugin.h>
+
+#include "hub.h"
+#include "hub-producer.h"
+
+#define PFX	"refcnt-truth: hub: "
+
+struct hub_vcpu {
+	struct refcnt_hub_ring *ring;
+	struct refcnt_hub_record *rec;
+	uint64_t head, skip, refs, records, overruns, muted, insns_muted;
+	uint64_t garble_in, garbled, rnd;
+	int mute;
+} __attribute__((aligned(64)));
+
+int hub_on, hub_misses;
+static const char *hub_path, *hub_out;
+static uint64_t hub_period = 1, hub_garble;
+static struct refcnt_hub_header *hdr;
+static struct hub_vcpu *hv;
+static int hub_nr;
+static uint32_t ring_mask;
+
+static const uint8_t mark_mute[8] = REFCNT_HUB_MARK_MUTE;
+static const uint8_t mark_unmute[8] = REFCNT_HUB_MARK_UNMUTE;
+
+int hub_parse_opt(const char *key, const char *v)
+{
+	char *end;
+
+	if (!strcmp(key, "hub")) {
+		hub_path = v;
+		hub_on = 1;
+	} else if (!strcmp(key, "hub_out")) {
+		hub_out = v;
+	} else if (!strcmp(key, "hub_period")) {
+		hub_period = strtoull(v, &end, 0);
+		if (*end || !hub_period || hub_period > UINT32_MAX) {
+			fprintf(stderr, PFX "hub_period=%s: want 1 to 4294967295\n", v);
+			return -1;
+		}
+	} else if (!strcmp(key, "hub_garble")) {
+		hub_garble = strtoull(v, &end, 0);
+		if (*end) {
+			fprintf(stderr, PFX "hub_garble=%s: want a number\n", v);
+			return -1;
+		}
+	} else if (!strcmp(key, "hub_misses")) {
+		bool on;
+
+		if (!qemu_plugin_bool_parse(key, v, &on)) {
+			fprintf(stderr, PFX "hub_misses=%s: want on or off\n", v);
+			return -1;
+		}
+		hub_misses = on;
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+/* The rings in the region's size: records per ring, a power of two. */
+static int hub_layout(uint64_t size, int nr)
+{
+	uint64_t stride = (size - REFCNT_HUB_HEADER_SIZE) / nr / 4096 * 4096;
+	uint64_t recs = 1;
+
+	if (size <= REFCNT_HUB_HEADER_SIZE || stride <= REFCNT_HUB_RING_CTRL)
+		return -1;
+	while (REFCNT_HUB_RING_CTRL + 2 * recs * sizeof(struct refcnt_hub_record) <= stride &&
+	       2 * recs <= (1u << 30))
+		recs *= 2;
+	if (recs < 16)
+		return -1;
+	hdr->nr_rings = nr;
+	hdr->ring_records = recs;
+	hdr->ring_stride = stride;
+	ring_mask = recs - 1;
+	return 0;
+}
+
+int hub_install(int nr_vcpus, const int *vcpu_nid, int nr_vcpu_nid,
+		uint64_t granularity)
+{
+	struct stat st;
+	void *map;
+	int fd, i;
+
+	if (nr_vcpus > REFCNT_HUB_MAX_VCPUS) {
+		fprintf(stderr, PFX "%d vCPUs; the device has rings for %d\n",
+			nr_vcpus, REFCNT_HUB_MAX_VCPUS);
+		return -1;
+	}
+	fd = open(hub_path, O_RDWR);
+	if (fd < 0 || fstat(fd, &st)) {
+		fprintf(stderr, PFX "cannot open %s: %s\n", hub_path, strerror(errno));
+		return -1;
+	}
+	map = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		fprintf(stderr, PFX "cannot map %s: %s\n", hub_path, strerror(errno));
+		return -1;
+	}
+	hdr = map;
+	memset(hdr, 0, REFCNT_HUB_HEADER_SIZE);
+	if (hub_layout(st.st_size, nr_vcpus)) {
+		fprintf(stderr, PFX "%s: %lld bytes is too small for %d rings\n",
+			hub_path, (long long)st.st_size, nr_vcpus);
+		return -1;
+	}
+	hv = aligned_alloc(64, sizeof(*hv) * nr_vcpus);
+	if (!hv)
+		return -1;
+	memset(hv, 0, sizeof(*hv) * nr_vcpus);
+	hub_nr = nr_vcpus;
+	for (i = 0; i < REFCNT_HUB_MAX_VCPUS; i++)
+		hdr->vcpu_node[i] = i < nr_vcpu_nid ? vcpu_nid[i] : REFCNT_HUB_NO_NODE;
+	for (i = 0; i < nr_vcpus; i++) {
+		char *r = (char *)map + REFCNT_HUB_HEADER_SIZE +
+			  (uint64_t)i * hdr->ring_stride;
+
+		hv[i].ring = (struct refcnt_hub_ring *)r;
+		hv[i].rec = (struct refcnt_hub_record *)(r + REFCNT_HUB_RING_CTRL);
+		memset(r, 0, REFCNT_HUB_RING_CTRL);
+		hv[i].skip = hub_period;
+		hv[i].garble_in = hub_garble;
+		hv[i].rnd = 0x9e3779b97f4a7c15ULL * (i + 1);
+	}
+	hdr->header_size = REFCNT_HUB_HEADER_SIZE;
+	hdr->size = st.st_size;
+	hdr->record_size = sizeof(struct refcnt_hub_record);
+	hdr->granularity = granularity;
+	hdr->period = hub_period;
+	hdr->flags = hub_misses ? REFCNT_HUB_MISSES : 0;
+	hdr->version = REFCNT_HUB_VERSION;
+	/* The magic last: a driver probing now sees a whole header or none. */
+	__atomic_store_n(&hdr->magic, REFCNT_HUB_MAGIC, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static uint64_t rnd(struct hub_vcpu *h)
+{
+	h->rnd ^= h->rnd << 13;
+	h->rnd ^= h->rnd >> 7;
+	h->rnd ^= h->rnd << 17;
+	return h->rnd;
+}
+
+/* Instead of a record: garbage where the driver reads, in turn. */
+static void garble(struct hub_vcpu *h)
+{
+	struct refcnt_hub_record *r = &h->rec[h->head & ring_mask];
+
+	switch (h->garbled++ % 4) {
+	case 0:		/* a record of random addresses */
+		r->paddr = rnd(h);
+		r->vaddr = rnd(h);
+		__atomic_store_n(&h->ring->head, ++h->head, __ATOMIC_RELEASE);
+		break;
+	case 1:		/* a head far ahead; the next record puts it back */
+		__atomic_store_n(&h->ring->head, h->head + (rnd(h) | 1ULL << 40),
+				 __ATOMIC_RELEASE);
+		break;
+	case 2:		/* the header: toggled, so every other time whole */
+		hdr->nr_rings ^= 0xdead0000;
+		hdr->magic ^= 1;
+		break;
+	default:	/* the consumer's tail */
+		__atomic_store_n(&h->ring->tail, rnd(h), __ATOMIC_RELAXED);
+		break;
+	}
+}
+
+void hub_ref(unsigned int vi, uint64_t pa, uint64_t vaddr, int miss)
+{
+	struct hub_vcpu *h;
+	struct refcnt_hub_record *r;
+	uint64_t tail;
+
+	if (vi >= (unsigned int)hub_nr)
+		return;
+	h = &hv[vi];
+	if (h->mute) {
+		h->muted++;
+		return;
+	}
+	if (hub_misses && miss <= 0)
+		return;
+	h->refs++;
+	if (--h->skip)
+		return;
+	h->skip = hub_period;
+	if (hub_garble && !--h->garble_in) {
+		h->garble_in = hub_garble;
+		garble(h);
+		return;
+	}
+	__atomic_store_n(&h->ring->references, h->refs, __ATOMIC_RELAXED);
+	tail = __atomic_load_n(&h->ring->tail, __ATOMIC_ACQUIRE);
+	if (h->head - tail >= (uint64_t)ring_mask + 1) {
+		__atomic_store_n(&h->ring->overruns, ++h->overruns, __ATOMIC_RELAXED);
+		return;
+	}
+	r = &h->rec[h->head & ring_mask];
+	r->paddr = pa;
+	r->vaddr = vaddr;
+	h->records++;
+	__atomic_store_n(&h->ring->head, ++h->head, __ATOMIC_RELEASE);
+}
+
+int hub_mark(const void *d, size_t size)
+{
+	if (!hub_on || size != 8)
+		return 0;
+	if (!memcmp(d, mark_mute, 8))
+		return 1;
+	if (!memcmp(d, mark_unmute, 8))
+		return 2;
+	return 0;
+}
+
+void hub_mark_cb(unsigned int vi, void *udata)
+{
+	if (vi < (unsigned int)hub_nr)
+		hv[vi].mute = udata == (void *)1;
+}
+
+void hub_insns(unsigned int vi, uint64_t n)
+{
+	if (vi < (unsigned int)hub_nr && hv[vi].mute)
+		hv[vi].insns_muted += n;
+}
+
+void hub_summary(FILE *f)
+{
+	FILE *o = NULL;
+	int i;
+
+	if (!hub_on)
+		return;
+	if (hub_out) {
+		o = fopen(hub_out, "w");
+		if (!o)
+			fprintf(stderr, PFX "cannot write %s: %s\n", hub_out,
+				strerror(errno));
+	}
+	for (i = 0; i < hub_nr; i++) {
+		const struct hub_vcpu *h = &hv[i];
+		FILE *fs[2] = { f, o };
+		int k;
+
+		if (!h->refs && !h->muted)
+			continue;
+		for (k = 0; k < 2; k++)
+			if (fs[k])
+				fprintf(fs[k], "hub vcpu %d period %" PRIu64 " references %" PRIu64
+					" records %" PRIu64 " overruns %" PRIu64 " garbled %" PRIu64
+					" muted_references %" PRIu64 " muted_insns %" PRIu64 "\n",
+					i, hub_period, h->refs, h->records, h->overruns,
+					h->garbled, h->muted, h->insns_muted);
+	}
+	if (o)
+		fclose(o);
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The hub device's producer inside the refcnt-truth plugin: what
+ * refcnt-truth.c calls.  See hub-producer.c and kmod/hub.h.
+ */
+#ifndef HUB_PRODUCER_H
+#define HUB_PRODUCER_H
+
+#include <stdint.h>
+
+/* Set by hub_parse_opt(): the producer is asked for. */
+extern int hub_on;
+/* Set by hub_parse_opt(): only LLC misses are reported. */
+extern int hub_misses;
+
+/* KEY=VALUE of the hub's options: 1 if not ours, 0 done, -1 bad. */
+int hub_parse_opt(const char *key, const char *v);
+/* Map the region and write its header: 0, or -1 with the cause printed. */
+int hub_install(int nr_vcpus, const int *vcpu_nid, int nr_vcpu_nid,
+		uint64_t granularity);
+/* One reference of vCPU vi, which missed the LLC or not (-1: no model). */
+void hub_ref(unsigned int vi, uint64_t pa, uint64_t vaddr, int miss);
+/* The insn at d (size bytes): 1 mute, 2 unmute, 0 neither. */
+int hub_mark(const void *d, size_t size);
+void hub_mark_cb(unsigned int vi, void *udata);
+/* Guest instructions executed while muted (draining). */
+void hub_insns(unsigned int vi, uint64_t n);
+/* The producer's totals, for the truth summary (FILE may be NULL). */
+void hub_summary(FILE *f);
+
+#endif
