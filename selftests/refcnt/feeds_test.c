@@ -77,13 +77,23 @@ static int rc_mbind(void *addr, size_t len, int mode, int node)
 	return syscall(SYS_mbind, addr, len, mode, mask, 1024, 0);
 }
 
+/*
+ * The node of the page at @addr.  move_pages(2) reports a page whose PTE
+ * NUMA balancing has just made PROT_NONE as absent (-ENOENT), so the page
+ * is touched first, and the query retried if the scanner got in between.
+ */
 static int rc_page_node(void *addr)
 {
-	int status = -1;
+	int status = -1, tries;
 	void *pages[1] = { addr };
 
-	if (syscall(SYS_move_pages, 0, 1, pages, NULL, &status, 0))
-		return -errno;
+	for (tries = 0; tries < 100; tries++) {
+		(void)*(volatile char *)addr;
+		if (syscall(SYS_move_pages, 0, 1, pages, NULL, &status, 0))
+			return -errno;
+		if (status != -ENOENT)
+			break;
+	}
 	return status;
 }
 
