@@ -203,3 +203,27 @@ intree-check:
 
 clean:
 	rm -rf $(BUILD)
+
+# refcntd, the migration daemon (tools/src/refcntd/). Its engine (all but
+# main.c) is built once into librefcntd.a, which refcnt-run --migrate links
+# too: one copy of the policy.
+REFCNTD_SRCS := $(filter-out %/main.c,$(wildcard tools/src/refcntd/*.c))
+REFCNTD_HDRS := $(wildcard tools/src/refcntd/*.h)
+REFCNTD_OBJS := $(patsubst tools/src/refcntd/%.c,$(BUILD)/tools/refcntd.o/%.o,$(REFCNTD_SRCS))
+REFCNTD_LIB := $(BUILD)/tools/refcntd.o/librefcntd.a
+TOOLS_BIN += refcntd
+tools: $(BUILD)/tools/refcntd
+
+$(BUILD)/tools/refcntd.o/%.o: tools/src/refcntd/%.c $(REFCNTD_HDRS) $(TOOLS_COMMON)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -c -o $@ $<
+
+$(REFCNTD_LIB): $(REFCNTD_OBJS)
+	@rm -f $@
+	@$(AR) rcs $@ $^
+
+$(BUILD)/tools/refcntd: tools/src/refcntd/main.c $(REFCNTD_LIB) $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -static -o $@ $< \
+		tools/src/rtools.c $(REFCNTD_LIB) $(TOOLS_LIBS) -lm

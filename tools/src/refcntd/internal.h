@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * refcntd's engine inside: the state events.c, policy.c and move.c share.
+ */
+#ifndef REFCNTD_INTERNAL_H
+#define REFCNTD_INTERNAL_H
+
+#include <poll.h>
+
+#include "refcntd.h"
+#include "rtools.h"
+
+/* A page moved lately: frozen until time_ns + freeze_ms. */
+struct rd_frozen {
+	pid_t pid;
+	uint64_t vaddr;
+	uint64_t time_ns;	/* of the move; 0: free entry */
+	int melt_nid;		/* node asking for it while frozen */
+	uint32_t melt_count;
+};
+
+#define RD_FROZEN_SLOTS	(1U << 16)
+#define RD_FROZEN_PROBE	16
+
+struct rd_policy {
+	double tok_pages, tok_bytes;	/* the rate limit's token buckets */
+	uint64_t tok_ns;		/* when they were last filled */
+	struct rd_frozen *frozen;	/* RD_FROZEN_SLOTS, open addressing */
+};
+
+/* What policy.c decided for a migration event. */
+enum rd_verdict {
+	RD_MOVE,		/* move to ->to_nid */
+	RD_BELOW,		/* below our thresholds, or already home */
+	RD_REFUSE,		/* not ours to move: ->why */
+	RD_FROZEN,
+	RD_RATE_LIMITED,
+};
+
+struct rd_decision {
+	enum rd_verdict verdict;
+	enum rd_refusal why;
+	int from_nid, to_nid;
+};
+
+struct rd_engine {
+	struct rd_config cfg;
+	struct rd_hooks hooks;
+	int nr_nodes;			/* node devices */
+	struct refcnt_node **node;
+	struct rcb_info *info;
+	uint32_t *old_diff, *old_abs;	/* thresholds found, restored */
+	struct pollfd *pfd;
+	struct rt_counters ctr;		/* cnodeid <-> nid */
+	int *has_mem, *has_cpu;		/* by cnodeid */
+	uint64_t granularity;
+	struct rd_stats st;
+	struct rd_policy pol;
+	uint64_t last_stats_ns, last_scan_ns;
+};
+
+/* policy.c */
+int rd_policy_init(struct rd_policy *p);
+void rd_policy_free(struct rd_policy *p);
+/* Thresholds, process, target node and freeze: may it move? */
+void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
+		      struct rd_decision *d);
+/* Take size bytes from the rate limit; false when over it. */
+int rd_policy_rate_take(struct rd_engine *e, uint64_t size);
+/* A page moved: freeze it. */
+void rd_policy_moved(struct rd_engine *e, pid_t pid, uint64_t vaddr);
+/* Does the configuration opt pid in? */
+int rd_policy_opted_in(const struct rd_config *c, pid_t pid);
+int rd_nid_cnode(const struct rd_engine *e, int nid);
+
+/* move.c */
+/* Act on a decision to move: 0 moved (or dry-run), else a refusal. */
+void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
+		  struct rd_decision *d);
+/* Is [vaddr] in an mlock()ed mapping of pid? 1, 0, or -errno. */
+int rd_mlocked(pid_t pid, uint64_t vaddr);
+/* The soft-dirty scan: write-protect opted-in processes' pages. */
+void rd_scan(struct rd_engine *e);
+
+#endif /* REFCNTD_INTERNAL_H */

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcntd: moving a page. Before move_pages(2), what must not move is
+ * refused: an mlock()ed mapping (move_pages would move it; the user
+ * locked it in place), a page no longer at the event's physical address
+ * (it moved meanwhile: the event is stale). The page is moved whole:
+ * move_pages(2) of a transparent or hugetlb huge page's first address
+ * moves the huge page, so the size the range query reports is what is
+ * counted. Then move_pages' status tells the refusal's reason.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <numaif.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int rd_mlocked(pid_t pid, uint64_t vaddr)
+{
+	char path[64], line[512];
+	int in = 0, locked = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+
+		/* A mapping's first line; field lines ("Anon...:") fail. */
+		if (sscanf(line, "%llx-%llx ", &s, &e) == 2) {
+			in = vaddr >= s && vaddr < e;
+			continue;
+		}
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			locked = strstr(line, " lo") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return locked;
+}
+
+/* The refusal move_pages(2)'s errno (ret) or page status stands for. */
+static enum rd_refusal refusal_of(int err)
+{
+	switch (err) {
+	case ESRCH:
+		return RD_REF_GONE;
+	case EPERM:
+		return RD_REF_NOT_PERMITTED;
+	case EACCES:
+		return RD_REF_SHARED;
+	case EBUSY:
+	case EAGAIN:
+		return RD_REF_PINNED;
+	case ENOENT:
+	case EFAULT:
+		return RD_REF_NOT_PRESENT;
+	case ENOMEM:
+		return RD_REF_NO_MEMORY;
+	default:
+		return RD_REF_ERROR;
+	}
+}
+
+static void refuse(struct rd_engine *e, struct rd_decision *d,
+		   enum rd_refusal why)
+{
+	d->verdict = RD_REFUSE;
+	d->why = why;
+	e->st.refused[why]++;
+}
+
+/* Where the page is now and how big: 0, or a refusal. */
+static int page_now(struct rd_engine *e, const struct rcb_event *ev,
+		    uint64_t *size, enum rd_refusal *why)
+{
+	struct rcb_page_counters pc;
+	size_t nr = 0;
+
+	if (refcnt_node_range_query(e->node[0], ev->pid, ev->vaddr, 1, 0, &pc,
+				    1, &nr) || nr != 1) {
+		*why = errno == ESRCH ? RD_REF_GONE :
+		       errno == EPERM || errno == EACCES ? RD_REF_NOT_PERMITTED :
+		       RD_REF_ERROR;
+		return -1;
+	}
+	if (!(pc.flags & RCB_PAGE_PRESENT)) {
+		*why = RD_REF_NOT_PRESENT;
+		return -1;
+	}
+	if ((pc.paddr & ~(e->granularity - 1)) != (ev->paddr & ~(e->granularity - 1))) {
+		*why = RD_REF_STALE;
+		return -1;
+	}
+	*size = pc.page_size ? pc.page_size : 4096;
+	return 0;
+}
+
+static void log_move(const struct rd_engine *e, const struct rd_move *m)
+{
+	char comm[32] = "?", path[64], sz[16];
+
+	if (!e->cfg.log_moves)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/comm", m->pid);
+	rt_read_line(path, comm, sizeof(comm));
+	rd_log(6, "%s pid %d (%s) page 0x%" PRIx64 " %s node %d -> node %d (remote %u, home %u)",
+	       m->dry_run ? "dry-run: would move" : "moved", m->pid, comm,
+	       m->vaddr, rt_human(m->size, sz, sizeof(sz)), m->from_nid,
+	       m->to_nid, m->remote, m->home);
+}
+
+void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
+		  struct rd_decision *d)
+{
+	struct rd_move m = { .pid = ev->pid, .from_nid = d->from_nid,
+			     .to_nid = d->to_nid, .remote = ev->count,
+			     .home = ev->home_count };
+	enum rd_refusal why;
+	void *addr;
+	int status = -1, to = d->to_nid, lk;
+	long ret;
+
+	lk = rd_mlocked(ev->pid, ev->vaddr);
+	if (lk) {
+		refuse(e, d, lk > 0 ? RD_REF_MLOCKED : refusal_of(-lk));
+		return;
+	}
+	if (page_now(e, ev, &m.size, &why)) {
+		refuse(e, d, why);
+		return;
+	}
+	m.vaddr = ev->vaddr & ~(m.size - 1);
+	if (!rd_policy_rate_take(e, m.size)) {
+		d->verdict = RD_RATE_LIMITED;
+		e->st.rate_limited++;
+		return;
+	}
+	m.time_ns = rd_now_ns();
+	if (e->cfg.dry_run) {
+		m.dry_run = 1;
+		e->st.dry_run++;
+		log_move(e, &m);
+		if (e->hooks.moved)
+			e->hooks.moved(&m, e->hooks.arg);
+		return;
+	}
+	addr = (void *)(uintptr_t)m.vaddr;
+	ret = move_pages(ev->pid, 1, &addr, &to, &status, MPOL_MF_MOVE);
+	if (ret < 0) {
+		refuse(e, d, refusal_of(errno));
+		return;
+	}
+	if (ret > 0 || status != to) {
+		/* Not migrated: the page is pinned or busy, or status says why. */
+		refuse(e, d, ret > 0 || status >= 0 ? RD_REF_PINNED :
+			     refusal_of(-status));
+		return;
+	}
+	e->st.moved++;
+	e->st.moved_bytes += m.size;
+	rd_policy_moved(e, ev->pid, m.vaddr);
+	log_move(e, &m);
+	if (e->hooks.moved)
+		e->hooks.moved(&m, e->hooks.arg);
+}
+
+/*
+ * The soft-dirty scan: clearing a process's soft-dirty bits write-protects
+ * its pages, so its next store to each takes a minor fault, which the
+ * page-fault feed counts from the storing CPU's node: refcntd's own
+ * hinting faults, for machines without PEBS/IBS.
+ */
+void rd_scan(struct rd_engine *e)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[64];
+		pid_t pid = atoi(de->d_name);
+		int fd;
+
+		if (pid <= 0 || !rd_policy_opted_in(&e->cfg, pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/clear_refs", pid);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (write(fd, "4", 1) == 1)
+			e->st.scans++;
+		close(fd);
+	}
+	closedir(d);
+}
