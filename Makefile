@@ -223,6 +223,11 @@ $(REFCNTD_LIB): $(REFCNTD_OBJS)
 	@rm -f $@
 	@$(AR) rcs $@ $^
 
+# refcnt-run --migrate (tools/src/run/migrate.c) runs the same engine.
+$(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -I$(TOP)/tools/src/refcntd -pthread
+$(BUILD)/tools/refcnt-run: TOOLS_LIBS := $(REFCNTD_LIB) $(TOOLS_LIBS)
+$(BUILD)/tools/refcnt-run: $(REFCNTD_LIB)
+
 $(BUILD)/tools/refcntd: tools/src/refcntd/main.c $(REFCNTD_LIB) $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@echo "  CC      $@"
 	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -static -o $@ $< \

@@ -245,4 +245,5 @@ void report_text(FILE *f)
 		opt.hinting ? " with NUMA-balancing hinting faults" : "");
 	for (p = procs; p; p = p->next)
 		text_proc(f, p);
+	migrate_report_text(f);
 }
