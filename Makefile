@@ -232,3 +232,15 @@ $(BUILD)/tools/refcntd: tools/src/refcntd/main.c $(REFCNTD_LIB) $(TOOLS_COMMON) 
 	@echo "  CC      $@"
 	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -static -o $@ $< \
 		tools/src/rtools.c $(REFCNTD_LIB) $(TOOLS_LIBS) -lm
+
+# make placement: refcntd against NUMA balancing, memory tiering and DAMON
+# on the workloads of examples/placement-workloads.c, in QEMU guests.
+tools: $(BUILD)/tools/placement-workloads
+$(BUILD)/tools/placement-workloads: examples/placement-workloads.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
+
+.PHONY: placement
+placement:
+	@tools/testing/refcnt-placement

@@ -30,7 +30,8 @@ static int set_thresholds(struct rd_engine *e, int restore)
 
 	for (i = 0; i < e->nr_nodes; i++) {
 		struct rcb_thresholds t = {
-			.abs_threshold = e->old_abs[i],
+			.abs_threshold = !restore && e->cfg.fold_threshold ?
+					 e->cfg.fold_threshold : e->old_abs[i],
 			.diff_threshold = restore ? e->old_diff[i] :
 					  e->cfg.diff_threshold,
 		};
@@ -39,6 +40,8 @@ static int set_thresholds(struct rd_engine *e, int restore)
 			continue;
 		if (t.diff_threshold > e->info[i].rcb_hw_counter_max)
 			t.diff_threshold = e->info[i].rcb_hw_counter_max;
+		if (t.abs_threshold > e->info[i].rcb_hw_counter_max)
+			t.abs_threshold = e->info[i].rcb_hw_counter_max;
 		if (!restore && !t.diff_threshold)
 			t.diff_threshold = 1;	/* 0 would switch events off */
 		if (ioctl(refcnt_node_fd(e->node[i]), RCB_THRESHOLDS_SET, &t))
@@ -215,7 +218,8 @@ static int drain(struct rd_engine *e, int i)
 	ssize_t n;
 	size_t k;
 
-	for (;;) {
+	/* At most 16 reads, so the scan and the stats keep their times. */
+	for (int r = 0; r < 16; r++) {
 		n = read(e->pfd[i].fd, ev, sizeof(ev));
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
@@ -226,6 +230,7 @@ static int drain(struct rd_engine *e, int i)
 		if ((size_t)n < sizeof(ev))
 			return 0;
 	}
+	return 0;
 }
 
 int rd_engine_run_once(struct rd_engine *e, int timeout_ms,

@@ -22,10 +22,21 @@ struct rd_frozen {
 #define RD_FROZEN_SLOTS	(1U << 16)
 #define RD_FROZEN_PROBE	16
 
+/* Recent answers, kept a second: /proc reads cost per event. */
+struct rd_cached {
+	int key;		/* pid, or nid */
+	int val;		/* opted in; room on the node */
+	uint64_t time_ns;
+};
+
+#define RD_CACHE_SLOTS	256
+#define RD_CACHE_NS	1000000000ULL
+
 struct rd_policy {
 	double tok_pages, tok_bytes;	/* the rate limit's token buckets */
 	uint64_t tok_ns;		/* when they were last filled */
 	struct rd_frozen *frozen;	/* RD_FROZEN_SLOTS, open addressing */
+	struct rd_cached opted[RD_CACHE_SLOTS], room[RD_CACHE_SLOTS];
 };
 
 /* What policy.c decided for a migration event. */

@@ -19,12 +19,34 @@
 
 #include "internal.h"
 
+/* VmLck of /proc/pid/status in kB, or -errno. */
+static long long locked_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %lld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 int rd_mlocked(pid_t pid, uint64_t vaddr)
 {
 	char path[64], line[512];
 	int in = 0, locked = 0;
+	long long kb = locked_kb(pid);
 	FILE *f;
 
+	/* smaps walks every page table: only when something is locked. */
+	if (kb <= 0)
+		return kb;
 	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
 	f = fopen(path, "re");
 	if (!f)

@@ -115,14 +115,35 @@ int rd_policy_opted_in(const struct rd_config *c, pid_t pid)
 	return c->nr_cgroups && in_cgroups(c, pid);
 }
 
+/* The cached answer for key, or -1. */
+static int cached(struct rd_cached *c, int key)
+{
+	struct rd_cached *s = &c[(unsigned int)key % RD_CACHE_SLOTS];
+
+	if (s->time_ns && s->key == key && rd_now_ns() - s->time_ns < RD_CACHE_NS)
+		return s->val;
+	return -1;
+}
+
+static int cache(struct rd_cached *c, int key, int val)
+{
+	c[(unsigned int)key % RD_CACHE_SLOTS] =
+		(struct rd_cached){ .key = key, .val = val, .time_ns = rd_now_ns() };
+	return val;
+}
+
 /* Enough free memory on nid for a move there? */
-static int has_room(const struct rd_engine *e, int nid)
+static int has_room(struct rd_engine *e, int nid)
 {
 	long long free_b;
+	int v = cached(e->pol.room, nid);
 
+	if (v >= 0)
+		return v;
 	if (numa_node_size64(nid, &free_b) < 0)
-		return 0;
-	return (uint64_t)free_b >= (e->cfg.min_free_mb << 20) + (2ULL << 20);
+		return cache(e->pol.room, nid, 0);
+	return cache(e->pol.room, nid,
+		     (uint64_t)free_b >= (e->cfg.min_free_mb << 20) + (2ULL << 20));
 }
 
 /*
@@ -130,7 +151,7 @@ static int has_room(const struct rd_engine *e, int nid)
  * the first of a group): the nearest node with memory and room, from a
  * node of the group that has CPUs. -1: none.
  */
-static int target_nid(const struct rd_engine *e, unsigned int src)
+static int target_nid(struct rd_engine *e, unsigned int src)
 {
 	int from = -1, best = -1, bestd = INT_MAX, i;
 	unsigned int c;
@@ -257,7 +278,9 @@ void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 		d->why = RD_REF_NO_CONTEXT;
 		return;
 	}
-	if (!rd_policy_opted_in(c, ev->pid)) {
+	if (cached(e->pol.opted, ev->pid) < 0)
+		cache(e->pol.opted, ev->pid, rd_policy_opted_in(c, ev->pid));
+	if (!cached(e->pol.opted, ev->pid)) {
 		d->why = RD_REF_NOT_OPTED_IN;
 		return;
 	}

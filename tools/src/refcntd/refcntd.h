@@ -30,6 +30,7 @@ struct rd_config {
 	uint32_t diff_threshold;	/* remote - home to act; 0: any */
 	uint32_t abs_threshold;		/* remote count to act; 0: any */
 	uint32_t promote_threshold;	/* remote count, page on a CPU-less node */
+	uint32_t fold_threshold;	/* nodes' absolute threshold; 0: leave */
 	int set_thresholds;		/* write diff_threshold to the nodes */
 	double rate_pages;		/* pages/s, 0: unlimited */
 	double rate_mb;			/* MB/s, 0: unlimited */
