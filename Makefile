@@ -211,7 +211,7 @@ REFCNTD_SRCS := $(filter-out %/main.c,$(wildcard tools/src/refcntd/*.c))
 REFCNTD_HDRS := $(wildcard tools/src/refcntd/*.h)
 REFCNTD_OBJS := $(patsubst tools/src/refcntd/%.c,$(BUILD)/tools/refcntd.o/%.o,$(REFCNTD_SRCS))
 REFCNTD_LIB := $(BUILD)/tools/refcntd.o/librefcntd.a
-TOOLS_BIN += refcntd
+# refcntd goes to sbin (install-refcntd).
 tools: $(BUILD)/tools/refcntd
 
 $(BUILD)/tools/refcntd.o/%.o: tools/src/refcntd/%.c $(REFCNTD_HDRS) $(TOOLS_COMMON)
@@ -244,3 +244,17 @@ $(BUILD)/tools/placement-workloads: examples/placement-workloads.c
 .PHONY: placement
 placement:
 	@tools/testing/refcnt-placement
+
+# refcntd's configuration, unit and section 5 and 8 manual pages.
+install: install-refcntd
+.PHONY: install-refcntd
+install-refcntd: tools
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man5 \
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)/etc \
+		$(DESTDIR)/lib/systemd/system
+	install -m 0755 $(BUILD)/tools/refcntd $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0644 tools/man/refcntd.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 0644 tools/man/refcntd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	test -e $(DESTDIR)/etc/refcntd.conf || \
+		install -m 0644 etc/refcntd.conf $(DESTDIR)/etc/refcntd.conf
+	install -m 0644 packaging/refcntd.service $(DESTDIR)/lib/systemd/system/

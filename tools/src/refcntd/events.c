@@ -127,6 +127,8 @@ int rd_engine_open(struct rd_engine **ep, const struct rd_config *c,
 		err = open_nodes(e);
 	if (!err)
 		err = node_table(e);
+	if (!err && c->scan_ms && !(e->rmap = calloc(RD_RMAP_SLOTS, sizeof(*e->rmap))))
+		err = -ENOMEM;
 	if (!err)
 		err = set_thresholds(e, 0);
 	if (err) {
@@ -157,6 +159,7 @@ void rd_engine_close(struct rd_engine *e)
 	free(e->pfd);
 	free(e->has_mem);
 	free(e->has_cpu);
+	free(e->rmap);
 	rd_policy_free(&e->pol);
 	free(e);
 }
@@ -183,6 +186,7 @@ int rd_engine_nr_nodes(const struct rd_engine *e)
 
 static void handle(struct rd_engine *e, const struct rcb_event *ev)
 {
+	struct rcb_event named;
 	struct rd_decision d;
 
 	if (ev->type == RCB_EVENT_LOST) {
@@ -192,6 +196,19 @@ static void handle(struct rd_engine *e, const struct rcb_event *ev)
 	if (ev->type != RCB_EVENT_MIGRATE)
 		return;
 	e->st.events++;
+	if (!(ev->flags & RCB_EVENT_F_CONTEXT)) {
+		uint64_t va;
+		pid_t pid;
+
+		if (!rd_rmap_find(e, ev->paddr, &pid, &va)) {
+			named = *ev;
+			named.pid = pid;
+			named.vaddr = va;
+			named.flags |= RCB_EVENT_F_CONTEXT;
+			e->st.rmapped++;
+			ev = &named;
+		}
+	}
 	rd_policy_decide(e, ev, &d);
 	switch (d.verdict) {
 	case RD_MOVE:

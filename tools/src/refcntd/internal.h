@@ -54,6 +54,21 @@ struct rd_decision {
 	int from_nid, to_nid;
 };
 
+/*
+ * Physical page -> (pid, address) of the opted-in processes, built by the
+ * scan from /proc/pid/pagemap: names the page of a migration event whose
+ * context the kernel's lossy cache dropped. Entries of an older
+ * generation are empty.
+ */
+struct rd_rmap {
+	uint64_t pfn;
+	uint64_t vaddr;
+	pid_t pid;
+	uint32_t gen;
+};
+
+#define RD_RMAP_SLOTS	(1U << 18)
+
 struct rd_engine {
 	struct rd_config cfg;
 	struct rd_hooks hooks;
@@ -68,6 +83,8 @@ struct rd_engine {
 	struct rd_stats st;
 	struct rd_policy pol;
 	uint64_t last_stats_ns, last_scan_ns;
+	struct rd_rmap *rmap;		/* RD_RMAP_SLOTS, with scan_ms only */
+	uint32_t rmap_gen, rmap_nr;
 };
 
 /* policy.c */
@@ -92,5 +109,8 @@ void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
 int rd_mlocked(pid_t pid, uint64_t vaddr);
 /* The soft-dirty scan: write-protect opted-in processes' pages. */
 void rd_scan(struct rd_engine *e);
+/* The reverse map's (pid, vaddr) for a physical address: 0, or -1. */
+int rd_rmap_find(const struct rd_engine *e, uint64_t paddr, pid_t *pid,
+		 uint64_t *vaddr);
 
 #endif /* REFCNTD_INTERNAL_H */

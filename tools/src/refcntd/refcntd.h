@@ -81,6 +81,7 @@ struct rd_stats {
 	uint64_t melted;	/* freezes melted early */
 	uint64_t refused[RD_REF_NR];
 	uint64_t scans;		/* soft-dirty scans done */
+	uint64_t rmapped;	/* events without context named by the rmap */
 };
 
 /* One page moved (or, dry-run, that would have been). */
