@@ -12,6 +12,8 @@
  *    are rate-limited); the freeze stops a second move within its time;
  *    dry-run moves nothing; an mlocked page and a process not opted in
  *    are refused and counted by reason;
+ *  - refcnt-run --migrate moves its command's page (the command sees it
+ *    arrive) and its JSON report says from which node to which;
  *  - refcntd as an unprivileged user, with a bad configuration, or with the
  *    module missing (hidden in a mount namespace): one line on stderr and exit 4, 2 and 3.
  *
@@ -415,6 +417,82 @@ TEST_F(refcntd, cli_errors_one_line)
 	EXPECT_EQ(3, run_cli(-1, 1, &lines, first, sizeof(first)));
 	EXPECT_EQ(1, lines) TH_LOG("no devices: %s", first);
 	EXPECT_NE(NULL, strstr(first, "module is not loaded")) TH_LOG("%s", first);
+}
+
+/*
+ * The command refcnt-run --migrate runs (this binary again, with
+ * REFCNTD_TEST_HELPER="home_nid dst_nid dst_cnodeid"): a page on home,
+ * references from dst; exits 0 once the page is on dst (10 s at most).
+ */
+__attribute__((constructor)) static void migrate_helper(void)
+{
+	const char *h = getenv("REFCNTD_TEST_HELPER");
+	int home, dst, dst_c, i;
+	char *p;
+
+	if (!h)
+		return;
+	if (sscanf(h, "%d %d %d", &home, &dst, &dst_c) != 3)
+		_exit(2);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		_exit(3);
+	p[0] = 1;
+	if (move_to(p, home) || feed(p, 1, dst_c) != 1)
+		_exit(4);
+	for (i = 0; i < 100 && node_of(p) != dst; i++)
+		usleep(100000);
+	_exit(node_of(p) == dst ? 0 : 5);
+}
+
+/* refcnt-run --migrate moves its command's page and reports the move. */
+TEST_F(refcntd, refcnt_run_migrate_reports_move)
+{
+	char run[PATH_MAX + 16], env[64], conf[64], *argv[8], buf[65536], pat[64];
+	FILE *f;
+	int st, n;
+	pid_t pid;
+
+	snprintf(run, sizeof(run), "%s", refcntd);
+	snprintf(strrchr(run, '/') + 1, 16, "refcnt-run");
+	if (access(run, X_OK))
+		SKIP(return, "no refcnt-run next to refcntd");
+	f = fopen(CONF, "w");
+	fprintf(f, "diff_threshold = %d\nmin_free_mb = 0\nscan_ms = 0\n", DIFF);
+	fclose(f);
+	snprintf(env, sizeof(env), "%d %d %d", self->home, self->dst, self->dst_c);
+	snprintf(conf, sizeof(conf), "--migrate=%s", CONF);
+	argv[0] = run;
+	argv[1] = conf;
+	argv[2] = "--json";
+	argv[3] = "-o";
+	argv[4] = DIR_ "/run.json";
+	argv[5] = "--";
+	argv[6] = "/proc/self/exe";
+	argv[7] = NULL;
+	pid = fork();
+	if (!pid) {
+		char self_exe[PATH_MAX];
+		ssize_t k = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+
+		self_exe[k > 0 ? k : 0] = '\0';
+		argv[6] = self_exe;
+		setenv("REFCNTD_TEST_HELPER", env, 1);
+		execv(run, argv);
+		_exit(98);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("the page did not move while the command ran");
+	n = rc_read_file(DIR_ "/run.json", buf, sizeof(buf));
+	ASSERT_LT(0, n);
+	EXPECT_NE(NULL, strstr(buf, "\"migrate\": {\"dry_run\": false, \"stats\": {\"events\": 1,"))
+		TH_LOG("%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "\"moved\": 1,")) TH_LOG("%s", buf);
+	snprintf(pat, sizeof(pat), "{\"from\": %d, \"to\": %d, \"pages\": 1,",
+		 self->home, self->dst);
+	EXPECT_NE(NULL, strstr(buf, pat)) TH_LOG("no %s in %s", pat, buf);
 }
 
 TEST_HARNESS_MAIN

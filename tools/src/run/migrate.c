@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "run.h"
 #include "refcntd.h"
@@ -45,6 +46,8 @@ int migrate_option(const char *file)
 	/* Without hardware samples, the soft-dirty scan feeds the faults. */
 	mcfg.scan_ms = 500;
 	mcfg.stats_interval = 0;
+	/* Before the check of the file: the command is what it acts on. */
+	mcfg.root_pid = getpid();
 	if (file && rd_config_load(&mcfg, file))
 		return -1;
 	if (mcfg.all || mcfg.nr_pids || mcfg.nr_comms || mcfg.nr_cgroups) {
