@@ -244,6 +244,7 @@ static int drain(struct rd_engine *e, int i)
 			return rt_node_error(errno, "read ", refcnt_node_nid(e->node[i]));
 		for (k = 0; k < n / sizeof(ev[0]); k++)
 			handle(e, &ev[k]);
+		rd_move_flush(e);
 		if ((size_t)n < sizeof(ev))
 			return 0;
 	}

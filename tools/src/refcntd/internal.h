@@ -37,7 +37,9 @@ struct rd_policy {
 	uint64_t tok_ns;		/* when they were last filled */
 	struct rd_frozen *frozen;	/* RD_FROZEN_SLOTS, open addressing */
 	struct rd_cached opted[RD_CACHE_SLOTS], room[RD_CACHE_SLOTS];
+	struct rd_cached locked[RD_CACHE_SLOTS];	/* 0: VmLck 0 */
 };
+
 
 /* What policy.c decided for a migration event. */
 enum rd_verdict {
@@ -53,6 +55,15 @@ struct rd_decision {
 	enum rd_refusal why;
 	int from_nid, to_nid;
 };
+
+/* A move decided and checked, waiting for rd_move_flush(). */
+struct rd_pending {
+	struct rcb_event ev;
+	struct rd_decision d;
+	struct rd_move m;
+};
+
+#define RD_PEND_MAX	256
 
 /*
  * Physical page -> (pid, address) of the opted-in processes, built by the
@@ -84,6 +95,8 @@ struct rd_engine {
 	struct rd_policy pol;
 	uint64_t last_stats_ns, last_scan_ns;
 	struct rd_rmap *rmap;		/* RD_RMAP_SLOTS, with scan_ms only */
+	struct rd_pending pend[RD_PEND_MAX];
+	size_t nr_pend;
 	uint32_t rmap_gen, rmap_nr;
 };
 
@@ -97,6 +110,9 @@ void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 int rd_policy_rate_take(struct rd_engine *e, uint64_t size);
 /* A page moved: freeze it. */
 void rd_policy_moved(struct rd_engine *e, pid_t pid, uint64_t vaddr);
+/* A cached answer for key (a second at most), or -1; and store one. */
+int rd_cached(struct rd_cached *c, int key);
+int rd_cache(struct rd_cached *c, int key, int val);
 /* Does the configuration opt pid in? */
 int rd_policy_opted_in(const struct rd_config *c, pid_t pid);
 int rd_nid_cnode(const struct rd_engine *e, int nid);
@@ -105,6 +121,8 @@ int rd_nid_cnode(const struct rd_engine *e, int nid);
 /* Act on a decision to move: 0 moved (or dry-run), else a refusal. */
 void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
 		  struct rd_decision *d);
+/* Move what rd_move_page() queued: one move_pages(2) per process. */
+void rd_move_flush(struct rd_engine *e);
 /* Is [vaddr] in an mlock()ed mapping of pid? 1, 0, or -errno. */
 int rd_mlocked(pid_t pid, uint64_t vaddr);
 /* The soft-dirty scan: write-protect opted-in processes' pages. */

@@ -44,6 +44,7 @@ static void usage(FILE *f)
 "      --check         check the configuration and exit\n"
 "      --duration SECS stop after SECS seconds\n"
 "      --json          print the final statistics as JSON on stdout\n"
+"  -v, --verbose       also log every refusal and why\n"
 "  -h, --help          this text\n\n"
 "Exit status: 0 stopped cleanly, 1 failure, 2 bad option or configuration,\n"
 "3 refcnt module not loaded, 4 permission denied.\n");
@@ -125,13 +126,14 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct rd_config *p
 		{ "check", no_argument, NULL, 'C' },
 		{ "duration", required_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:o:p:nh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:o:p:nvh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config = optarg;
@@ -150,6 +152,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, struct rd_config *p
 			break;
 		case 'n':
 			o->dry_run = 1;
+			break;
+		case 'v':
+			rd_verbose = 1;
 			break;
 		case 'C':
 			o->check = 1;

@@ -91,12 +91,15 @@ static enum rd_refusal refusal_of(int err)
 	}
 }
 
-static void refuse(struct rd_engine *e, struct rd_decision *d,
-		   enum rd_refusal why)
+static void refuse(struct rd_engine *e, const struct rcb_event *ev,
+		   struct rd_decision *d, enum rd_refusal why)
 {
 	d->verdict = RD_REFUSE;
 	d->why = why;
 	e->st.refused[why]++;
+	rd_log(7, "refused (%s): pid %d 0x%llx node %d -> node %d",
+	       rd_refusal_names[why], ev->pid, (unsigned long long)ev->vaddr,
+	       d->from_nid, d->to_nid);
 }
 
 /* Where the page is now and how big: 0, or a refusal. */
@@ -108,12 +111,16 @@ static int page_now(struct rd_engine *e, const struct rcb_event *ev,
 
 	if (refcnt_node_range_query(e->node[0], ev->pid, ev->vaddr, 1, 0, &pc,
 				    1, &nr) || nr != 1) {
+		rd_log(7, "range query pid %d 0x%llx: %s", ev->pid,
+		       (unsigned long long)ev->vaddr, strerror(errno));
 		*why = errno == ESRCH ? RD_REF_GONE :
 		       errno == EPERM || errno == EACCES ? RD_REF_NOT_PERMITTED :
 		       RD_REF_ERROR;
 		return -1;
 	}
 	if (!(pc.flags & RCB_PAGE_PRESENT)) {
+		rd_log(7, "pid %d 0x%llx not present (flags 0x%llx)", ev->pid,
+		       (unsigned long long)ev->vaddr, (unsigned long long)pc.flags);
 		*why = RD_REF_NOT_PRESENT;
 		return -1;
 	}
@@ -146,17 +153,23 @@ void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
 			     .to_nid = d->to_nid, .remote = ev->count,
 			     .home = ev->home_count };
 	enum rd_refusal why;
-	void *addr;
-	int status = -1, to = d->to_nid, lk;
-	long ret;
+	int lk;
 
-	lk = rd_mlocked(ev->pid, ev->vaddr);
+	/* Only "nothing locked at all" is cached: it holds for every page. */
+	lk = rd_cached(e->pol.locked, ev->pid);
 	if (lk) {
-		refuse(e, d, lk > 0 ? RD_REF_MLOCKED : refusal_of(-lk));
+		lk = rd_mlocked(ev->pid, ev->vaddr);
+		if (!lk && locked_kb(ev->pid) == 0)
+			rd_cache(e->pol.locked, ev->pid, 0);
+	}
+	if (lk < 0)
+		rd_log(7, "/proc/%d/status: %s", ev->pid, strerror(-lk));
+	if (lk) {
+		refuse(e, ev, d, lk > 0 ? RD_REF_MLOCKED : refusal_of(-lk));
 		return;
 	}
 	if (page_now(e, ev, &m.size, &why)) {
-		refuse(e, d, why);
+		refuse(e, ev, d, why);
 		return;
 	}
 	m.vaddr = ev->vaddr & ~(m.size - 1);
@@ -174,24 +187,65 @@ void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
 			e->hooks.moved(&m, e->hooks.arg);
 		return;
 	}
-	addr = (void *)(uintptr_t)m.vaddr;
-	ret = move_pages(ev->pid, 1, &addr, &to, &status, MPOL_MF_MOVE);
-	if (ret < 0) {
-		refuse(e, d, refusal_of(errno));
-		return;
+	if (e->nr_pend == RD_PEND_MAX)
+		rd_move_flush(e);
+	e->pend[e->nr_pend++] = (struct rd_pending){ .ev = *ev, .d = *d, .m = m };
+}
+
+/* The pending moves of the process of entry i, in one move_pages(2). */
+static size_t flush_pid(struct rd_engine *e, size_t i, char *done)
+{
+	pid_t pid = e->pend[i].ev.pid;
+	void *addr[RD_PEND_MAX];
+	int to[RD_PEND_MAX] = { 0 }, status[RD_PEND_MAX];
+	size_t idx[RD_PEND_MAX], n = 0, j, k;
+	long ret;
+
+	for (j = i; j < e->nr_pend; j++)
+		if (!done[j] && e->pend[j].ev.pid == pid) {
+			done[j] = 1;
+			idx[n] = j;
+			addr[n] = (void *)(uintptr_t)e->pend[j].m.vaddr;
+			to[n] = e->pend[j].m.to_nid;
+			status[n++] = -1;
+		}
+	ret = move_pages(pid, n, addr, to, status, MPOL_MF_MOVE);
+	if (ret < 0)
+		rd_log(7, "move_pages pid %d, %zu pages: %s", pid, n, strerror(errno));
+	for (k = 0; k < n; k++) {
+		struct rd_pending *p = &e->pend[idx[k]];
+
+		if (ret < 0) {
+			refuse(e, &p->ev, &p->d, refusal_of(errno));
+		} else if (status[k] != to[k]) {
+			/* Not migrated: pinned or busy, or status says why. */
+			refuse(e, &p->ev, &p->d, status[k] >= 0 ? RD_REF_PINNED :
+			       refusal_of(-status[k]));
+		} else {
+			e->st.moved++;
+			e->st.moved_bytes += p->m.size;
+			rd_policy_moved(e, pid, p->m.vaddr);
+			log_move(e, &p->m);
+			if (e->hooks.moved)
+				e->hooks.moved(&p->m, e->hooks.arg);
+		}
 	}
-	if (ret > 0 || status != to) {
-		/* Not migrated: the page is pinned or busy, or status says why. */
-		refuse(e, d, ret > 0 || status >= 0 ? RD_REF_PINNED :
-			     refusal_of(-status));
-		return;
-	}
-	e->st.moved++;
-	e->st.moved_bytes += m.size;
-	rd_policy_moved(e, ev->pid, m.vaddr);
-	log_move(e, &m);
-	if (e->hooks.moved)
-		e->hooks.moved(&m, e->hooks.arg);
+	return n;
+}
+
+/*
+ * The moves decided since the last flush, one move_pages(2) per process:
+ * under a burst of events one call per page cost more than the moves.
+ */
+void rd_move_flush(struct rd_engine *e)
+{
+	char done[RD_PEND_MAX] = { 0 };
+	size_t i;
+
+	for (i = 0; i < e->nr_pend; i++)
+		if (!done[i])
+			flush_pid(e, i, done);
+	e->nr_pend = 0;
 }
 
 static uint32_t rmap_hash(uint64_t pfn)

@@ -116,7 +116,7 @@ int rd_policy_opted_in(const struct rd_config *c, pid_t pid)
 }
 
 /* The cached answer for key, or -1. */
-static int cached(struct rd_cached *c, int key)
+int rd_cached(struct rd_cached *c, int key)
 {
 	struct rd_cached *s = &c[(unsigned int)key % RD_CACHE_SLOTS];
 
@@ -125,7 +125,7 @@ static int cached(struct rd_cached *c, int key)
 	return -1;
 }
 
-static int cache(struct rd_cached *c, int key, int val)
+int rd_cache(struct rd_cached *c, int key, int val)
 {
 	c[(unsigned int)key % RD_CACHE_SLOTS] =
 		(struct rd_cached){ .key = key, .val = val, .time_ns = rd_now_ns() };
@@ -136,13 +136,13 @@ static int cache(struct rd_cached *c, int key, int val)
 static int has_room(struct rd_engine *e, int nid)
 {
 	long long free_b;
-	int v = cached(e->pol.room, nid);
+	int v = rd_cached(e->pol.room, nid);
 
 	if (v >= 0)
 		return v;
 	if (numa_node_size64(nid, &free_b) < 0)
-		return cache(e->pol.room, nid, 0);
-	return cache(e->pol.room, nid,
+		return rd_cache(e->pol.room, nid, 0);
+	return rd_cache(e->pol.room, nid,
 		     (uint64_t)free_b >= (e->cfg.min_free_mb << 20) + (2ULL << 20));
 }
 
@@ -278,9 +278,9 @@ void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 		d->why = RD_REF_NO_CONTEXT;
 		return;
 	}
-	if (cached(e->pol.opted, ev->pid) < 0)
-		cache(e->pol.opted, ev->pid, rd_policy_opted_in(c, ev->pid));
-	if (!cached(e->pol.opted, ev->pid)) {
+	if (rd_cached(e->pol.opted, ev->pid) < 0)
+		rd_cache(e->pol.opted, ev->pid, rd_policy_opted_in(c, ev->pid));
+	if (!rd_cached(e->pol.opted, ev->pid)) {
 		d->why = RD_REF_NOT_OPTED_IN;
 		return;
 	}

@@ -135,6 +135,7 @@ int rd_stats_write(const char *path, const struct rd_stats *s);
 void rd_log(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 extern int rd_quiet;	/* info lines off (refcnt-run --migrate) */
+extern int rd_verbose;	/* debug lines: every refusal */
 
 uint64_t rd_now_ns(void);
 

@@ -29,13 +29,14 @@ const char *const rd_refusal_names[RD_REF_NR] = {
 };
 
 int rd_quiet;
+int rd_verbose;
 
 void rd_log(int prio, const char *fmt, ...)
 {
 	static int journal = -1;
 	va_list ap;
 
-	if (rd_quiet && prio > 4)
+	if ((rd_quiet && prio > 4) || (!rd_verbose && prio > 6))
 		return;
 	if (journal < 0)
 		journal = getenv("JOURNAL_STREAM") != NULL;
