@@ -11,7 +11,8 @@
  *  - the rate limit holds (1 page/s: of 8 events at once, 1 moves and 7
  *    are rate-limited); the freeze stops a second move within its time;
  *    dry-run moves nothing; an mlocked page and a process not opted in
- *    are refused and counted by reason;
+ *    are refused and counted by reason; SIGHUP with a bad file keeps the
+ *    policy in use, with a good one takes it;
  *  - refcnt-run --migrate moves its command's page (the command sees it
  *    arrive) and its JSON report says from which node to which;
  *  - refcntd as an unprivileged user, with a bad configuration, or with the
@@ -356,6 +357,44 @@ TEST_F(refcntd, refuses_process_not_opted_in)
 	EXPECT_EQ(1, wait_stat(pid, "events", 1));
 	EXPECT_EQ(0, stop(pid));
 	EXPECT_EQ(1, stat_of("not_opted_in"));
+	EXPECT_EQ(0, stat_of("moved"));
+	EXPECT_EQ(self->home, node_of(self->buf));
+}
+
+/* SIGHUP: a bad file is refused and the running policy kept; a good one
+ * is taken (here: dry-run from then on). */
+TEST_F(refcntd, sighup_reloads_or_keeps)
+{
+	char log[8192];
+	pid_t pid;
+	int i;
+
+	write_conf("");
+	pid = start();
+	write_conf("rate_pages = lots\n");
+	kill(pid, SIGHUP);
+	for (i = 0; i < 100; i++) {
+		usleep(100000);
+		if (rc_read_file(ERRF, log, sizeof(log)) > 0 &&
+		    strstr(log, "reload refused"))
+			break;
+	}
+	EXPECT_NE(NULL, strstr(log, CONF ":8: rate_pages: bad value 'lots'")) TH_LOG("%s", log);
+	EXPECT_NE(NULL, strstr(log, "reload refused")) TH_LOG("%s", log);
+	EXPECT_EQ(0, kill(pid, 0));
+	write_conf("dry_run = yes\n");
+	kill(pid, SIGHUP);
+	for (i = 0; i < 100; i++) {
+		usleep(100000);
+		if (rc_read_file(ERRF, log, sizeof(log)) > 0 &&
+		    strstr(log, "configuration reloaded"))
+			break;
+	}
+	EXPECT_NE(NULL, strstr(log, "configuration reloaded")) TH_LOG("%s", log);
+	ASSERT_EQ(1, feed(self->buf, 1, self->dst_c));
+	EXPECT_EQ(1, wait_stat(pid, "events", 1));
+	EXPECT_EQ(0, stop(pid));
+	EXPECT_EQ(1, stat_of("dry_run"));
 	EXPECT_EQ(0, stat_of("moved"));
 	EXPECT_EQ(self->home, node_of(self->buf));
 }
