@@ -143,7 +143,7 @@ static pid_t start(void)
 	int i, fd;
 
 	unlink(STATS);
-	pid = fork();
+	pid = rc_fork();
 	if (!pid) {
 		fd = open(ERRF, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 2);
@@ -208,10 +208,10 @@ FIXTURE_SETUP(refcntd)
 
 	self->buf = NULL;
 	if (find_refcntd())
-		SKIP(return, "no refcntd (make tools; REFCNT_TOOLS=dir)");
+		RC_SETUP_SKIP("no refcntd (make tools; REFCNT_TOOLS=dir)");
 	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
 	if (mem.n < 2)
-		SKIP(return, "needs two nodes with memory");
+		RC_SETUP_SKIP("needs two nodes with memory");
 	self->home = mem.id[0];
 	self->dst = mem.id[1];
 	self->home_c = cnode_of(self->home);
@@ -408,7 +408,7 @@ static int run_cli(int uid, int hide, int *lines, char *first, size_t size)
 {
 	char buf[4096];
 	int st, n, i;
-	pid_t pid = fork();
+	pid_t pid = rc_fork();
 
 	if (!pid) {
 		int fd = open(ERRF, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -510,7 +510,7 @@ TEST_F(refcntd, refcnt_run_migrate_reports_move)
 	argv[5] = "--";
 	argv[6] = "/proc/self/exe";
 	argv[7] = NULL;
-	pid = fork();
+	pid = rc_fork();
 	if (!pid) {
 		char self_exe[PATH_MAX];
 		ssize_t k = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
