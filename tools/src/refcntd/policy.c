@@ -196,15 +196,27 @@ static struct rd_frozen *frozen_slot(struct rd_policy *p, pid_t pid,
 	return make ? oldest : NULL;
 }
 
-/* Frozen (and not melted): count it. */
-static int frozen(struct rd_engine *e, pid_t pid, uint64_t vaddr, int to)
+/*
+ * Frozen (and not melted)? A page moved before moves again only when the
+ * node asking for it clearly owns it now: its count at least 4x the home
+ * count. Within the freeze that must also hold for melt_events events in
+ * a row from that node (melt). A page two nodes share alike never
+ * qualifies, however long ago it moved.
+ */
+static int frozen(struct rd_engine *e, const struct rcb_event *ev, int to)
 {
 	uint64_t now = rd_now_ns(), freeze = e->cfg.freeze_ms * 1000000ULL;
-	struct rd_frozen *f = frozen_slot(&e->pol, pid, vaddr & ~(THP_SIZE - 1), 0);
+	uint64_t vaddr = ev->vaddr;
+	struct rd_frozen *f = frozen_slot(&e->pol, ev->pid, vaddr & ~(THP_SIZE - 1), 0);
+	int owns = (uint64_t)ev->home_count * 4 <= ev->count;
 
-	if (!f || now - f->time_ns >= freeze)
-		f = frozen_slot(&e->pol, pid, vaddr & ~(e->granularity - 1), 0);
-	if (!f || now - f->time_ns >= freeze)
+	if (!f)
+		f = frozen_slot(&e->pol, ev->pid, vaddr & ~(e->granularity - 1), 0);
+	if (!f)
+		return 0;
+	if (!owns)
+		return 1;
+	if (now - f->time_ns >= freeze)
 		return 0;
 	if (f->melt_nid == to) {
 		f->melt_count++;
@@ -302,7 +314,7 @@ void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 	}
 	if (d->to_nid == d->from_nid)
 		return;
-	if (frozen(e, ev->pid, ev->vaddr, d->to_nid)) {
+	if (frozen(e, ev, d->to_nid)) {
 		d->verdict = RD_FROZEN;
 		return;
 	}
