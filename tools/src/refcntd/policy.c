@@ -197,6 +197,33 @@ static struct rd_frozen *frozen_slot(struct rd_policy *p, pid_t pid,
 }
 
 /*
+ * Does the asking node own the page: its references at least 4x the home
+ * node's? Counted over the page's whole life in this set (the extended
+ * counters, mapped read-only, plus the event's hardware counts): the
+ * hardware counters alone restart at every fold, and just after one a
+ * differential of a few references looks like ownership.
+ */
+static int owns(struct rd_engine *e, const struct rcb_event *ev)
+{
+	uint64_t remote = ev->count, home = ev->home_count;
+	int i;
+
+	for (i = 0; i < e->nr_nodes; i++) {
+		const uint32_t *c;
+
+		if (e->info[i].rcb_cnodeid != ev->home_cnodeid)
+			continue;
+		c = refcnt_node_set_counters(e->node[i], ev->set);
+		if (c) {
+			remote += c[ev->counter];
+			home += c[ev->home_cnodeid / e->ctr.nodes_per_counter];
+		}
+		break;
+	}
+	return home * 4 <= remote;
+}
+
+/*
  * Frozen (and not melted)? A page moved before moves again only when the
  * node asking for it clearly owns it now: its count at least 4x the home
  * count. Within the freeze that must also hold for melt_events events in
@@ -208,13 +235,12 @@ static int frozen(struct rd_engine *e, const struct rcb_event *ev, int to)
 	uint64_t now = rd_now_ns(), freeze = e->cfg.freeze_ms * 1000000ULL;
 	uint64_t vaddr = ev->vaddr;
 	struct rd_frozen *f = frozen_slot(&e->pol, ev->pid, vaddr & ~(THP_SIZE - 1), 0);
-	int owns = (uint64_t)ev->home_count * 4 <= ev->count;
 
 	if (!f)
 		f = frozen_slot(&e->pol, ev->pid, vaddr & ~(e->granularity - 1), 0);
 	if (!f)
 		return 0;
-	if (!owns)
+	if (!owns(e, ev))
 		return 1;
 	if (now - f->time_ns >= freeze)
 		return 0;
