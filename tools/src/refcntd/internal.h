@@ -15,6 +15,7 @@ struct rd_frozen {
 	pid_t pid;
 	uint64_t vaddr;
 	uint64_t time_ns;	/* of the move; 0: free entry */
+	int huge;		/* a huge page: it holds every address of it */
 	int melt_nid;		/* node asking for it while frozen */
 	uint32_t melt_count;
 };
@@ -109,7 +110,8 @@ void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 /* Take size bytes from the rate limit; false when over it. */
 int rd_policy_rate_take(struct rd_engine *e, uint64_t size);
 /* A page moved: freeze it. */
-void rd_policy_moved(struct rd_engine *e, pid_t pid, uint64_t vaddr);
+void rd_policy_moved(struct rd_engine *e, pid_t pid, uint64_t vaddr,
+		     uint64_t size);
 /* A cached answer for key (a second at most), or -1; and store one. */
 int rd_cached(struct rd_cached *c, int key);
 int rd_cache(struct rd_cached *c, int key, int val);

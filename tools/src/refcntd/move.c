@@ -224,7 +224,7 @@ static size_t flush_pid(struct rd_engine *e, size_t i, char *done)
 		} else {
 			e->st.moved++;
 			e->st.moved_bytes += p->m.size;
-			rd_policy_moved(e, pid, p->m.vaddr);
+			rd_policy_moved(e, pid, p->m.vaddr, p->m.size);
 			log_move(e, &p->m);
 			if (e->hooks.moved)
 				e->hooks.moved(&p->m, e->hooks.arg);

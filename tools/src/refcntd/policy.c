@@ -236,8 +236,11 @@ static int frozen(struct rd_engine *e, const struct rcb_event *ev, int to)
 	uint64_t vaddr = ev->vaddr;
 	struct rd_frozen *f = frozen_slot(&e->pol, ev->pid, vaddr & ~(THP_SIZE - 1), 0);
 
+	/* The huge page's entry, or else the base page's. */
+	if (f && !f->huge)
+		f = NULL;
 	if (!f)
-		f = frozen_slot(&e->pol, ev->pid, vaddr & ~(e->granularity - 1), 0);
+		f = frozen_slot(&e->pol, ev->pid, vaddr & ~4095ULL, 0);
 	if (!f)
 		return 0;
 	if (!owns(e, ev))
@@ -258,7 +261,8 @@ static int frozen(struct rd_engine *e, const struct rcb_event *ev, int to)
 	return 1;
 }
 
-void rd_policy_moved(struct rd_engine *e, pid_t pid, uint64_t vaddr)
+void rd_policy_moved(struct rd_engine *e, pid_t pid, uint64_t vaddr,
+		     uint64_t size)
 {
 	struct rd_frozen *f;
 
@@ -270,6 +274,7 @@ void rd_policy_moved(struct rd_engine *e, pid_t pid, uint64_t vaddr)
 	f->time_ns = rd_now_ns();
 	f->melt_nid = -1;
 	f->melt_count = 0;
+	f->huge = size >= THP_SIZE;
 }
 
 int rd_policy_rate_take(struct rd_engine *e, uint64_t size)
