@@ -245,3 +245,58 @@ intree-check:
 
 clean:
 	rm -rf $(BUILD)
+
+# refcntd, the migration daemon (tools/src/refcntd/). Its engine (all but
+# main.c) is built once into librefcntd.a, which refcnt-run --migrate links
+# too: one copy of the policy.
+REFCNTD_SRCS := $(filter-out %/main.c,$(wildcard tools/src/refcntd/*.c))
+REFCNTD_HDRS := $(wildcard tools/src/refcntd/*.h)
+REFCNTD_OBJS := $(patsubst tools/src/refcntd/%.c,$(BUILD)/tools/refcntd.o/%.o,$(REFCNTD_SRCS))
+REFCNTD_LIB := $(BUILD)/tools/refcntd.o/librefcntd.a
+# refcntd goes to sbin (install-refcntd).
+tools: $(BUILD)/tools/refcntd
+
+$(BUILD)/tools/refcntd.o/%.o: tools/src/refcntd/%.c $(REFCNTD_HDRS) $(TOOLS_COMMON)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -c -o $@ $<
+
+$(REFCNTD_LIB): $(REFCNTD_OBJS)
+	@rm -f $@
+	@$(AR) rcs $@ $^
+
+# refcnt-run --migrate (tools/src/run/migrate.c) runs the same engine.
+$(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -I$(TOP)/tools/src/refcntd -pthread
+$(BUILD)/tools/refcnt-run: TOOLS_LIBS := $(REFCNTD_LIB) $(TOOLS_LIBS)
+$(BUILD)/tools/refcnt-run: $(REFCNTD_LIB)
+
+$(BUILD)/tools/refcntd: tools/src/refcntd/main.c $(REFCNTD_LIB) $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -static -o $@ $< \
+		tools/src/rtools.c $(REFCNTD_LIB) $(TOOLS_LIBS) -lm
+
+# make placement: refcntd against NUMA balancing, memory tiering and DAMON
+# on the workloads of examples/placement-workloads.c, in QEMU guests.
+tools: $(BUILD)/tools/placement-workloads
+$(BUILD)/tools/placement-workloads: examples/placement-workloads.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
+
+.PHONY: placement
+placement:
+	@tools/testing/refcnt-placement
+
+# refcntd's configuration, unit and section 5 and 8 manual pages.
+install: install-refcntd
+.PHONY: install-refcntd
+install-refcntd: tools
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man5 \
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)/etc \
+		$(DESTDIR)/lib/systemd/system
+	install -m 0755 $(BUILD)/tools/refcntd $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0644 tools/man/refcntd.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 0644 tools/man/refcntd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	test -e $(DESTDIR)/etc/refcntd.conf || \
+		install -m 0644 etc/refcntd.conf $(DESTDIR)/etc/refcntd.conf
+	install -m 0644 packaging/refcntd.service $(DESTDIR)/lib/systemd/system/

@@ -64,6 +64,12 @@ static void usage(FILE *f)
 		"                            may still move between the bound nodes:\n"
 		"                            bind one node for none\n"
 		"      --reset               zero every counter first (root; all users')\n"
+		"Migration:\n"
+		"      --migrate[=FILE]      move the command's pages as refcntd(8) would,\n"
+		"                            with its policy from FILE (refcntd.conf(5);\n"
+		"                            default: refcntd's defaults, scan_ms = 500),\n"
+		"                            acting on the command and its children only;\n"
+		"                            the report lists what moved, from where to where\n"
 		"Report:\n"
 		"  -f, --follow-children     trace forked children too, one report each\n"
 		"  -l, --labels=FILE         name address ranges: lines \"NAME START-END\"\n"
@@ -118,7 +124,7 @@ static int parse_long(const char *s, int base, long min, long max, long *v)
 }
 
 enum { O_PERIOD = 256, O_MACHINE_WIDE, O_HINTING, O_RESET, O_MINSHARE, O_MINREFS,
-       O_HEATMAP, O_WIDTH, O_HEIGHT };
+       O_HEATMAP, O_WIDTH, O_HEIGHT, O_MIGRATE };
 
 /* The options that take a number: 0, or -1 with the cause printed. */
 static int parse_number_option(int c, const char *arg)
@@ -196,6 +202,8 @@ static int parse_option(int c, const char *arg)
 	case O_HEATMAP:
 		opt.heatmap = arg;
 		return 0;
+	case O_MIGRATE:
+		return migrate_option(arg);
 	case 'q':
 		opt.quiet = 1;
 		return 0;
@@ -251,6 +259,7 @@ static int parse_options(int argc, char **argv)
 		{ "width", required_argument, NULL, O_WIDTH },
 		{ "height", required_argument, NULL, O_HEIGHT },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "migrate", optional_argument, NULL, O_MIGRATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -358,13 +367,18 @@ int main(int argc, char **argv)
 	rc = prepare();
 	if (rc)
 		return rt_run_exit_code(rc);
-	rc = start_command(argv + optind, &ce);
+	/* Descendants of refcnt-run: the command, before it runs. */
+	rc = migrate_start(getpid());
+	if (!rc)
+		rc = start_command(argv + optind, &ce);
 	if (rc) {
+		migrate_stop();
 		restore_feeds();
 		return rt_run_exit_code(rc);
 	}
 	trace_loop();
 	clock_gettime(CLOCK_MONOTONIC, &t_end);
+	migrate_stop();
 	stop_counting();
 	restore_feeds();
 

@@ -164,5 +164,7 @@ void report_json(FILE *f, char **argv, int exit_code, long period,
 		json_regions(f, p->snap, "    ");
 		fprintf(f, "}");
 	}
-	fprintf(f, "\n  ]\n}\n");
+	fprintf(f, "\n  ]");
+	migrate_report_json(f);
+	fprintf(f, "\n}\n");
 }

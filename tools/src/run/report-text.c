@@ -253,4 +253,5 @@ void report_text(FILE *f)
 			(unsigned long long)count_stats.unresolved);
 	for (p = procs; p; p = p->next)
 		text_proc(f, p);
+	migrate_report_text(f);
 }

@@ -202,4 +202,16 @@ void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *xcalloc(size_t n, size_t s);
 double pct(uint64_t a, uint64_t b);
 
+/* ---------------------------------------------------------- migrate.c */
+
+extern int migrate_on;
+/* --migrate[=FILE]: refcntd's policy from FILE (or its defaults). */
+int migrate_option(const char *file);
+/* The engine for pid and its descendants, in a thread; 0 or -errno. */
+int migrate_start(pid_t pid);
+void migrate_stop(void);
+void migrate_report_text(FILE *f);
+/* ",\n  \"migrate\": {...}" when --migrate. */
+void migrate_report_json(FILE *f);
+
 #endif /* REFCNT_RUN_H */

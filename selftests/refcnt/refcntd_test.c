@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcntd, the migration daemon, against the module, with exact results.
+ * References come from RCB_FEED_SAMPLES at this process's own pages (the
+ * sample path knows the pid and address, so the migration event names
+ * the page), from a node other than the page's:
+ *
+ *  - past the differential threshold refcntd moves the page to that node,
+ *    move_pages(2) confirms it, and the counters of the new physical page
+ *    start from zero;
+ *  - the rate limit holds (1 page/s: of 8 events at once, 1 moves and 7
+ *    are rate-limited); the freeze stops a second move within its time;
+ *    dry-run moves nothing; an mlocked page and a process not opted in
+ *    are refused and counted by reason; SIGHUP with a bad file keeps the
+ *    policy in use, with a good one takes it;
+ *  - refcnt-run --migrate moves its command's page (the command sees it
+ *    arrive) and its JSON report says from which node to which;
+ *  - refcntd as an unprivileged user, with a bad configuration, or with the
+ *    module missing (hidden in a mount namespace): one line on stderr and exit 4, 2 and 3.
+ *
+ * refcntd is looked for in $REFCNT_TOOLS, ./tools and /refcnt/tools;
+ * without it, or with fewer than two nodes with memory, tests skip.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/refcnt.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+#include "refcnt_helpers.h"
+
+#define DIR_	"/tmp/refcntd-test"
+#define CONF	DIR_ "/refcntd.conf"
+#define STATS	DIR_ "/stats"
+#define ERRF	DIR_ "/stderr"
+#define WEIGHT	100		/* references one feed delivers */
+#define DIFF	50		/* refcntd's differential threshold */
+#define MOVE_MPOL_MF_MOVE (1 << 1)
+
+static char refcntd[PATH_MAX];
+
+static int find_refcntd(void)
+{
+	static const char *const dirs[] = { "./tools", "../tools", "/refcnt/tools" };
+	const char *env = getenv("REFCNT_TOOLS");
+	unsigned int i;
+
+	if (env) {
+		snprintf(refcntd, sizeof(refcntd), "%s/refcntd", env);
+		if (!access(refcntd, X_OK))
+			return 0;
+	}
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(refcntd, sizeof(refcntd), "%s/refcntd", dirs[i]);
+		if (!access(refcntd, X_OK))
+			return 0;
+	}
+	return -1;
+}
+
+/* The node page p is on, or -errno. */
+static int node_of(void *p)
+{
+	int status = -1;
+
+	if (syscall(SYS_move_pages, 0, 1UL, &p, NULL, &status, 0))
+		return -errno;
+	return status;
+}
+
+static int move_to(void *p, int nid)
+{
+	int status = -1;
+
+	if (syscall(SYS_move_pages, 0, 1UL, &p, &nid, &status, MOVE_MPOL_MF_MOVE))
+		return -errno;
+	return status == nid ? 0 : -EIO;
+}
+
+/* cnodeid of nid; *group: its counter (cnodeids are grouped above 64). */
+static int cnode_of(int nid, int *group)
+{
+	struct rcb_info info;
+	int fd = rc_open_node(nid, O_RDONLY), ret = -1;
+
+	if (fd >= 0 && !ioctl(fd, RCB_INFO_GET, &info)) {
+		ret = info.rcb_cnodeid;
+		*group = ret / info.rcb_nodes_per_counter;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* One sample of WEIGHT references per page from cnode src, at once. */
+static int feed(char *buf, int pages, int src)
+{
+	struct rcb_sample s[64];
+	struct rcb_feed_samples f = { .samples = (uintptr_t)s, .nr_samples = pages };
+	int i, fd, ret;
+
+	for (i = 0; i < pages; i++)
+		s[i] = (struct rcb_sample){ .vaddr = (uintptr_t)buf + i * 4096UL + 64,
+					    .src_cnodeid = src, .weight = WEIGHT };
+	fd = rc_open_node(0, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, RCB_FEED_SAMPLES, &f) ? -errno : (int)f.delivered;
+	close(fd);
+	return ret;
+}
+
+/*
+ * feed() one page at a time, each followed by RCB_SYNC on the pages'
+ * node: the kernel's context cache is a 64-entry one per node, and two
+ * pages whose sets collide in it, raised in one interrupt, would leave
+ * an event without its pid. Returns the pages delivered.
+ */
+static int feed_each(char *buf, int pages, int src, int home)
+{
+	int i, n = 0, fd = rc_open_node(home, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	for (i = 0; i < pages; i++) {
+		n += feed(buf + i * 4096UL, 1, src) == 1;
+		ioctl(fd, RCB_SYNC);
+	}
+	close(fd);
+	return n;
+}
+
+static void write_conf(const char *extra)
+{
+	FILE *f = fopen(CONF, "w");
+
+	fprintf(f, "# refcntd_test\npids = %d\ndiff_threshold = %d\nmin_free_mb = 0\n"
+		"stats_file = " STATS "\nstats_interval = 0\nlog_moves = yes\n%s",
+		getpid(), DIFF, extra);
+	fclose(f);
+}
+
+/* Start refcntd on CONF; wait for its first stats file. */
+static pid_t start(void)
+{
+	pid_t pid;
+	int i, fd;
+
+	unlink(STATS);
+	pid = rc_fork();
+	if (!pid) {
+		fd = open(ERRF, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		execl(refcntd, "refcntd", "-c", CONF, (char *)NULL);
+		_exit(98);
+	}
+	for (i = 0; i < 300 && access(STATS, R_OK); i++)
+		usleep(100000);
+	return pid;
+}
+
+/* A number of the stats file, or -1. */
+static long long stat_of(const char *key)
+{
+	char buf[4096], pat[64], *p;
+	int n = rc_read_file(STATS, buf, sizeof(buf));
+
+	if (n <= 0)
+		return -1;
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(buf, pat);
+	return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
+/* Ask for the statistics until key reaches n (30 s at most). */
+static long long wait_stat(pid_t pid, const char *key, long long n)
+{
+	long long v = -1;
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		kill(pid, SIGUSR1);
+		usleep(100000);
+		v = stat_of(key);
+		if (v >= n)
+			break;
+	}
+	return v;
+}
+
+/* SIGTERM; its exit status (the final stats file is then written). */
+static int stop(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGTERM);
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+FIXTURE(refcntd) {
+	char *buf;
+	int home, dst;		/* nids: the page's node, the users' node */
+	int home_c, dst_c;	/* their cnodeids */
+};
+
+FIXTURE_SETUP(refcntd)
+{
+	struct rc_nodes mem;
+	int i, hg, dg;
+
+	self->buf = NULL;
+	if (find_refcntd())
+		RC_SETUP_SKIP("no refcntd (make tools; REFCNT_TOOLS=dir)");
+	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
+	if (mem.n < 2)
+		RC_SETUP_SKIP("needs two nodes with memory");
+	/* The users' node must be counted by another counter than home's. */
+	self->home = mem.id[0];
+	self->home_c = cnode_of(self->home, &hg);
+	ASSERT_LE(0, self->home_c);
+	self->dst_c = -1;
+	for (i = 1; i < mem.n && self->dst_c < 0; i++) {
+		self->dst = mem.id[i];
+		self->dst_c = cnode_of(self->dst, &dg);
+		if (dg == hg)
+			self->dst_c = -1;
+	}
+	if (self->dst_c < 0)
+		RC_SETUP_SKIP("no node with memory counted apart from node %d", self->home);
+	/* Sets left with a raised migration by earlier tests stay silent. */
+	for (i = 0; i < mem.n; i++)
+		ASSERT_EQ(0, rc_reset_node(mem.id[i]));
+	mkdir(DIR_, 0755);
+	self->buf = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	for (i = 0; i < 8; i++) {
+		self->buf[i * 4096] = 1;
+		ASSERT_EQ(0, move_to(self->buf + i * 4096, self->home));
+	}
+}
+
+FIXTURE_TEARDOWN(refcntd)
+{
+	if (self->buf)
+		munmap(self->buf, 8 * 4096);
+}
+
+/* The page moves to the users' node; its new set starts from zero. */
+TEST_F(refcntd, moves_page_counters_start_from_zero)
+{
+	struct rcb_page_counters pc[2];
+	struct rcb_range_query q = {
+		.vaddr = (uintptr_t)self->buf, .len = 4096,
+		.buf = (uintptr_t)pc, .buf_entries = 1,
+	};
+	uint64_t old_paddr;
+	pid_t pid;
+	int fd, i, flags;
+
+	fd = rc_open_node(self->home, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, RCB_RANGE_QUERY, &q));
+	old_paddr = pc[0].paddr;
+	write_conf("");
+	pid = start();
+	ASSERT_EQ(0, stat_of("moved")) TH_LOG("refcntd did not start");
+	ASSERT_EQ(1, feed(self->buf, 1, self->dst_c));
+	for (i = 0; i < 300 && node_of(self->buf) != self->dst; i++)
+		usleep(100000);
+	EXPECT_EQ(self->dst, node_of(self->buf));
+	EXPECT_EQ(0, stop(pid));
+	EXPECT_EQ(1, stat_of("moved"));
+	EXPECT_EQ(0, stat_of("refused"));
+	/* Counters are not virtualised: the new physical page's are zero. */
+	for (flags = 0; flags <= (int)RCB_RANGE_EXTENDED; flags += RCB_RANGE_EXTENDED) {
+		q.flags = flags;
+		ASSERT_EQ(0, ioctl(fd, RCB_RANGE_QUERY, &q));
+		EXPECT_NE(old_paddr, pc[0].paddr);
+		EXPECT_EQ(self->dst_c, pc[0].cnodeid);
+		EXPECT_TRUE(rc_all_zero(pc[0].refcnt, sizeof(pc[0].refcnt)))
+			TH_LOG("new page counts %u from the users' node",
+			       pc[0].refcnt[self->dst_c]);
+	}
+	close(fd);
+}
+
+/* 1 page/s: of 8 pages' events at once, 1 moves, 7 are rate-limited. */
+TEST_F(refcntd, rate_limit_holds)
+{
+	pid_t pid;
+	int i, moved = 0;
+
+	write_conf("rate_pages = 1\nrate_mb = 0\n");
+	pid = start();
+	ASSERT_EQ(8, feed_each(self->buf, 8, self->dst_c, self->home));
+	EXPECT_EQ(8, wait_stat(pid, "events", 8));
+	EXPECT_EQ(0, stop(pid));
+	EXPECT_EQ(1, stat_of("moved"));
+	EXPECT_EQ(7, stat_of("rate_limited")) {
+		char st[4096];
+
+		if (rc_read_file(STATS, st, sizeof(st)) > 0)
+			TH_LOG("%s", st);
+	}
+	for (i = 0; i < 8; i++)
+		moved += node_of(self->buf + i * 4096) == self->dst;
+	EXPECT_EQ(1, moved);
+}
+
+/* Moved once, then asked back within the freeze: frozen, not moved. */
+TEST_F(refcntd, freeze_stops_second_move)
+{
+	pid_t pid;
+
+	write_conf("freeze_ms = 600000\nmelt_events = 0\n");
+	pid = start();
+	ASSERT_EQ(1, feed(self->buf, 1, self->dst_c));
+	EXPECT_EQ(1, wait_stat(pid, "moved", 1));
+	ASSERT_EQ(self->dst, node_of(self->buf));
+	ASSERT_EQ(1, feed(self->buf, 1, self->home_c));
+	EXPECT_EQ(2, wait_stat(pid, "events", 2));
+	EXPECT_EQ(0, stop(pid));
+	EXPECT_EQ(1, stat_of("frozen"));
+	EXPECT_EQ(1, stat_of("moved"));
+	EXPECT_EQ(self->dst, node_of(self->buf));
+}
+
+TEST_F(refcntd, dry_run_moves_nothing)
+{
+	pid_t pid;
+
+	write_conf("dry_run = yes\n");
+	pid = start();
+	ASSERT_EQ(1, feed(self->buf, 1, self->dst_c));
+	EXPECT_EQ(1, wait_stat(pid, "events", 1));
+	EXPECT_EQ(0, stop(pid));
+	EXPECT_EQ(1, stat_of("dry_run"));
+	EXPECT_EQ(0, stat_of("moved"));
+	EXPECT_EQ(self->home, node_of(self->buf));
+}
+
+TEST_F(refcntd, refuses_mlocked)
+{
+	pid_t pid;
+
+	ASSERT_EQ(0, mlock(self->buf, 4096));
+	write_conf("");
+	pid = start();
+	ASSERT_EQ(1, feed(self->buf, 1, self->dst_c));
+	EXPECT_EQ(1, wait_stat(pid, "events", 1));
+	EXPECT_EQ(0, stop(pid));
+	EXPECT_EQ(1, stat_of("mlocked"));
+	EXPECT_EQ(1, stat_of("refused"));
+	EXPECT_EQ(0, stat_of("moved"));
+	EXPECT_EQ(self->home, node_of(self->buf));
+	munlock(self->buf, 4096);
+}
+
+TEST_F(refcntd, refuses_process_not_opted_in)
+{
+	FILE *f;
+	pid_t pid;
+
+	f = fopen(CONF, "w");
+	fprintf(f, "pids = 1\ndiff_threshold = %d\nmin_free_mb = 0\nstats_file = " STATS
+		"\nstats_interval = 0\n", DIFF);
+	fclose(f);
+	pid = start();
+	ASSERT_EQ(1, feed(self->buf, 1, self->dst_c));
+	EXPECT_EQ(1, wait_stat(pid, "events", 1));
+	EXPECT_EQ(0, stop(pid));
+	EXPECT_EQ(1, stat_of("not_opted_in"));
+	EXPECT_EQ(0, stat_of("moved"));
+	EXPECT_EQ(self->home, node_of(self->buf));
+}
+
+/* SIGHUP: a bad file is refused and the running policy kept; a good one
+ * is taken (here: dry-run from then on). */
+TEST_F(refcntd, sighup_reloads_or_keeps)
+{
+	char log[8192];
+	pid_t pid;
+	int i;
+
+	write_conf("");
+	pid = start();
+	write_conf("rate_pages = lots\n");
+	kill(pid, SIGHUP);
+	for (i = 0; i < 100; i++) {
+		usleep(100000);
+		if (rc_read_file(ERRF, log, sizeof(log)) > 0 &&
+		    strstr(log, "reload refused"))
+			break;
+	}
+	EXPECT_NE(NULL, strstr(log, CONF ":8: rate_pages: bad value 'lots'")) TH_LOG("%s", log);
+	EXPECT_NE(NULL, strstr(log, "reload refused")) TH_LOG("%s", log);
+	EXPECT_EQ(0, kill(pid, 0));
+	write_conf("dry_run = yes\n");
+	kill(pid, SIGHUP);
+	for (i = 0; i < 100; i++) {
+		usleep(100000);
+		if (rc_read_file(ERRF, log, sizeof(log)) > 0 &&
+		    strstr(log, "configuration reloaded"))
+			break;
+	}
+	EXPECT_NE(NULL, strstr(log, "configuration reloaded")) TH_LOG("%s", log);
+	ASSERT_EQ(1, feed(self->buf, 1, self->dst_c));
+	EXPECT_EQ(1, wait_stat(pid, "events", 1));
+	EXPECT_EQ(0, stop(pid));
+	EXPECT_EQ(1, stat_of("dry_run"));
+	EXPECT_EQ(0, stat_of("moved"));
+	EXPECT_EQ(self->home, node_of(self->buf));
+}
+
+/*
+ * Run refcntd -c CONF as uid (-1: as is); with hide, in a mount namespace
+ * where the module is missing (empty /dev/refcnt and /sys/module). Its
+ * exit status, and stderr's line count and text.
+ */
+static int run_cli(int uid, int hide, int *lines, char *first, size_t size)
+{
+	char buf[4096];
+	int st, n, i;
+	pid_t pid = rc_fork();
+
+	if (!pid) {
+		int fd = open(ERRF, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 2);
+		if (hide && (unshare(CLONE_NEWNS) ||
+			     mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+			     mount("tmpfs", "/dev/refcnt", "tmpfs", 0, NULL) ||
+			     mount("tmpfs", "/sys/module", "tmpfs", 0, NULL)))
+			_exit(97);
+		if (uid >= 0 && (setgid(uid) || setuid(uid)))
+			_exit(99);
+		execl(refcntd, "refcntd", "-c", CONF, (char *)NULL);
+		_exit(98);
+	}
+	waitpid(pid, &st, 0);
+	n = rc_read_file(ERRF, buf, sizeof(buf));
+	*lines = 0;
+	for (i = 0; i < n; i++)
+		*lines += buf[i] == '\n';
+	if (n > 0 && buf[n - 1] != '\n')
+		(*lines)++;
+	snprintf(first, size, "%s", n > 0 ? buf : "");
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+TEST_F(refcntd, cli_errors_one_line)
+{
+	char first[4096];
+	int lines;
+
+	write_conf("");
+	chmod(DIR_, 0755);
+	chmod(CONF, 0644);
+	EXPECT_EQ(4, run_cli(65534, 0, &lines, first, sizeof(first)));
+	EXPECT_EQ(1, lines) TH_LOG("unprivileged: %s", first);
+	EXPECT_NE(NULL, strstr(first, "permission denied")) TH_LOG("%s", first);
+
+	write_conf("rate_pages = lots\n");
+	EXPECT_EQ(2, run_cli(-1, 0, &lines, first, sizeof(first)));
+	EXPECT_EQ(1, lines) TH_LOG("bad config: %s", first);
+	EXPECT_NE(NULL, strstr(first, CONF ":8: rate_pages")) TH_LOG("%s", first);
+
+	write_conf("");
+	EXPECT_EQ(3, run_cli(-1, 1, &lines, first, sizeof(first)));
+	EXPECT_EQ(1, lines) TH_LOG("no devices: %s", first);
+	EXPECT_NE(NULL, strstr(first, "module is not loaded")) TH_LOG("%s", first);
+}
+
+/*
+ * The command refcnt-run --migrate runs (this binary again, with
+ * REFCNTD_TEST_HELPER="home_nid dst_nid dst_cnodeid"): a page on home,
+ * references from dst; exits 0 once the page is on dst (10 s at most).
+ */
+__attribute__((constructor)) static void migrate_helper(void)
+{
+	const char *h = getenv("REFCNTD_TEST_HELPER");
+	int home, dst, dst_c, i;
+	char *p;
+
+	if (!h)
+		return;
+	if (sscanf(h, "%d %d %d", &home, &dst, &dst_c) != 3)
+		_exit(2);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		_exit(3);
+	p[0] = 1;
+	if (move_to(p, home) || feed(p, 1, dst_c) != 1)
+		_exit(4);
+	for (i = 0; i < 100 && node_of(p) != dst; i++)
+		usleep(100000);
+	_exit(node_of(p) == dst ? 0 : 5);
+}
+
+/* refcnt-run --migrate moves its command's page and reports the move. */
+TEST_F(refcntd, refcnt_run_migrate_reports_move)
+{
+	char run[PATH_MAX + 16], env[64], conf[64], *argv[8], buf[65536], pat[64];
+	FILE *f;
+	int st, n;
+	pid_t pid;
+
+	snprintf(run, sizeof(run), "%s", refcntd);
+	snprintf(strrchr(run, '/') + 1, 16, "refcnt-run");
+	if (access(run, X_OK))
+		SKIP(return, "no refcnt-run next to refcntd");
+	f = fopen(CONF, "w");
+	fprintf(f, "diff_threshold = %d\nmin_free_mb = 0\nscan_ms = 0\n", DIFF);
+	fclose(f);
+	snprintf(env, sizeof(env), "%d %d %d", self->home, self->dst, self->dst_c);
+	snprintf(conf, sizeof(conf), "--migrate=%s", CONF);
+	argv[0] = run;
+	argv[1] = conf;
+	argv[2] = "--json";
+	argv[3] = "-o";
+	argv[4] = DIR_ "/run.json";
+	argv[5] = "--";
+	argv[6] = "/proc/self/exe";
+	argv[7] = NULL;
+	pid = rc_fork();
+	if (!pid) {
+		char self_exe[PATH_MAX];
+		ssize_t k = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+
+		self_exe[k > 0 ? k : 0] = '\0';
+		argv[6] = self_exe;
+		setenv("REFCNTD_TEST_HELPER", env, 1);
+		execv(run, argv);
+		_exit(98);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("the page did not move while the command ran");
+	n = rc_read_file(DIR_ "/run.json", buf, sizeof(buf));
+	ASSERT_LT(0, n);
+	EXPECT_NE(NULL, strstr(buf, "\"migrate\": {\"dry_run\": false, \"stats\": {\"events\": 1,"))
+		TH_LOG("%s", buf);
+	EXPECT_NE(NULL, strstr(buf, "\"moved\": 1,")) TH_LOG("%s", buf);
+	snprintf(pat, sizeof(pat), "{\"from\": %d, \"to\": %d, \"pages\": 1,",
+		 self->home, self->dst);
+	EXPECT_NE(NULL, strstr(buf, pat)) TH_LOG("no %s in %s", pat, buf);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcntd: the event streams. Every node device is opened and polled;
+ * each read(2) returns whole struct rcb_event records. The node's
+ * differential threshold is what makes the kernel raise migration
+ * events, so refcntd sets it (set_thresholds) and restores it on exit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <numa.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+uint64_t rd_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int set_thresholds(struct rd_engine *e, int restore)
+{
+	int i;
+
+	for (i = 0; i < e->nr_nodes; i++) {
+		struct rcb_thresholds t = {
+			.abs_threshold = !restore && e->cfg.fold_threshold ?
+					 e->cfg.fold_threshold : e->old_abs[i],
+			.diff_threshold = restore ? e->old_diff[i] :
+					  e->cfg.diff_threshold,
+		};
+
+		if (!restore && !e->cfg.set_thresholds)
+			continue;
+		if (t.diff_threshold > e->info[i].rcb_hw_counter_max)
+			t.diff_threshold = e->info[i].rcb_hw_counter_max;
+		if (t.abs_threshold > e->info[i].rcb_hw_counter_max)
+			t.abs_threshold = e->info[i].rcb_hw_counter_max;
+		if (!restore && !t.diff_threshold)
+			t.diff_threshold = 1;	/* 0 would switch events off */
+		if (ioctl(refcnt_node_fd(e->node[i]), RCB_THRESHOLDS_SET, &t))
+			return rt_node_error(errno, "RCB_THRESHOLDS_SET on ",
+					     refcnt_node_nid(e->node[i]));
+	}
+	return 0;
+}
+
+static int open_nodes(struct rd_engine *e)
+{
+	int *nids, i, n, err;
+
+	n = rt_node_ids(&nids);
+	if (n < 0)
+		return n;
+	e->node = calloc(n, sizeof(*e->node));
+	e->info = calloc(n, sizeof(*e->info));
+	e->old_diff = calloc(n, sizeof(*e->old_diff));
+	e->old_abs = calloc(n, sizeof(*e->old_abs));
+	e->pfd = calloc(n, sizeof(*e->pfd));
+	if (!e->node || !e->info || !e->old_diff || !e->old_abs || !e->pfd) {
+		free(nids);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		err = rt_node_open(nids[i], &e->node[i], &e->info[i]);
+		if (err) {
+			free(nids);
+			return err;
+		}
+		e->nr_nodes++;
+		e->old_diff[i] = e->info[i].rcb_diff_threshold;
+		e->old_abs[i] = e->info[i].rcb_abs_threshold;
+		e->pfd[i].fd = refcnt_node_fd(e->node[i]);
+		e->pfd[i].events = POLLIN;
+		/* drain() reads until empty; it must not block there. */
+		fcntl(e->pfd[i].fd, F_SETFL,
+		      fcntl(e->pfd[i].fd, F_GETFL) | O_NONBLOCK);
+	}
+	free(nids);
+	e->granularity = e->info[0].rcb_granularity;
+	return 0;
+}
+
+static int node_table(struct rd_engine *e)
+{
+	int c, i;
+
+	if (rt_counters_init(&e->ctr, &e->info[0]))
+		return -EIO;
+	e->has_mem = calloc(e->ctr.nr_cnodes, sizeof(int));
+	e->has_cpu = calloc(e->ctr.nr_cnodes, sizeof(int));
+	if (!e->has_mem || !e->has_cpu)
+		return -ENOMEM;
+	for (c = 0; c < e->ctr.nr_cnodes; c++) {
+		struct bitmask *cpus = numa_allocate_cpumask();
+
+		for (i = 0; i < e->nr_nodes; i++)
+			if (e->info[i].rcb_nodeid == (unsigned int)e->ctr.cnode_nid[c])
+				e->has_mem[c] = 1;
+		if (cpus && !numa_node_to_cpus(e->ctr.cnode_nid[c], cpus))
+			e->has_cpu[c] = numa_bitmask_weight(cpus) > 0;
+		numa_free_cpumask(cpus);
+	}
+	return 0;
+}
+
+int rd_engine_open(struct rd_engine **ep, const struct rd_config *c,
+		   const struct rd_hooks *hooks)
+{
+	struct rd_engine *e = calloc(1, sizeof(*e));
+	int err;
+
+	*ep = NULL;
+	if (!e)
+		return -ENOMEM;
+	e->cfg = *c;
+	if (hooks)
+		e->hooks = *hooks;
+	err = rd_policy_init(&e->pol);
+	if (!err)
+		err = open_nodes(e);
+	if (!err)
+		err = node_table(e);
+	if (!err && c->scan_ms && !(e->rmap = calloc(RD_RMAP_SLOTS, sizeof(*e->rmap))))
+		err = -ENOMEM;
+	if (!err)
+		err = set_thresholds(e, 0);
+	if (err) {
+		rd_engine_close(e);
+		return err;
+	}
+	e->last_stats_ns = e->last_scan_ns = rd_now_ns();
+	*ep = e;
+	return 0;
+}
+
+void rd_engine_close(struct rd_engine *e)
+{
+	int i;
+
+	if (!e)
+		return;
+	if (e->nr_nodes && e->cfg.set_thresholds)
+		set_thresholds(e, 1);
+	for (i = 0; i < e->nr_nodes; i++)
+		refcnt_node_close(e->node[i]);
+	if (e->ctr.cnode_nid)
+		rt_counters_free(&e->ctr);
+	free(e->node);
+	free(e->info);
+	free(e->old_diff);
+	free(e->old_abs);
+	free(e->pfd);
+	free(e->has_mem);
+	free(e->has_cpu);
+	free(e->rmap);
+	rd_policy_free(&e->pol);
+	free(e);
+}
+
+int rd_engine_reconfig(struct rd_engine *e, const struct rd_config *c)
+{
+	int had = e->cfg.set_thresholds;
+
+	e->cfg = *c;
+	if (had && !c->set_thresholds)
+		return set_thresholds(e, 1);
+	return set_thresholds(e, 0);
+}
+
+const struct rd_stats *rd_engine_stats(const struct rd_engine *e)
+{
+	return &e->st;
+}
+
+int rd_engine_nr_nodes(const struct rd_engine *e)
+{
+	return e->nr_nodes;
+}
+
+static void handle(struct rd_engine *e, const struct rcb_event *ev)
+{
+	struct rcb_event named;
+	struct rd_decision d;
+
+	if (ev->type == RCB_EVENT_LOST) {
+		e->st.lost += ev->count;
+		return;
+	}
+	if (ev->type != RCB_EVENT_MIGRATE)
+		return;
+	e->st.events++;
+	if (!(ev->flags & RCB_EVENT_F_CONTEXT)) {
+		uint64_t va;
+		pid_t pid;
+
+		if (!rd_rmap_find(e, ev->paddr, &pid, &va)) {
+			named = *ev;
+			named.pid = pid;
+			named.vaddr = va;
+			named.flags |= RCB_EVENT_F_CONTEXT;
+			e->st.rmapped++;
+			ev = &named;
+		}
+	}
+	rd_policy_decide(e, ev, &d);
+	switch (d.verdict) {
+	case RD_MOVE:
+		rd_move_page(e, ev, &d);
+		break;
+	case RD_BELOW:
+		e->st.below++;
+		break;
+	case RD_REFUSE:
+		e->st.refused[d.why]++;
+		break;
+	case RD_FROZEN:
+		e->st.frozen++;
+		break;
+	case RD_RATE_LIMITED:
+		e->st.rate_limited++;
+		break;
+	}
+}
+
+static int drain(struct rd_engine *e, int i)
+{
+	struct rcb_event ev[64];
+	ssize_t n;
+	size_t k;
+
+	/* At most 16 reads, so the scan and the stats keep their times. */
+	for (int r = 0; r < 16; r++) {
+		n = read(e->pfd[i].fd, ev, sizeof(ev));
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n < 0)
+			return rt_node_error(errno, "read ", refcnt_node_nid(e->node[i]));
+		for (k = 0; k < n / sizeof(ev[0]); k++)
+			handle(e, &ev[k]);
+		rd_move_flush(e);
+		if ((size_t)n < sizeof(ev))
+			return 0;
+	}
+	return 0;
+}
+
+int rd_engine_run_once(struct rd_engine *e, int timeout_ms,
+		       const sigset_t *sigmask)
+{
+	struct timespec ts = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
+	uint64_t now;
+	int i, n, err;
+
+	if (e->cfg.scan_ms && timeout_ms > (int)e->cfg.scan_ms)
+		ts = (struct timespec){ e->cfg.scan_ms / 1000,
+					(e->cfg.scan_ms % 1000) * 1000000L };
+	n = ppoll(e->pfd, e->nr_nodes, timeout_ms < 0 ? NULL : &ts, sigmask);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (i = 0; n > 0 && i < e->nr_nodes; i++) {
+		if (!(e->pfd[i].revents & (POLLIN | POLLERR | POLLHUP)))
+			continue;
+		err = drain(e, i);
+		if (err)
+			return err;
+	}
+	now = rd_now_ns();
+	if (e->cfg.scan_ms && now - e->last_scan_ns >= e->cfg.scan_ms * 1000000ULL) {
+		e->last_scan_ns = now;
+		rd_scan(e);
+	}
+	if (e->cfg.stats_file[0] && e->cfg.stats_interval &&
+	    now - e->last_stats_ns >= e->cfg.stats_interval * 1000000000ULL) {
+		e->last_stats_ns = now;
+		rd_stats_write(e->cfg.stats_file, &e->st);
+	}
+	return 0;
+}

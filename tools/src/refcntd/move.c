@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcntd: moving a page. Before move_pages(2), what must not move is
+ * refused: an mlock()ed mapping (move_pages would move it; the user
+ * locked it in place), a page no longer at the event's physical address
+ * (it moved meanwhile: the event is stale). The page is moved whole:
+ * move_pages(2) of a transparent or hugetlb huge page's first address
+ * moves the huge page, so the size the range query reports is what is
+ * counted. Then move_pages' status tells the refusal's reason.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <numaif.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* VmLck of /proc/pid/status in kB, or -errno. */
+static long long locked_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %lld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+int rd_mlocked(pid_t pid, uint64_t vaddr)
+{
+	char path[64], line[512];
+	int in = 0, locked = 0;
+	long long kb = locked_kb(pid);
+	FILE *f;
+
+	/* smaps walks every page table: only when something is locked. */
+	if (kb <= 0)
+		return kb;
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+
+		/* A mapping's first line; field lines ("Anon...:") fail. */
+		if (sscanf(line, "%llx-%llx ", &s, &e) == 2) {
+			in = vaddr >= s && vaddr < e;
+			continue;
+		}
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			locked = strstr(line, " lo") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return locked;
+}
+
+/* The refusal move_pages(2)'s errno (ret) or page status stands for. */
+static enum rd_refusal refusal_of(int err)
+{
+	switch (err) {
+	case ESRCH:
+		return RD_REF_GONE;
+	case EPERM:
+		return RD_REF_NOT_PERMITTED;
+	case EACCES:
+		return RD_REF_SHARED;
+	case EBUSY:
+	case EAGAIN:
+		return RD_REF_PINNED;
+	case ENOENT:
+	case EFAULT:
+		return RD_REF_NOT_PRESENT;
+	case ENOMEM:
+		return RD_REF_NO_MEMORY;
+	default:
+		return RD_REF_ERROR;
+	}
+}
+
+static void refuse(struct rd_engine *e, const struct rcb_event *ev,
+		   struct rd_decision *d, enum rd_refusal why)
+{
+	d->verdict = RD_REFUSE;
+	d->why = why;
+	e->st.refused[why]++;
+	rd_log(7, "refused (%s): pid %d 0x%llx node %d -> node %d",
+	       rd_refusal_names[why], ev->pid, (unsigned long long)ev->vaddr,
+	       d->from_nid, d->to_nid);
+}
+
+/* Where the page is now and how big: 0, or a refusal. */
+static int page_now(struct rd_engine *e, const struct rcb_event *ev,
+		    uint64_t *size, enum rd_refusal *why)
+{
+	struct rcb_page_counters pc;
+	size_t nr = 0;
+
+	if (refcnt_node_range_query(e->node[0], ev->pid, ev->vaddr, 1, 0, &pc,
+				    1, &nr) || nr != 1) {
+		rd_log(7, "range query pid %d 0x%llx: %s", ev->pid,
+		       (unsigned long long)ev->vaddr, strerror(errno));
+		*why = errno == ESRCH ? RD_REF_GONE :
+		       errno == EPERM || errno == EACCES ? RD_REF_NOT_PERMITTED :
+		       RD_REF_ERROR;
+		return -1;
+	}
+	if (!(pc.flags & RCB_PAGE_PRESENT)) {
+		rd_log(7, "pid %d 0x%llx not present (flags 0x%llx)", ev->pid,
+		       (unsigned long long)ev->vaddr, (unsigned long long)pc.flags);
+		*why = RD_REF_NOT_PRESENT;
+		return -1;
+	}
+	if ((pc.paddr & ~(e->granularity - 1)) != (ev->paddr & ~(e->granularity - 1))) {
+		*why = RD_REF_STALE;
+		return -1;
+	}
+	*size = pc.page_size ? pc.page_size : 4096;
+	return 0;
+}
+
+static void log_move(const struct rd_engine *e, const struct rd_move *m)
+{
+	char comm[32] = "?", path[64], sz[16];
+
+	if (!e->cfg.log_moves)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/comm", m->pid);
+	rt_read_line(path, comm, sizeof(comm));
+	rd_log(6, "%s pid %d (%s) page 0x%" PRIx64 " %s node %d -> node %d (remote %u, home %u)",
+	       m->dry_run ? "dry-run: would move" : "moved", m->pid, comm,
+	       m->vaddr, rt_human(m->size, sz, sizeof(sz)), m->from_nid,
+	       m->to_nid, m->remote, m->home);
+}
+
+void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
+		  struct rd_decision *d)
+{
+	struct rd_move m = { .pid = ev->pid, .from_nid = d->from_nid,
+			     .to_nid = d->to_nid, .remote = ev->count,
+			     .home = ev->home_count };
+	enum rd_refusal why;
+	int lk;
+
+	/* Only "nothing locked at all" is cached: it holds for every page. */
+	lk = rd_cached(e->pol.locked, ev->pid);
+	if (lk) {
+		lk = rd_mlocked(ev->pid, ev->vaddr);
+		if (!lk && locked_kb(ev->pid) == 0)
+			rd_cache(e->pol.locked, ev->pid, 0);
+	}
+	if (lk < 0)
+		rd_log(7, "/proc/%d/status: %s", ev->pid, strerror(-lk));
+	if (lk) {
+		refuse(e, ev, d, lk > 0 ? RD_REF_MLOCKED : refusal_of(-lk));
+		return;
+	}
+	if (page_now(e, ev, &m.size, &why)) {
+		refuse(e, ev, d, why);
+		return;
+	}
+	m.vaddr = ev->vaddr & ~(m.size - 1);
+	if (!rd_policy_rate_take(e, m.size)) {
+		d->verdict = RD_RATE_LIMITED;
+		e->st.rate_limited++;
+		return;
+	}
+	m.time_ns = rd_now_ns();
+	if (e->cfg.dry_run) {
+		m.dry_run = 1;
+		e->st.dry_run++;
+		log_move(e, &m);
+		if (e->hooks.moved)
+			e->hooks.moved(&m, e->hooks.arg);
+		return;
+	}
+	if (e->nr_pend == RD_PEND_MAX)
+		rd_move_flush(e);
+	e->pend[e->nr_pend++] = (struct rd_pending){ .ev = *ev, .d = *d, .m = m };
+}
+
+/* The pending moves of the process of entry i, in one move_pages(2). */
+static size_t flush_pid(struct rd_engine *e, size_t i, char *done)
+{
+	pid_t pid = e->pend[i].ev.pid;
+	void *addr[RD_PEND_MAX];
+	int to[RD_PEND_MAX] = { 0 }, status[RD_PEND_MAX];
+	size_t idx[RD_PEND_MAX], n = 0, j, k;
+	long ret;
+
+	for (j = i; j < e->nr_pend; j++)
+		if (!done[j] && e->pend[j].ev.pid == pid) {
+			done[j] = 1;
+			idx[n] = j;
+			addr[n] = (void *)(uintptr_t)e->pend[j].m.vaddr;
+			to[n] = e->pend[j].m.to_nid;
+			status[n++] = -1;
+		}
+	ret = move_pages(pid, n, addr, to, status, MPOL_MF_MOVE);
+	if (ret < 0)
+		rd_log(7, "move_pages pid %d, %zu pages: %s", pid, n, strerror(errno));
+	for (k = 0; k < n; k++) {
+		struct rd_pending *p = &e->pend[idx[k]];
+
+		if (ret < 0) {
+			refuse(e, &p->ev, &p->d, refusal_of(errno));
+		} else if (status[k] != to[k]) {
+			/* Not migrated: pinned or busy, or status says why. */
+			refuse(e, &p->ev, &p->d, status[k] >= 0 ? RD_REF_PINNED :
+			       refusal_of(-status[k]));
+		} else {
+			e->st.moved++;
+			e->st.moved_bytes += p->m.size;
+			rd_policy_moved(e, pid, p->m.vaddr, p->m.size);
+			log_move(e, &p->m);
+			if (e->hooks.moved)
+				e->hooks.moved(&p->m, e->hooks.arg);
+		}
+	}
+	return n;
+}
+
+/*
+ * The moves decided since the last flush, one move_pages(2) per process:
+ * under a burst of events one call per page cost more than the moves.
+ */
+void rd_move_flush(struct rd_engine *e)
+{
+	char done[RD_PEND_MAX] = { 0 };
+	size_t i;
+
+	for (i = 0; i < e->nr_pend; i++)
+		if (!done[i])
+			flush_pid(e, i, done);
+	e->nr_pend = 0;
+}
+
+static uint32_t rmap_hash(uint64_t pfn)
+{
+	return (pfn * 0x9E3779B97F4A7C15ULL) >> 46;	/* 18 bits */
+}
+
+int rd_rmap_find(const struct rd_engine *e, uint64_t paddr, pid_t *pid,
+		 uint64_t *vaddr)
+{
+	uint64_t pfn = paddr >> 12;
+	uint32_t h, i;
+
+	if (!e->rmap || !e->rmap_gen)
+		return -1;
+	for (h = rmap_hash(pfn), i = 0; i < 32; i++) {
+		const struct rd_rmap *r = &e->rmap[(h + i) % RD_RMAP_SLOTS];
+
+		if (r->gen != e->rmap_gen)
+			return -1;
+		if (r->pfn == pfn) {
+			*pid = r->pid;
+			*vaddr = r->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void rmap_add(struct rd_engine *e, uint64_t pfn, pid_t pid, uint64_t vaddr)
+{
+	uint32_t h, i;
+
+	if (e->rmap_nr >= RD_RMAP_SLOTS / 2)
+		return;
+	for (h = rmap_hash(pfn), i = 0; i < 32; i++) {
+		struct rd_rmap *r = &e->rmap[(h + i) % RD_RMAP_SLOTS];
+
+		if (r->gen != e->rmap_gen) {
+			*r = (struct rd_rmap){ pfn, vaddr, pid, e->rmap_gen };
+			e->rmap_nr++;
+			return;
+		}
+	}
+}
+
+/* The private writable anonymous pages of pid into the reverse map. */
+static void rmap_process(struct rd_engine *e, pid_t pid)
+{
+	char path[64], line[512];
+	uint64_t pm[512];
+	FILE *maps;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	maps = fopen(path, "re");
+	while (fd >= 0 && maps && fgets(line, sizeof(line), maps)) {
+		unsigned long long s, end, a;
+		char perms[8], name[256] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255s", &s, &end,
+			   perms, name) < 3 || perms[1] != 'w' || perms[3] != 'p' ||
+		    (name[0] && name[0] != '['))
+			continue;
+		for (a = s; a < end && e->rmap_nr < RD_RMAP_SLOTS / 2; a += 512 * 4096ULL) {
+			size_t n = (end - a) / 4096 < 512 ? (end - a) / 4096 : 512, k;
+			ssize_t got = pread(fd, pm, n * 8, (a / 4096) * 8);
+
+			for (k = 0; got > 0 && k < (size_t)got / 8; k++)
+				if ((pm[k] >> 63) & 1 && (pm[k] & ((1ULL << 55) - 1)))
+					rmap_add(e, pm[k] & ((1ULL << 55) - 1), pid,
+						 a + k * 4096);
+		}
+	}
+	if (maps)
+		fclose(maps);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The soft-dirty scan: clearing a process's soft-dirty bits write-protects
+ * its pages, so its next store to each takes a minor fault, which the
+ * page-fault feed counts from the storing CPU's node: refcntd's own
+ * hinting faults, for machines without PEBS/IBS.
+ */
+void rd_scan(struct rd_engine *e)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	/* A new generation empties the reverse map at once. */
+	e->rmap_gen++;
+	e->rmap_nr = 0;
+	while ((de = readdir(d))) {
+		char path[64];
+		pid_t pid = atoi(de->d_name);
+		int fd;
+
+		if (pid <= 0 || !rd_policy_opted_in(&e->cfg, pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/clear_refs", pid);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (write(fd, "4", 1) == 1)
+			e->st.scans++;
+		close(fd);
+		if (e->rmap)
+			rmap_process(e, pid);
+	}
+	closedir(d);
+}
