@@ -386,35 +386,67 @@ static void rates_events(struct __test_metadata *_metadata, struct rc_dev *d,
 	EXPECT_LT(0ULL, (unsigned long long)seen[RCB_EVENT_MIGRATE]);
 }
 
+/*
+ * The pair of real_rates: a node with CPUs, a and another with memory, b,
+ * whose counters differ (above 64 nodes a counter counts a group of
+ * cnodeids: b's home counter would count a's references too, and a
+ * counter never migrates its own home's page). Sets *db; -1 when none.
+ */
+static int rates_pair(FIXTURE_DATA(hub) *self, struct rc_dev *devs,
+		      struct rc_dev **db)
+{
+	int i, j, k;
+
+	for (i = 0; i < self->cpu.n; i++)
+		for (j = 0; j < self->mem.n; j++) {
+			struct rc_dev *d = &devs[j];
+			int a = self->cpu.id[i];
+
+			if (d->nid == a)
+				continue;
+			for (k = 0; k < self->mem.n; k++)
+				if (devs[k].nid == a)
+					break;
+			/* A node without memory has no device: no cnodeid. */
+			if (k == self->mem.n ? d->npc > 1 :
+			    rcd_counter(d, devs[k].info.rcb_cnodeid) ==
+			    rcd_counter(d, d->info.rcb_cnodeid))
+				continue;
+			*db = d;
+			return a;
+		}
+	return -1;
+}
+
 TEST_F_TIMEOUT(hub, real_rates, 300)
 {
 	static struct rates_snap s0, s1;
 	struct rc_dev devs[RC_MAX_NODES], *db = NULL;
-	uint32_t abs, diff;
-	int a = self->cpu.id[0], b = -1, i;
 	uint64_t lost;
+	uint32_t abs, diff;
+	int a, b, i;
 	bool peg;
 	char *p;
 
 	HUB_NEEDED();
 
-	for (i = 0; i < self->mem.n && b < 0; i++)
-		if (self->mem.id[i] != a)
-			b = self->mem.id[i];
-	if (b < 0)
-		SKIP(return, "no node with memory but the CPU's");
+	for (i = 0; i < self->mem.n; i++)
+		ASSERT_EQ(0, rcd_open(&devs[i], self->mem.id[i]));
+	a = rates_pair(self, devs, &db);
+	if (a < 0)
+		SKIP(return, "no node with memory counted apart from a CPU's");
 	/*
-	 * Open: on the 72-node machine (19-bit counters, two nodes per
-	 * counter) the hot loop's pages showed no fold in 2 s; not
-	 * understood yet, so not claimed there.
+	 * Open on the 72-node machine: the pages' node gets almost none of
+	 * the references the drain delivers in 2 s (hub-rates: "to node":
+	 * 6-128 of 440k-770k; on four, 150k of 950k), so no fold and no
+	 * migration. There the drain takes about 35 passes of 1024 records
+	 * per ring a second and the loop's ring is full when the loop
+	 * starts; what fills it instead of the loop's references is not
+	 * understood yet.
 	 */
 	if (self->online.n > 16)
 		SKIP(return, "the model at real rates is checked up to 16 nodes (open on 72)");
-	for (i = 0; i < self->mem.n; i++) {
-		ASSERT_EQ(0, rcd_open(&devs[i], self->mem.id[i]));
-		if (self->mem.id[i] == b)
-			db = &devs[i];
-	}
+	b = db->nid;
 	pin_node(a);
 	p = node_pages(b, HOT_PAGES);
 	ASSERT_NE(NULL, p);
@@ -440,9 +472,11 @@ TEST_F_TIMEOUT(hub, real_rates, 300)
 	ASSERT_EQ(0, put(HUB_PARAM, "1"));
 	i = db - devs;
 	lost = s1.st[i].pegged - s0.st[i].pegged;
-	printf("hub-rates: %d s of a hot loop on node %d from node %d: %llu references delivered, %llu lost to pegging, %llu device overruns so far\n",
+	printf("hub-rates: %d s of a hot loop on node %d from node %d: %llu references delivered, %llu to node %d, %llu lost to pegging, %llu device overruns so far\n",
 	       HOT_SECONDS, b, a,
 	       (unsigned long long)(s1.delivered - s0.delivered),
+	       (unsigned long long)(s1.st[i].references - s0.st[i].references),
+	       b,
 	       (unsigned long long)lost,
 	       (unsigned long long)rc_feed_stat("hub_overruns"));
 	/* Conservation: the feed's references are the nodes', in their sets. */
