@@ -263,6 +263,26 @@ static int exact_pair(struct __test_metadata *_metadata, int a, int b,
 	return bad;
 }
 
+/* Free memory of @node in KiB, from its meminfo; 0 if unreadable. */
+static unsigned long node_free_kb(int node)
+{
+	char path[96], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo",
+		 node);
+	if (rc_read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strstr(buf, "MemFree:");
+	return p ? strtoul(p + strlen("MemFree:"), NULL, 10) : 0;
+}
+
+/*
+ * Room for a pair's pages: they are bound to their node and locked, so
+ * a node the kernel has filled (the 72-node guest's 32 MiB nodes hold
+ * early allocations) would call the OOM killer instead of failing.
+ */
+#define EXACT_MIN_FREE_KB	4096
+
 /* Every CPU node x memory node; on big machines the first, last and own. */
 TEST_F_TIMEOUT(hub, exact, 900)
 {
@@ -283,6 +303,11 @@ TEST_F_TIMEOUT(hub, exact, 900)
 			if (self->cpu.n * self->mem.n > 12 && j &&
 			    j != self->mem.n - 1 && a != b)
 				continue;
+			if (node_free_kb(b) < EXACT_MIN_FREE_KB) {
+				printf("hub-exact: node %d from %d: skipped, %lu KiB free\n",
+				       b, a, node_free_kb(b));
+				continue;
+			}
 			bad |= exact_pair(_metadata, a, b,
 					  rc_list_index(&self->online, a));
 			pairs++;
@@ -290,6 +315,7 @@ TEST_F_TIMEOUT(hub, exact, 900)
 	printf("hub-exact: %d pairs, %d pages each, %d loads per page\n",
 	       pairs, EXACT_PAGES, EXACT_K);
 	ASSERT_EQ(0, put(HUB_PARAM, "1"));
+	ASSERT_LT(0, pairs);
 	ASSERT_EQ(0, bad);
 }
 
@@ -435,17 +461,6 @@ TEST_F_TIMEOUT(hub, real_rates, 300)
 	a = rates_pair(self, devs, &db);
 	if (a < 0)
 		SKIP(return, "no node with memory counted apart from a CPU's");
-	/*
-	 * Open on the 72-node machine: the pages' node gets almost none of
-	 * the references the drain delivers in 2 s (hub-rates: "to node":
-	 * 6-128 of 440k-770k; on four, 150k of 950k), so no fold and no
-	 * migration. There the drain takes about 35 passes of 1024 records
-	 * per ring a second and the loop's ring is full when the loop
-	 * starts; what fills it instead of the loop's references is not
-	 * understood yet.
-	 */
-	if (self->online.n > 16)
-		SKIP(return, "the model at real rates is checked up to 16 nodes (open on 72)");
 	b = db->nid;
 	pin_node(a);
 	p = node_pages(b, HOT_PAGES);
@@ -454,12 +469,16 @@ TEST_F_TIMEOUT(hub, real_rates, 300)
 	 * Fold only a full 11-bit counter: from there on every reference
 	 * pegs until the fold; a remote counter a quarter ahead of home
 	 * migrates. Above 16 nodes the counters have 19 bits, as the
-	 * Origin's premium ones: they fold at the same count, and peg only
-	 * at rates a TCG guest does not reach.
+	 * Origin's premium ones: they peg only at rates a TCG guest does
+	 * not reach, and fold at 255. There (72 nodes) the drain, about
+	 * 60k records of each busy vCPU's ring a second, delivers a few
+	 * thousand of the loop's references in 2 s: the rest of what it
+	 * takes from the loop's ring is the kernel's on that vCPU, whose
+	 * record a freed slot gets first (testing.rst).
 	 */
 	rcd_default_thresholds(db, &abs, &diff);
 	peg = db->info.rcb_hw_counter_max <= 2047;
-	abs = peg ? db->info.rcb_hw_counter_max : 2047;
+	abs = peg ? db->info.rcb_hw_counter_max : 255;
 	ASSERT_EQ(0, rc_thresholds(db->fd, abs, (abs + 1) / 4));
 	ASSERT_EQ(0, put(HUB_PARAM, "0"));
 	rc_drain(db->fd);
