@@ -14,8 +14,12 @@
  * kind, held from boot, makes that switch happen once, before anything
  * else runs. It never counts: nothing a test measures changes.
  *
- * Started by the guest's init in the background; prints one line if the
- * kernel refuses an event, and otherwise sleeps until poweroff.
+ * The switch itself can meet the same fault (seen once at boot, with a
+ * program running on another CPU): the guest's init runs this first,
+ * before anything else, and waits. A child opens the events and stays,
+ * holding them, until poweroff; the parent returns once they are open,
+ * so the rewrite happens while nothing else runs. One line if the
+ * kernel refuses an event.
  */
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -44,10 +48,27 @@ int main(void)
 		PERF_COUNT_SW_PAGE_FAULTS_MAJ,
 	};
 	unsigned int i;
+	int done[2];
+	char c = 0;
 
-	for (i = 0; i < sizeof(configs) / sizeof(configs[0]); i++)
-		if (open_disabled(configs[i]) < 0)
-			perror("refcnt-vm: sched-pin: perf_event_open");
-	for (;;)
-		pause();
+	if (pipe(done))
+		return 1;
+	switch (fork()) {
+	case -1:
+		return 1;
+	case 0:
+		close(done[0]);
+		for (i = 0; i < sizeof(configs) / sizeof(configs[0]); i++)
+			if (open_disabled(configs[i]) < 0)
+				perror("refcnt-vm: sched-pin: perf_event_open");
+		if (write(done[1], &c, 1) != 1)
+			return 1;
+		close(done[1]);
+		for (;;)
+			pause();
+	default:
+		close(done[1]);
+		/* EOF too: the child died; the guest goes on without it. */
+		return read(done[0], &c, 1) == 1 ? 0 : 1;
+	}
 }
