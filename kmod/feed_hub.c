@@ -40,17 +40,19 @@
 #include "feed.h"
 #include "hub.h"
 
-/* Records per ring and pass: bounds the time a pass keeps its CPU. */
-#define REFCNT_HUB_BUDGET	1024
 /*
- * Passes per work item. The room a pass makes in the ring of the CPU it
- * runs on goes to whatever that CPU references next, first of all the
- * worker's own way out of the work item and back: about a pass's worth.
- * One pass per work item left none to a program busy on the draining
- * CPU (on the 72-node guest, 284 of 194,560 records of its ring were
- * its own); with many, that program gets most of it.
+ * Records per ring and pass, and passes per run of the work item. The
+ * room a pass makes in the ring of the CPU it runs on goes first to
+ * whatever that CPU references next: the worker's way out of the work
+ * item, or the switch to the program it preempted when the pass outlasted
+ * its time slice (under TCG on 72 nodes, every pass), about a thousand
+ * records either way. With 1024 a pass, a program busy on the draining
+ * CPU got 14% of its ring; with 8192, 64%. The budget still bounds the
+ * time a pass keeps its CPU: the device exists only in TCG guests, where
+ * 8192 records of a ring take tens of milliseconds.
  */
-#define REFCNT_HUB_PASSES	64
+#define REFCNT_HUB_BUDGET	8192
+#define REFCNT_HUB_PASSES	8
 
 /**
  * struct refcnt_hub_rx - the driver's side of one ring
