@@ -204,48 +204,53 @@ static void exact_loads(char *p, int n, long k)
 	truth_dump();
 }
 
-/*
- * The overrun count of the calling CPU's ring, read from the device's
- * memory itself (PCI resource 2): a few loads, where reading hub_rings
- * would make more references than a ring holds. Its ring is its QEMU
- * CPU index, the socket of its slot in refcnt-vm's guests. NULL if the
- * device cannot be mapped.
- */
-static volatile __u64 *own_ring_overruns(void)
+/* The hub device's memory, PCI resource 2, read-only; NULL if none. */
+static const unsigned char *hub_map(size_t *size)
 {
-	static unsigned char *base;
-	static size_t size;
-	char path[96], buf[64];
-	const struct refcnt_hub_header *h;
+	const unsigned char *base = NULL;
 	struct stat st;
 	glob_t g;
 	size_t k;
+
+	if (glob("/sys/bus/pci/devices/*/resource2", 0, NULL, &g))
+		return NULL;
+	for (k = 0; !base && k < g.gl_pathc; k++) {
+		int fd = open(g.gl_pathv[k], O_RDONLY);
+		void *m = MAP_FAILED;
+
+		if (fd >= 0 && !fstat(fd, &st) && st.st_size >= REFCNT_HUB_HEADER_SIZE)
+			m = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		if (fd >= 0)
+			close(fd);
+		if (m == MAP_FAILED)
+			continue;
+		if (((const struct refcnt_hub_header *)m)->magic == REFCNT_HUB_MAGIC) {
+			base = m;
+			*size = st.st_size;
+		} else {
+			munmap(m, st.st_size);
+		}
+	}
+	globfree(&g);
+	return base;
+}
+
+/*
+ * The overrun count of the calling CPU's ring, read from the device's
+ * memory itself: a few loads, where reading hub_rings would make more
+ * references than a ring holds. Its ring is its QEMU CPU index, the
+ * socket of its slot in refcnt-vm's guests. NULL if unreadable.
+ */
+static volatile __u64 *own_ring_overruns(void)
+{
+	static const unsigned char *base;
+	static size_t size;
+	const struct refcnt_hub_header *h;
+	char path[96], buf[64];
 	int ring;
 
-	for (k = 0; !base && !glob("/sys/bus/pci/devices/*/resource2", 0, NULL, &g); ) {
-		for (; !base && k < g.gl_pathc; k++) {
-			int fd = open(g.gl_pathv[k], O_RDONLY);
-			void *m;
-
-			if (fd < 0 || fstat(fd, &st) || st.st_size < 4096) {
-				if (fd >= 0)
-					close(fd);
-				continue;
-			}
-			m = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-			close(fd);
-			if (m == MAP_FAILED)
-				continue;
-			if (((struct refcnt_hub_header *)m)->magic == REFCNT_HUB_MAGIC) {
-				base = m;
-				size = st.st_size;
-			} else {
-				munmap(m, st.st_size);
-			}
-		}
-		globfree(&g);
-		break;
-	}
+	if (!base)
+		base = hub_map(&size);
 	if (!base)
 		return NULL;
 	h = (const struct refcnt_hub_header *)base;
