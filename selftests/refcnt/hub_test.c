@@ -25,8 +25,8 @@
 
 #include <dirent.h>
 #include <glob.h>
-#include <sys/stat.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #define HUB_DRV		"/sys/bus/pci/drivers/refcnt-hub"
@@ -268,6 +268,48 @@ static volatile __u64 *own_ring_overruns(void)
 }
 
 /*
+ * Sync this CPU's ring until it stays empty for 100 ms (up to 20 times),
+ * then once more: on 72 nodes the ring was full again right after one
+ * sync (most likely the interrupt service of what it drained, which runs
+ * after it, unmuted), and every load was dropped. 0, or -1 on error.
+ */
+static int exact_settle(volatile __u64 *own)
+{
+	uint64_t o;
+	int k;
+
+	for (k = 0; k < 20; k++) {
+		if (hub_sync_cpu())
+			return -1;
+		o = *own;
+		usleep(100 * 1000);
+		if (*own == o)
+			break;
+	}
+	return hub_sync_cpu();
+}
+
+/* 2 if the window proves nothing: the ring overran, or a page moved. */
+static int exact_window_void(int a, int b, char *p, const uint64_t *pa,
+			     uint64_t overruns)
+{
+	int j;
+
+	if (overruns) {
+		printf("hub-exact-retry: node %d from %d: this CPU's ring overran (%llu)\n",
+		       b, a, (unsigned long long)overruns);
+		return 2;
+	}
+	for (j = 0; j < EXACT_PAGES; j++)
+		if (paddr_of(p + j * rc_page_size()) != pa[j]) {
+			printf("hub-exact-retry: node %d from %d: page 0x%llx moved\n",
+			       b, a, (unsigned long long)pa[j]);
+			return 2;
+		}
+	return 0;
+}
+
+/*
  * One pair: pages of node b, loads from a CPU of node a. 0 if exact, 1
  * if not, -1 on error, 2 if the window proves nothing and is tried
  * again: a page moved (mlocked pages may still be compacted, on a
@@ -302,41 +344,17 @@ static int exact_pair(struct __test_metadata *_metadata, int a, int b,
 	o0 = rc_feed_stat("hub_overruns");
 	r0 = rc_feed_stat("hub_references");
 	u0 = rc_feed_stat("hub_unresolved");
-	/*
-	 * Empty this vCPU's ring of what reading the counters did, until it
-	 * stays so: on 72 nodes the ring was full again right after one
-	 * sync (most likely the interrupt service of what it drained, which
-	 * runs after it, unmuted), and every load was dropped.
-	 */
+	/* Empty this vCPU's ring of what reading the counters did. */
 	own = own_ring_overruns();
-	if (!own)
-		bad = -1;
-	for (k = 0; own && k < 20; k++) {
-		if (hub_sync_cpu())
-			bad = -1;
-		own0 = *own;
-		usleep(100 * 1000);
-		if (*own == own0)
-			break;
-	}
-	if (hub_sync_cpu())
+	if (!own || exact_settle(own))
 		bad = -1;
 	own0 = own ? *own : 0;
 	exact_loads(p, EXACT_PAGES, EXACT_K);
 	own1 = own ? *own : 0;
 	if (hub_sync_cpu())
 		bad = -1;
-	if (!bad && own1 != own0) {
-		printf("hub-exact-retry: node %d from %d: this CPU's ring overran (%llu)\n",
-		       b, a, (unsigned long long)(own1 - own0));
-		bad = 2;
-	}
-	for (j = 0; j < EXACT_PAGES && !bad; j++)
-		if (paddr_of(p + j * rc_page_size()) != pa[j]) {
-			printf("hub-exact-retry: node %d from %d: page 0x%llx moved\n",
-			       b, a, (unsigned long long)pa[j]);
-			bad = 2;
-		}
+	if (!bad)
+		bad = exact_window_void(a, b, p, pa, own1 - own0);
 	printf("hub-exact: node %d from %d: %llu references, %llu unresolved, %llu overruns\n",
 	       b, a, (unsigned long long)(rc_feed_stat("hub_references") - r0),
 	       (unsigned long long)(rc_feed_stat("hub_unresolved") - u0),
