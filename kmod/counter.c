@@ -176,9 +176,7 @@ bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
 	rcu_read_lock_sched();
 	slot = refcnt_slot_lookup(paddr);
 	if (likely(slot && src_cnode < refcnt_topo.nr_cnodes)) {
-		refcnt_count(slot->node, slot->first_set +
-			     ((paddr - slot->base) >>
-			      refcnt_cfg.granularity_shift),
+		refcnt_count(slot->node, refcnt_slot_set(slot, paddr),
 			     src_cnode, count, ctx);
 		counted = true;
 	}

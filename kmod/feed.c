@@ -458,7 +458,7 @@ void refcnt_feeds_exit(void)
 	refcnt_feed_stop(&refcnt_fault_feed);
 	refcnt_feed_stop(&refcnt_pebs_feed);
 	mutex_unlock(&refcnt_feed_lock);
-	refcnt_count_exit();
+	refcnt_session_exit();
 	fault_period = 0;
 	pebs_period = 0;
 	/*

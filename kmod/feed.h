@@ -109,8 +109,8 @@ static inline long refcnt_feed_samples(void __user *argp)
 long refcnt_inject(void __user *argp);
 
 /* count.c: the feeds of one counted process (RCB_COUNT_START) */
-long refcnt_count_start(void __user *argp);
-void refcnt_count_exit(void);
+long refcnt_session_start(void __user *argp);
+void refcnt_session_exit(void);
 /* feed_hub.c: the emulator's memory-side reference device (hub.h) */
 struct kobject;
 #ifdef CONFIG_X86

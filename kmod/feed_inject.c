@@ -36,8 +36,7 @@ static int refcnt_inject_refs(const struct rcb_ref *refs,
 
 	for (i = 0; i < n; i++) {
 		const struct refcnt_slot *s = slots[i];
-		u64 set = s->first_set + ((refs[i].paddr - s->base) >>
-					  refcnt_cfg.granularity_shift);
+		u64 set = refcnt_slot_set(s, refs[i].paddr);
 
 		if (!refs[i].count)
 			continue;

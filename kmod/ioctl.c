@@ -242,7 +242,7 @@ static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
 	case RCB_FEED_SAMPLES:
 		return refcnt_feed_samples(argp);
 	case RCB_COUNT_START:
-		return refcnt_count_start(argp);
+		return refcnt_session_start(argp);
 	default:
 		return -ENOTTY;
 	}

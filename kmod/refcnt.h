@@ -23,6 +23,11 @@ struct inode;
 struct rcb_range_query;
 int refcnt_range_query(struct rcb_range_query *q);
 
+/* target.c */
+struct mm_struct;
+struct task_struct;
+struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm);
+
 /* feed.c */
 int refcnt_feeds_init(void);
 void refcnt_feeds_exit(void);
@@ -46,7 +51,7 @@ long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 extern const struct attribute_group *refcnt_dev_groups[];
 struct refcnt_node *refcnt_dev_node_get(struct device *d);
 
-/* memhp.c: the nodes, their devices, and memory hotplug */
+/* layout.c: the nodes, their devices, and memory hotplug */
 int refcnt_layout_init(void);
 void refcnt_layout_exit(void);
 

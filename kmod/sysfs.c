@@ -32,30 +32,14 @@ static ssize_t refcnt_stat_show(struct device *d,
 	return sysfs_emit(buf, "%llu\n", *(u64 *)((char *)&sum + sa->offset));
 }
 
-#define REFCNT_STAT_OFF(f)	offsetof(struct refcnt_stats, f)
-
-static struct refcnt_stat_attr refcnt_stat_attrs[] = {
-	{ __ATTR(references, 0444, refcnt_stat_show, NULL),
-	  REFCNT_STAT_OFF(references) },
-	{ __ATTR(pegged, 0444, refcnt_stat_show, NULL),
-	  REFCNT_STAT_OFF(pegged) },
-	{ __ATTR(saturated, 0444, refcnt_stat_show, NULL),
-	  REFCNT_STAT_OFF(saturated) },
-	{ __ATTR(folds, 0444, refcnt_stat_show, NULL),
-	  REFCNT_STAT_OFF(folds) },
-	{ __ATTR(migrations, 0444, refcnt_stat_show, NULL),
-	  REFCNT_STAT_OFF(migrations) },
-	{ __ATTR(events_dropped, 0444, refcnt_stat_show, NULL),
-	  REFCNT_STAT_OFF(events_dropped) },
-	{ __ATTR(refs_dropped, 0444, refcnt_stat_show, NULL),
-	  REFCNT_STAT_OFF(refs_dropped) },
-	{ __ATTR(discarded, 0444, refcnt_stat_show, NULL),
-	  REFCNT_STAT_OFF(discarded) },
-	{ __ATTR(overflowed, 0444, refcnt_stat_show, NULL),
-	  REFCNT_STAT_OFF(overflowed) },
-	{ __ATTR(offlined, 0444, refcnt_stat_show, NULL),
-	  REFCNT_STAT_OFF(offlined) },
+/* One attribute per statistic, from the one list of them. */
+#define REFCNT_STAT_ATTR(name)						\
+static struct refcnt_stat_attr refcnt_stat_##name = {			\
+	__ATTR(name, 0444, refcnt_stat_show, NULL),			\
+	offsetof(struct refcnt_stats, name),				\
 };
+REFCNT_STATS(REFCNT_STAT_ATTR)
+#undef REFCNT_STAT_ATTR
 
 static ssize_t table_bytes_show(struct device *d,
 				struct device_attribute *attr, char *buf)
@@ -72,16 +56,9 @@ static ssize_t table_bytes_show(struct device *d,
 static DEVICE_ATTR_RO(table_bytes);
 
 static struct attribute *refcnt_stats_attrs[] = {
-	&refcnt_stat_attrs[0].dattr.attr,
-	&refcnt_stat_attrs[1].dattr.attr,
-	&refcnt_stat_attrs[2].dattr.attr,
-	&refcnt_stat_attrs[3].dattr.attr,
-	&refcnt_stat_attrs[4].dattr.attr,
-	&refcnt_stat_attrs[5].dattr.attr,
-	&refcnt_stat_attrs[6].dattr.attr,
-	&refcnt_stat_attrs[7].dattr.attr,
-	&refcnt_stat_attrs[8].dattr.attr,
-	&refcnt_stat_attrs[9].dattr.attr,
+#define REFCNT_STAT_PTR(name)	&refcnt_stat_##name.dattr.attr,
+	REFCNT_STATS(REFCNT_STAT_PTR)
+#undef REFCNT_STAT_PTR
 	&dev_attr_table_bytes.attr,
 	NULL,
 };

@@ -28,7 +28,7 @@ static const struct core_spec four = {
 static bool refer(const struct refcnt_node *node, u64 set, unsigned int src,
 		  u32 count)
 {
-	return refcnt_reference(core_set_paddr(node, set), src, count, NULL);
+	return refcnt_reference(refcnt_set_paddr(node, set), src, count, NULL);
 }
 
 static u32 hw_of(struct refcnt_node *n, u64 set, unsigned int c)
@@ -210,10 +210,10 @@ TEST_F(core, event_context)
 	u32 abs = self->n0->abs_threshold;
 	struct rcb_event ev[4];
 
-	ASSERT_TRUE(refcnt_reference(core_set_paddr(self->n0, 5), 0, abs, &ctx));
-	ASSERT_TRUE(refcnt_reference(core_set_paddr(self->n0, 6), 0, abs, &ctx));
+	ASSERT_TRUE(refcnt_reference(refcnt_set_paddr(self->n0, 5), 0, abs, &ctx));
+	ASSERT_TRUE(refcnt_reference(refcnt_set_paddr(self->n0, 6), 0, abs, &ctx));
 	/* Set 6 raised again without a context: its context is forgotten. */
-	ASSERT_TRUE(refcnt_reference(core_set_paddr(self->n0, 6), 0, 1, NULL));
+	ASSERT_TRUE(refcnt_reference(refcnt_set_paddr(self->n0, 6), 0, 1, NULL));
 	sync_node(self->n0);
 	ASSERT_EQ(2, read_events(self->n0, ev, 4));
 	ASSERT_EQ(RCB_EVENT_F_CONTEXT, ev[0].flags);
@@ -423,7 +423,7 @@ TEST(layout_change_moves_and_offlines)
 	ASSERT_EQ(2000 + 7 + 3000 + 11 + 2100, t.st.references);
 	check_books(_metadata, n1);
 	/* Nothing counts the memory gone; the old layout is frozen. */
-	ASSERT_FALSE(refcnt_reference(core_set_paddr(old, gone), 0, 1, NULL));
+	ASSERT_FALSE(refcnt_reference(refcnt_set_paddr(old, gone), 0, 1, NULL));
 	ASSERT_EQ(2000, ext_of(old, 5, 0));
 	n = read_events(old, ev, 8);
 	ASSERT_LT(0, n);

@@ -46,7 +46,6 @@ struct core_totals {
 	struct refcnt_stats st;
 };
 void core_totals(struct refcnt_node *node, struct core_totals *t);
-u64 core_set_paddr(const struct refcnt_node *node, u64 set);
 struct rcb_event;
 unsigned int core_events_read(struct refcnt_node *node, struct rcb_event *out,
 			      unsigned int max);

@@ -45,7 +45,7 @@
 #include "feed.h"
 
 /**
- * struct refcnt_count_session - one counting session, the file's data
+ * struct refcnt_session - one counting session, the file's data
  * @samples:	samples its events took
  * @delivered:	of them, counted
  * @unresolved:	of them, whose page was not found or is counted by no node
@@ -56,7 +56,7 @@
  * @nr_ranges:	entries of @ranges, 0 for the whole address space
  * @ranges:	the address ranges that count
  */
-struct refcnt_count_session {
+struct refcnt_session {
 	atomic64_t samples;
 	atomic64_t delivered;
 	atomic64_t unresolved;
@@ -68,23 +68,23 @@ struct refcnt_count_session {
 };
 
 /* Serialises pinning; the pins are released at unload only. */
-static DEFINE_MUTEX(refcnt_count_pin_lock);
-static struct perf_event *refcnt_count_pins[REFCNT_FAULT_EVENTS];
+static DEFINE_MUTEX(refcnt_session_pin_lock);
+static struct perf_event *refcnt_session_pins[REFCNT_FAULT_EVENTS];
 
 /*
  * Keep the fault events' static keys on from the first session to
  * unload: a disabled CPU event of each kind, which never counts. Best
  * effort: without a pin, sessions still work.
  */
-static void refcnt_count_pin(void)
+static void refcnt_session_pin(void)
 {
 	struct perf_event_attr attr;
 	struct perf_event *ev;
 	unsigned int k;
 
-	mutex_lock(&refcnt_count_pin_lock);
+	mutex_lock(&refcnt_session_pin_lock);
 	for (k = 0; k < REFCNT_FAULT_EVENTS; k++) {
-		if (refcnt_count_pins[k] || refcnt_fault_attr(&attr, k))
+		if (refcnt_session_pins[k] || refcnt_fault_attr(&attr, k))
 			continue;
 		attr.disabled = 1;
 		attr.sample_period = 1;
@@ -92,31 +92,31 @@ static void refcnt_count_pin(void)
 						      cpumask_first(cpu_online_mask),
 						      NULL, NULL, NULL);
 		if (!IS_ERR(ev))
-			refcnt_count_pins[k] = ev;
+			refcnt_session_pins[k] = ev;
 	}
-	mutex_unlock(&refcnt_count_pin_lock);
+	mutex_unlock(&refcnt_session_pin_lock);
 }
 
 /**
- * refcnt_count_exit() - release the pins, at unload
+ * refcnt_session_exit() - release the pins, at unload
  *
  * No session is open then: each holds a reference on the module.
  */
-void refcnt_count_exit(void)
+void refcnt_session_exit(void)
 {
 	unsigned int k;
 
-	mutex_lock(&refcnt_count_pin_lock);
+	mutex_lock(&refcnt_session_pin_lock);
 	for (k = 0; k < REFCNT_FAULT_EVENTS; k++) {
-		if (refcnt_count_pins[k])
-			perf_event_release_kernel(refcnt_count_pins[k]);
-		refcnt_count_pins[k] = NULL;
+		if (refcnt_session_pins[k])
+			perf_event_release_kernel(refcnt_session_pins[k]);
+		refcnt_session_pins[k] = NULL;
 	}
-	mutex_unlock(&refcnt_count_pin_lock);
+	mutex_unlock(&refcnt_session_pin_lock);
 }
 
 /* Whether @addr lies in one of the session's ranges. NMI-safe. */
-static bool refcnt_count_inside(const struct refcnt_count_session *s,
+static bool refcnt_session_inside(const struct refcnt_session *s,
 				u64 addr)
 {
 	unsigned int i;
@@ -130,14 +130,14 @@ static bool refcnt_count_inside(const struct refcnt_count_session *s,
 }
 
 /* The session's statistics, then the feed's own sample code. */
-static void refcnt_count_sample(struct perf_event *event,
+static void refcnt_session_sample(struct perf_event *event,
 				struct perf_sample_data *data, bool pebs)
 {
-	struct refcnt_count_session *s = event->overflow_handler_context;
+	struct refcnt_session *s = event->overflow_handler_context;
 	bool counted;
 
 	atomic64_inc(&s->samples);
-	if (!refcnt_count_inside(s, data->addr)) {
+	if (!refcnt_session_inside(s, data->addr)) {
 		atomic64_inc(&s->outside);
 		return;
 	}
@@ -146,22 +146,22 @@ static void refcnt_count_sample(struct perf_event *event,
 	atomic64_inc(counted ? &s->delivered : &s->unresolved);
 }
 
-static void refcnt_count_fault_overflow(struct perf_event *event,
+static void refcnt_session_fault_overflow(struct perf_event *event,
 					struct perf_sample_data *data,
 					struct pt_regs *regs)
 {
-	refcnt_count_sample(event, data, false);
+	refcnt_session_sample(event, data, false);
 }
 
-static void refcnt_count_pebs_overflow(struct perf_event *event,
+static void refcnt_session_pebs_overflow(struct perf_event *event,
 				       struct perf_sample_data *data,
 				       struct pt_regs *regs)
 {
-	refcnt_count_sample(event, data, true);
+	refcnt_session_sample(event, data, true);
 }
 
 /* Release the events, wait for their handlers, free the session. */
-static void refcnt_count_free(struct refcnt_count_session *s)
+static void refcnt_session_free(struct refcnt_session *s)
 {
 	unsigned int i;
 
@@ -173,13 +173,13 @@ static void refcnt_count_free(struct refcnt_count_session *s)
 	kfree(s);
 }
 
-static int refcnt_count_release(struct inode *inode, struct file *file)
+static int refcnt_session_release(struct inode *inode, struct file *file)
 {
-	refcnt_count_free(file->private_data);
+	refcnt_session_free(file->private_data);
 	return 0;
 }
 
-static long refcnt_count_stats(struct refcnt_count_session *s,
+static long refcnt_session_stats(struct refcnt_session *s,
 			       void __user *argp)
 {
 	struct rcb_count_stats st;
@@ -197,60 +197,27 @@ static long refcnt_count_stats(struct refcnt_count_session *s,
 	return 0;
 }
 
-static long refcnt_count_ioctl(struct file *file, unsigned int cmd,
+static long refcnt_session_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
 	if (cmd != RCB_COUNT_STATS)
 		return -ENOTTY;
-	return refcnt_count_stats(file->private_data, (void __user *)arg);
+	return refcnt_session_stats(file->private_data, (void __user *)arg);
 }
 
-static const struct file_operations refcnt_count_fops = {
+static const struct file_operations refcnt_session_fops = {
 	.owner = THIS_MODULE,
-	.release = refcnt_count_release,
-	.unlocked_ioctl = refcnt_count_ioctl,
+	.release = refcnt_session_release,
+	.unlocked_ioctl = refcnt_session_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };
 
 /*
- * The process to count: the caller's, or with CAP_SYS_PTRACE the one
- * whose thread group id is @pid. A reference on its leader.
- */
-static struct task_struct *refcnt_count_target(pid_t pid)
-{
-	struct task_struct *task;
-	struct mm_struct *mm;
-	struct pid *tgid;
-
-	if (pid < 0)
-		return ERR_PTR(-EINVAL);
-	if (!pid || pid == task_tgid_vnr(current)) {
-		task = get_task_struct(current->group_leader);
-	} else {
-		if (!capable(CAP_SYS_PTRACE))
-			return ERR_PTR(-EPERM);
-		tgid = find_get_pid(pid);
-		task = get_pid_task(tgid, PIDTYPE_TGID);
-		put_pid(tgid);
-		if (!task)
-			return ERR_PTR(-ESRCH);
-	}
-	/* A kernel thread, or a zombie: no memory to count. */
-	mm = get_task_mm(task);
-	if (!mm) {
-		put_task_struct(task);
-		return ERR_PTR(-ESRCH);
-	}
-	mmput(mm);
-	return task;
-}
-
-/*
  * References on the threads @leader has now, in @tasks (room for @max).
  * Return: how many, or -ENOSPC when they do not fit.
  */
-static int refcnt_count_threads(struct task_struct *leader,
+static int refcnt_session_threads(struct task_struct *leader,
 				struct task_struct **tasks, unsigned int max)
 {
 	struct task_struct *t;
@@ -274,13 +241,13 @@ static int refcnt_count_threads(struct task_struct *leader,
  * Give @task the session's events: @nr of @feed, every @period, inherited
  * by the threads it creates (and by its children with @children).
  */
-static int refcnt_count_attach(struct refcnt_count_session *s,
+static int refcnt_session_attach(struct refcnt_session *s,
 			       struct task_struct *task,
 			       struct refcnt_feed *feed, unsigned int nr,
 			       unsigned int period, bool children)
 {
 	perf_overflow_handler_t overflow = feed == &refcnt_pebs_feed ?
-		refcnt_count_pebs_overflow : refcnt_count_fault_overflow;
+		refcnt_session_pebs_overflow : refcnt_session_fault_overflow;
 	struct perf_event_attr attr;
 	struct perf_event *ev;
 	unsigned int k;
@@ -306,7 +273,7 @@ static int refcnt_count_attach(struct refcnt_count_session *s,
  * Every thread of @leader gets the events of @c. A thread that exits
  * meanwhile is skipped (-ESRCH); the process must keep one.
  */
-static int refcnt_count_attach_all(struct refcnt_count_session *s,
+static int refcnt_session_attach_all(struct refcnt_session *s,
 				   struct task_struct *leader,
 				   const struct rcb_count *c)
 {
@@ -322,7 +289,7 @@ static int refcnt_count_attach_all(struct refcnt_count_session *s,
 		tasks = kvcalloc(max, sizeof(*tasks), GFP_KERNEL);
 		if (!tasks)
 			return -ENOMEM;
-		n = refcnt_count_threads(leader, tasks, max);
+		n = refcnt_session_threads(leader, tasks, max);
 		if (n < 0)
 			kvfree(tasks);
 	} while (n == -ENOSPC);
@@ -331,10 +298,10 @@ static int refcnt_count_attach_all(struct refcnt_count_session *s,
 	if (!s->events)
 		err = -ENOMEM;
 	for (i = 0; i < n && !err; i++) {
-		err = refcnt_count_attach(s, tasks[i], &refcnt_fault_feed,
+		err = refcnt_session_attach(s, tasks[i], &refcnt_fault_feed,
 					  REFCNT_FAULT_EVENTS,
 					  c->fault_period, children) ?:
-		      refcnt_count_attach(s, tasks[i], &refcnt_pebs_feed, 1,
+		      refcnt_session_attach(s, tasks[i], &refcnt_pebs_feed, 1,
 					  c->pebs_period, children);
 		if (!err)
 			attached++;
@@ -349,7 +316,7 @@ static int refcnt_count_attach_all(struct refcnt_count_session *s,
 }
 
 /* The argument of RCB_COUNT_START, checked; its ranges into @ranges. */
-static int refcnt_count_args(void __user *argp, struct rcb_count *c,
+static int refcnt_session_args(void __user *argp, struct rcb_count *c,
 			     struct rcb_count_range *ranges)
 {
 	unsigned int i;
@@ -373,7 +340,7 @@ static int refcnt_count_args(void __user *argp, struct rcb_count *c,
 }
 
 /* perf says "no such PMU" several ways; a guest has none. */
-static int refcnt_count_pebs_err(const struct rcb_count *c, int err)
+static int refcnt_session_pebs_err(const struct rcb_count *c, int err)
 {
 	if (c->pebs_period && (err == -ENOENT || err == -ENODEV ||
 			       err == -EINVAL || err == -EOPNOTSUPP))
@@ -382,15 +349,15 @@ static int refcnt_count_pebs_err(const struct rcb_count *c, int err)
 }
 
 /**
- * refcnt_count_start() - RCB_COUNT_START: start counting one process
+ * refcnt_session_start() - RCB_COUNT_START: start counting one process
  * @argp:	user pointer to struct rcb_count
  *
  * Return: the session's new file descriptor, or a negative errno (see
  * uapi/linux/refcnt.h).
  */
-long refcnt_count_start(void __user *argp)
+long refcnt_session_start(void __user *argp)
 {
-	struct refcnt_count_session *s;
+	struct refcnt_session *s;
 	struct task_struct *leader;
 	struct rcb_count c;
 	int err, fd;
@@ -398,29 +365,29 @@ long refcnt_count_start(void __user *argp)
 	s = kzalloc(struct_size(s, ranges, RCB_COUNT_MAX_RANGES), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
-	err = refcnt_count_args(argp, &c, s->ranges);
+	err = refcnt_session_args(argp, &c, s->ranges);
 	if (err)
 		goto free;
 	s->nr_ranges = c.nr_ranges;
-	leader = refcnt_count_target(c.pid);
+	leader = refcnt_target_get(c.pid, NULL);
 	if (IS_ERR(leader)) {
 		err = PTR_ERR(leader);
 		goto free;
 	}
 	if (c.fault_period)
-		refcnt_count_pin();
-	err = refcnt_count_attach_all(s, leader, &c);
+		refcnt_session_pin();
+	err = refcnt_session_attach_all(s, leader, &c);
 	put_task_struct(leader);
 	if (err) {
-		err = refcnt_count_pebs_err(&c, err);
+		err = refcnt_session_pebs_err(&c, err);
 		goto free;
 	}
-	fd = anon_inode_getfd("[refcnt-count]", &refcnt_count_fops, s,
+	fd = anon_inode_getfd("[refcnt-count]", &refcnt_session_fops, s,
 			      O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
 	err = fd;
 free:
-	refcnt_count_free(s);
+	refcnt_session_free(s);
 	return err;
 }
