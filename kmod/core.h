@@ -3,13 +3,13 @@
  * refcnt: the core, the emulated counter hardware of each node.
  *
  * Layering (after mm/damon): the core (topology.c, slots.c, sparse.c,
- * table.c, node.c, counter.c, fold.c, events.c) knows nothing of its
- * users: no files, ioctls, sysfs or user memory, only this header. The
- * feeds and the user interface (refcnt.h) call it through the functions
- * below. They may read the fields of a node that are fixed once it is
- * created (nid, cnodeid, home_counter, slots, nr_slots, nr_sets,
- * base_pages, table.len) and pass its parts (events, table) to the
- * functions that take them; nothing else of a node is theirs to touch.
+ * table.c, node.c, counter.c, fold.c, events.c, retire.c) knows nothing
+ * of its users: no files, ioctls, sysfs or user memory, only this header.
+ * The feeds (feed.h) and the user interface (refcnt.h) call it through
+ * the functions below. They may read the fields of a node that are fixed
+ * once it is created (nid, cnodeid, home_counter, slots, nr_slots,
+ * nr_sets, base_pages, table.len) and pass its parts (events, table) to
+ * the functions that take them; nothing else of a node is theirs to touch.
  */
 #ifndef _REFCNT_CORE_H
 #define _REFCNT_CORE_H
@@ -27,6 +27,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
+#include "reference.h"
 #include "sparse.h"
 
 struct address_space;
@@ -96,58 +97,40 @@ struct refcnt_table {
 };
 
 /**
- * REFCNT_STATS() - the statistics of a node, the one list of them
- * @X:		applied to the name of each, in the order sysfs shows them
- *
- * references = extended + hardware + lost + discarded + overflowed +
- * offlined, exactly (what each counts is beside it).
- */
-#define REFCNT_STATS(X)							\
-	/* references delivered to the node's hardware counters */	\
-	X(references)							\
-	/* references lost because a hardware counter was pegged */	\
-	X(pegged)							\
-	/* references lost because an extended counter was at 2^32-1 */ \
-	X(saturated)							\
-	/* sets folded by threshold interrupts */			\
-	X(folds)							\
-	/* migration events raised by the differential threshold */	\
-	X(migrations)							\
-	/* events lost because the event queue was full */		\
-	X(events_dropped)						\
-	/* references that never reached a counter: its page could	\
-	 * not be allocated (in NMI, or out of memory) */		\
-	X(refs_dropped)							\
-	/* counts removed by resets (hardware, extended and lost) */	\
-	X(discarded)							\
-	/* lost references no lost count could hold: it was at	\
-	 * 2^32-1, or its page could not be allocated */		\
-	X(overflowed)							\
-	/* counts dropped with memory that went offline (hardware,	\
-	 * extended and lost) */					\
-	X(offlined)
-
-/**
  * struct refcnt_stats - per-CPU statistics of a node, summed when read
+ * @references:	references delivered to the node's hardware counters
+ * @pegged:	references lost because a hardware counter was pegged
+ * @saturated:	references lost because an extended counter was at 2^32-1
+ * @folds:	sets folded by threshold interrupts
+ * @migrations:	migration events raised by the differential threshold
+ * @events_dropped: events lost because the event queue was full
+ * @refs_dropped: references that never reached a counter: its table page
+ *		could not be allocated (in NMI, or out of memory)
+ * @discarded:	counts removed by resets (hardware, extended and lost)
+ * @overflowed:	lost references no lost count could hold: it was at
+ *		2^32-1, or its page could not be allocated
+ * @offlined:	counts dropped with memory that went offline (hardware,
+ *		extended and lost). references = extended + hardware + lost
+ *		+ discarded + overflowed + offlined, exactly
  *
- * One u64 for each entry of REFCNT_STATS(), by its name.
+ * The one list of them: every field is a u64 that sums as one
+ * (refcnt_stats_add()), and sysfs.c names each.
  */
 struct refcnt_stats {
-	/* private: generated from REFCNT_STATS() */
-#define REFCNT_STAT_FIELD(name)	u64 name;
-	REFCNT_STATS(REFCNT_STAT_FIELD)
-#undef REFCNT_STAT_FIELD
+	u64 references;
+	u64 pegged;
+	u64 saturated;
+	u64 folds;
+	u64 migrations;
+	u64 events_dropped;
+	u64 refs_dropped;
+	u64 discarded;
+	u64 overflowed;
+	u64 offlined;
 };
 
-/**
- * struct refcnt_ctx - what a feed knows of a reference beyond its address
- * @pid:	referencing task's pid (in the initial pid namespace)
- * @vaddr:	virtual address referenced
- */
-struct refcnt_ctx {
-	pid_t pid;
-	u64 vaddr;
-};
+/* Statistics in struct refcnt_stats. */
+#define REFCNT_NR_STATS		(sizeof(struct refcnt_stats) / sizeof(u64))
 
 /* Event contexts remembered per node, indexed by set; a lossy cache. */
 #define REFCNT_CTX_SLOTS	64
@@ -381,9 +364,7 @@ void refcnt_stats_add(struct refcnt_stats *to, const struct refcnt_stats *s);
 struct refcnt_sparse *refcnt_node_counters(struct refcnt_node *node,
 					   bool extended);
 
-/* counter.c: the entry point every feed calls */
-bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
-		      const struct refcnt_ctx *ctx);
+/* counter.c: the entry point every feed calls (reference.h) */
 void refcnt_node_reference(struct refcnt_node *node, u64 set,
 			   unsigned int src_cnode, u32 count,
 			   const struct refcnt_ctx *ctx);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt: RCB_INJECT, the exact feed: references given by the caller.
+ * refcnt: RCB_INJECT, the exact feed: references given by the caller,
+ * to replay a trace of references into the counters (refcnt-replay) or
+ * to know exactly what the counters must show (the tests).
  *
  * Every entry is checked before any counts, so a bad one fails the whole
  * batch. The counter pages a reference needs are made first, where we
@@ -13,7 +15,6 @@
 #include <uapi/linux/refcnt.h>
 
 #include "refcnt.h"
-#include "feed.h"
 
 /* The slot of every entry, or -EINVAL if one is counted by no node. */
 static int refcnt_inject_check(const struct rcb_ref *refs,

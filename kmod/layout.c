@@ -20,7 +20,9 @@
 #include <linux/rwsem.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "refcnt.h"
+#include "feed.h"
 
 /* Everything below changes with refcnt_layout_rwsem held for writing. */
 static struct refcnt_node *refcnt_nodes[MAX_NUMNODES];
@@ -193,6 +195,25 @@ static int refcnt_layout_load(void)
 	}
 	return 0;
 }
+
+/**
+ * refcnt_sync() - run every pending threshold interrupt of every node now
+ *
+ * What RCB_SYNC does for one node, for all: once it returns, the
+ * references delivered before are folded where their counters reached
+ * the threshold, and their events are queued. Process context.
+ */
+void refcnt_sync(void)
+{
+	int nid;
+
+	down_read(&refcnt_layout_rwsem);
+	for (nid = 0; nid < MAX_NUMNODES; nid++)
+		if (refcnt_nodes[nid])
+			refcnt_node_sync(refcnt_nodes[nid]);
+	up_read(&refcnt_layout_rwsem);
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_sync, REFCNT_NS);
 
 /**
  * refcnt_layout_init() - build every node's layout and device, and follow

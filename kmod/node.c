@@ -205,9 +205,12 @@ size_t refcnt_node_table_bytes(const struct refcnt_node *node)
  */
 void refcnt_stats_add(struct refcnt_stats *to, const struct refcnt_stats *s)
 {
-#define REFCNT_STAT_ADD(name)	to->name += READ_ONCE(s->name);
-	REFCNT_STATS(REFCNT_STAT_ADD)
-#undef REFCNT_STAT_ADD
+	const u64 *from = (const u64 *)s;
+	u64 *sum = (u64 *)to;
+	unsigned int i;
+
+	for (i = 0; i < REFCNT_NR_STATS; i++)
+		sum[i] += READ_ONCE(from[i]);
 }
 
 /**

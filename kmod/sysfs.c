@@ -32,14 +32,31 @@ static ssize_t refcnt_stat_show(struct device *d,
 	return sysfs_emit(buf, "%llu\n", *(u64 *)((char *)&sum + sa->offset));
 }
 
-/* One attribute per statistic, from the one list of them. */
-#define REFCNT_STAT_ATTR(name)						\
-static struct refcnt_stat_attr refcnt_stat_##name = {			\
-	__ATTR(name, 0444, refcnt_stat_show, NULL),			\
-	offsetof(struct refcnt_stats, name),				\
+#define REFCNT_STAT_OFF(f)	offsetof(struct refcnt_stats, f)
+
+/* Every field of struct refcnt_stats, by its name. */
+static struct refcnt_stat_attr refcnt_stat_attrs[] = {
+	{ __ATTR(references, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(references) },
+	{ __ATTR(pegged, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(pegged) },
+	{ __ATTR(saturated, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(saturated) },
+	{ __ATTR(folds, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(folds) },
+	{ __ATTR(migrations, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(migrations) },
+	{ __ATTR(events_dropped, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(events_dropped) },
+	{ __ATTR(refs_dropped, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(refs_dropped) },
+	{ __ATTR(discarded, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(discarded) },
+	{ __ATTR(overflowed, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(overflowed) },
+	{ __ATTR(offlined, 0444, refcnt_stat_show, NULL),
+	  REFCNT_STAT_OFF(offlined) },
 };
-REFCNT_STATS(REFCNT_STAT_ATTR)
-#undef REFCNT_STAT_ATTR
 
 static ssize_t table_bytes_show(struct device *d,
 				struct device_attribute *attr, char *buf)
@@ -55,13 +72,8 @@ static ssize_t table_bytes_show(struct device *d,
 }
 static DEVICE_ATTR_RO(table_bytes);
 
-static struct attribute *refcnt_stats_attrs[] = {
-#define REFCNT_STAT_PTR(name)	&refcnt_stat_##name.dattr.attr,
-	REFCNT_STATS(REFCNT_STAT_PTR)
-#undef REFCNT_STAT_PTR
-	&dev_attr_table_bytes.attr,
-	NULL,
-};
+/* The statistics, then table_bytes; filled in by refcnt_sysfs_init(). */
+static struct attribute *refcnt_stats_attrs[REFCNT_NR_STATS + 2];
 
 static const struct attribute_group refcnt_stats_group = {
 	.name = "stats",
@@ -72,3 +84,16 @@ const struct attribute_group *refcnt_dev_groups[] = {
 	&refcnt_stats_group,
 	NULL,
 };
+
+/**
+ * refcnt_sysfs_init() - list the statistics files, before any device
+ */
+void refcnt_sysfs_init(void)
+{
+	unsigned int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(refcnt_stat_attrs) != REFCNT_NR_STATS);
+	for (i = 0; i < REFCNT_NR_STATS; i++)
+		refcnt_stats_attrs[i] = &refcnt_stat_attrs[i].dattr.attr;
+	refcnt_stats_attrs[i] = &dev_attr_table_bytes.attr;
+}

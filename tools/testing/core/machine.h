@@ -10,7 +10,7 @@
 #ifndef _CORE_MACHINE_H
 #define _CORE_MACHINE_H
 
-#include "refcnt.h"
+#include "core.h"
 
 /**
  * struct core_spec - a fake machine and the module parameters
