@@ -374,10 +374,9 @@ bool rc_module_loaded(void)
 	return rc_exists(RC_MODDIR "/parameters");
 }
 
-/* finit_module(2) the module file with params. 0 or -errno. */
-int rc_load(const char *params)
+/* finit_module(2) a module file with params. 0 or -errno. */
+static int rc_finit(const char *ko, const char *params)
 {
-	const char *ko = rc_ko_path();
 	int fd, ret;
 
 	if (!ko)
@@ -391,10 +390,53 @@ int rc_load(const char *params)
 	return ret;
 }
 
-/* delete_module("refcnt", O_NONBLOCK). 0 or -errno. */
+/* refcnt.ko (REFCNT_KO) with params. 0 or -errno. */
+int rc_load(const char *params)
+{
+	return rc_finit(rc_ko_path(), params);
+}
+
+/* The module whose path environment variable env names, with params. */
+int rc_load_module(const char *env, const char *params)
+{
+	const char *ko = getenv(env);
+
+	return rc_finit(ko && *ko ? ko : NULL, params);
+}
+
+/*
+ * delete_module("refcnt", O_NONBLOCK), the rig's feed modules first.
+ * 0 or -errno.
+ */
 int rc_unload(void)
 {
+	static const char *const feeds[] = { "refcnt_hub", "refcnt_test" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(feeds) / sizeof(feeds[0]); i++)
+		if (syscall(SYS_delete_module, feeds[i], O_NONBLOCK) &&
+		    errno != ENOENT)
+			return -errno;
 	return syscall(SYS_delete_module, "refcnt", O_NONBLOCK) ? -errno : 0;
+}
+
+int rc_test_open(void)
+{
+	int fd, ret, i;
+
+	fd = open(RC_TEST_DEV, O_RDWR | O_CLOEXEC);
+	if (fd >= 0 || errno != ENOENT)
+		return fd >= 0 ? fd : -errno;
+	ret = rc_load_module("REFCNT_TEST_KO", "");
+	if (ret && ret != -EEXIST)
+		return ret;
+	for (i = 0; i < 100; i++) {
+		fd = open(RC_TEST_DEV, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT)
+			break;
+		usleep(10000);	/* the device node */
+	}
+	return fd >= 0 ? fd : -errno;
 }
 
 /*
