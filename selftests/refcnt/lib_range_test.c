@@ -21,7 +21,6 @@
  * A module without RCB_RANGE_QUERY (ENOTTY) fails: it is built from the
  * same tree.
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <sys/prctl.h>
 
@@ -217,29 +216,12 @@ TEST_F(range, own_pid)
  * (one rule, kmod/target.c): the id of one of our threads that is not the
  * process's names none, even for root.
  */
-static void *park(void *arg)
-{
-	pause();
-	return arg;
-}
-
 TEST_F(range, thread_id_is_not_a_process)
 {
 	size_t nr = 0, n = self->pg / self->gran;
-	pthread_t t;
-	pid_t tid = 0;
-	DIR *d;
-	struct dirent *de;
+	pid_t tid = rc_park_thread();
 
-	ASSERT_EQ(0, pthread_create(&t, NULL, park, NULL));
-	/* The newest task of ours: the highest thread id in /proc/self/task. */
-	d = opendir("/proc/self/task");
-	ASSERT_NE(NULL, d);
-	while ((de = readdir(d)))
-		if (atoi(de->d_name) > tid)
-			tid = atoi(de->d_name);
-	closedir(d);
-	ASSERT_NE(getpid(), tid);
+	ASSERT_LT(0, tid);
 	errno = 0;
 	EXPECT_EQ(-1, refcnt_range_query(tid, (uintptr_t)self->mem, self->pg, 0,
 					 self->buf, n, &nr));

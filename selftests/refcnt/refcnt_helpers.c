@@ -7,6 +7,7 @@
 #define REFCNT_HELPERS_IMPL
 #include "refcnt_helpers.h"
 
+#include <pthread.h>
 #include <sys/prctl.h>
 
 /*
@@ -471,6 +472,34 @@ int rc_restore_default(void)
 }
 
 /* ---------------------------------------------------------------- misc */
+
+static void *rc_park(void *arg)
+{
+	pause();
+	return arg;
+}
+
+pid_t rc_park_thread(void)
+{
+	struct dirent *de;
+	pthread_t t;
+	pid_t tid = 0;
+	DIR *d;
+	int err;
+
+	err = pthread_create(&t, NULL, rc_park, NULL);
+	if (err)
+		return -err;
+	/* The newest task of ours: the highest thread id in /proc/self/task. */
+	d = opendir("/proc/self/task");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (atoi(de->d_name) > tid)
+			tid = atoi(de->d_name);
+	closedir(d);
+	return tid == getpid() ? -ESRCH : tid;
+}
 
 bool rc_all_zero(const void *p, size_t len)
 {

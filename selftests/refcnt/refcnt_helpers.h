@@ -147,6 +147,11 @@ int rc_test_open(void);
  */
 #define RC_KILLED(sig)	(256 + (sig))
 pid_t rc_fork(void);
+/*
+ * A thread of ours that is not the process's first, parked until the
+ * process ends: its thread id, or -errno.
+ */
+pid_t rc_park_thread(void);
 int rc_wait(pid_t pid);
 
 /* Misc. */

@@ -170,46 +170,39 @@ TEST_F(testmod, bench_references_stay)
 	EXPECT_EQ(0ULL, other) TH_LOG("references from another node's counter");
 }
 
+/* REFCNT_TEST_SAMPLES of @f refused with @err; nothing counted. */
+static int samples_errno(int tfd, struct refcnt_test_samples *f)
+{
+	uint64_t samples = rc_feed_stat("test_samples");
+	int err = ioctl(tfd, REFCNT_TEST_SAMPLES, f) ? errno : 0;
+
+	return rc_feed_stat("test_samples") == samples ? err : -1;
+}
+
 TEST_F(testmod, samples_bad_arguments)
 {
 	struct refcnt_test_sample smp = { .src_cnodeid = 0, .weight = 1 };
-	struct refcnt_test_samples f = { .samples = (uintptr_t)&smp,
-					 .nr_samples = 1 };
-	uint64_t samples = rc_feed_stat("test_samples");
+	struct refcnt_test_samples ok = { .samples = (uintptr_t)&smp,
+					  .nr_samples = 1 }, f;
 
+	f = ok;
 	f.nr_samples = 0;
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(self->tfd, REFCNT_TEST_SAMPLES, &f));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
 	f.nr_samples = REFCNT_TEST_SAMPLES_MAX + 1;
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(self->tfd, REFCNT_TEST_SAMPLES, &f));
-	EXPECT_EQ(EINVAL, errno);
-	f.nr_samples = 1;
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
+	f = ok;
 	f.flags = 1;
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(self->tfd, REFCNT_TEST_SAMPLES, &f));
-	EXPECT_EQ(EINVAL, errno);
-	f.flags = 0;
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
+	f = ok;
 	f.pad = 1;
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(self->tfd, REFCNT_TEST_SAMPLES, &f));
-	EXPECT_EQ(EINVAL, errno);
-	f.pad = 0;
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
+	f = ok;
 	smp.src_cnodeid = self->d.info.rcb_num_cnodes;
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(self->tfd, REFCNT_TEST_SAMPLES, &f));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f)) TH_LOG("bad cnodeid");
 	smp.src_cnodeid = 0;
 	f.samples = 8;
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(self->tfd, REFCNT_TEST_SAMPLES, &f));
-	EXPECT_EQ(EFAULT, errno);
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(self->tfd, REFCNT_TEST_SAMPLES, NULL));
-	EXPECT_EQ(EFAULT, errno);
-	/* None of those counted as a sample. */
-	EXPECT_EQ(samples, rc_feed_stat("test_samples"));
+	EXPECT_EQ(EFAULT, samples_errno(self->tfd, &f));
+	EXPECT_EQ(EFAULT, samples_errno(self->tfd, NULL));
 }
 
 /* Root only: a file opened as root, used as nobody, is refused. */

@@ -40,28 +40,32 @@ static struct refcnt_feed refcnt_test_feed = {
 	.name = "test",
 };
 
-/* Between chunks: let others run, and let a killed caller go. */
-static bool refcnt_test_pause(u64 i)
+/*
+ * The set after @idx of @nr_sets; between chunks of the loops, let others
+ * run, and let a killed caller go (then @i is past the end).
+ */
+static u64 refcnt_test_next(u64 idx, u64 nr_sets, u64 *i)
 {
-	if (i % REFCNT_TEST_CHUNK)
-		return false;
-	cond_resched();
-	return fatal_signal_pending(current);
+	idx += REFCNT_TEST_STRIDE;
+	if (idx >= nr_sets)
+		idx %= nr_sets;
+	if (!(++*i % REFCNT_TEST_CHUNK)) {
+		cond_resched();
+		if (fatal_signal_pending(current))
+			*i = U64_MAX;
+	}
+	return idx;
 }
 
 static u64 refcnt_test_entry(const struct refcnt_test_bench *b,
 			     unsigned int src, u64 nr)
 {
 	unsigned int shift = ilog2(b->granularity);
-	u64 idx = 0, i, t0 = ktime_get_ns();
+	u64 idx = 0, i = 0, t0 = ktime_get_ns();
 
-	for (i = 0; i < nr; i++) {
+	while (i < nr) {
 		refcnt_reference(b->paddr + (idx << shift), src, 1, NULL);
-		idx += REFCNT_TEST_STRIDE;
-		if (idx >= b->nr_sets)
-			idx %= b->nr_sets;
-		if (refcnt_test_pause(i))
-			break;
+		idx = refcnt_test_next(idx, b->nr_sets, &i);
 	}
 	return ktime_get_ns() - t0;
 }
@@ -71,15 +75,11 @@ static u64 refcnt_test_atomic(const struct refcnt_test_bench *b,
 			      atomic_t *table, unsigned int src, u64 nr)
 {
 	unsigned int cps = b->counters_per_set, counter = src % cps;
-	u64 idx = 0, i, t0 = ktime_get_ns();
+	u64 idx = 0, i = 0, t0 = ktime_get_ns();
 
-	for (i = 0; i < nr; i++) {
+	while (i < nr) {
 		atomic_inc(&table[idx * cps + counter]);
-		idx += REFCNT_TEST_STRIDE;
-		if (idx >= b->nr_sets)
-			idx %= b->nr_sets;
-		if (refcnt_test_pause(i))
-			break;
+		idx = refcnt_test_next(idx, b->nr_sets, &i);
 	}
 	return ktime_get_ns() - t0;
 }
