@@ -241,13 +241,15 @@ static int refcnt_feed_refused(struct refcnt_feed *feed, int err)
  * again either).
  *
  * Return: 0, or a negative errno (-EOPNOTSUPP: the machine has no such
- * events), with one line in dmesg.
+ * events), with one line in dmesg; -EINVAL for a feed without events.
  */
 int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period)
 {
 	unsigned int old;
 	int err = 0;
 
+	if (!feed->ops)
+		return -EINVAL;
 	mutex_lock(&refcnt_feed_lock);
 	if (!feed->registered) {
 		feed->period = period;
