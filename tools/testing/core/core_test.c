@@ -381,7 +381,7 @@ static void check_books(struct __test_metadata *_metadata,
 		  t.st.overflowed + t.st.offlined);
 }
 
-/* Replace node @nid's layout by one of its RAM now, as memhp.c does. */
+/* Replace node @nid's layout by one of its RAM now, as layout.c does. */
 static struct refcnt_node *relayout(int nid, u32 gen)
 {
 	struct refcnt_node *old = core_nodes[nid], *succ;
