@@ -300,3 +300,16 @@ install-refcntd: tools
 	test -e $(DESTDIR)/etc/refcntd.conf || \
 		install -m 0644 etc/refcntd.conf $(DESTDIR)/etc/refcntd.conf
 	install -m 0644 packaging/refcntd.service $(DESTDIR)/lib/systemd/system/
+
+# The trace analyses (Documentation/trace-format.rst, "Analyses"): the
+# refcnt-truth plugin's traces and lackey's read by tools/src/trace/, the
+# one place of trace-reading code (trace-read.c), with the analyses'
+# shared parts beside it; zstd and zlib for compressed traces.
+TRACE_TOOLS := refcnt-trace refcnt-conflicts refcnt-policy
+TRACE_DIR := tools/src/trace
+TRACE_COMMON := $(wildcard $(TRACE_DIR)/*.c $(TRACE_DIR)/*.h)
+TOOLS_BIN += $(TRACE_TOOLS)
+tools: $(addprefix $(BUILD)/tools/,$(TRACE_TOOLS))
+$(addprefix $(BUILD)/tools/,$(TRACE_TOOLS)): TOOLS_CFLAGS += -I$(TOP)/$(TRACE_DIR)
+$(addprefix $(BUILD)/tools/,$(TRACE_TOOLS)): TOOLS_LIBS += -lzstd -lz
+$(addprefix $(BUILD)/tools/,$(TRACE_TOOLS)): $(TRACE_COMMON)

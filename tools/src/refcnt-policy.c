@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt-policy: page placement policies compared offline, after CDAT
+ * (Abandah 1996, 5.1) without its coherence simulator: from a trace, or
+ * from the counters, the share of references (or of a modelled LLC's
+ * misses) that would be local under first touch, round robin (RR1), round
+ * robin with code replicated (RR2), the Oracle policy, the best static
+ * placement, and as the pages are placed now. tools/src/trace/policy.c
+ * holds the policies.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cachesim.h"
+#include "counters-in.h"
+#include "policy.h"
+#include "rtools.h"
+#include "trace-read.h"
+#include "trace-tool.h"
+#include "u64map.h"
+
+#define MAX_NID		64
+#define CODE_KEY	(1ull << 63)
+
+static struct {
+	const char *map, *mem, *csv, *llc;
+	int counters, node, json, progress;
+	uint64_t granularity;
+} opt = { .node = -1, .progress = 1 };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: refcnt-policy [OPTIONS] TRACE...\n"
+		"       refcnt-policy [OPTIONS] --counters | --csv TABLE.csv\n"
+		"\n"
+		"Page placement policies compared offline (CDAT's policies, without a\n"
+		"coherence simulator): the share of references that would be local\n"
+		"under each, for the pages of the traces (refcnt-vm --trace, lackey) or\n"
+		"of the counters:\n"
+		"  now          where the pages are (the traces' physical pages' nodes;\n"
+		"               the counters' home nodes)\n"
+		"  first-touch  on the node of the first reference (traces only)\n"
+		"  rr1          round robin over the memory nodes, by page number\n"
+		"  rr2          rr1 with code pages replicated (traces with code records)\n"
+		"  oracle       code replicated, private pages local, shared rr1\n"
+		"  majority     each page on the node that references it most (the\n"
+		"               best static placement)\n"
+		"\n"
+		"  -m, --map T=N,...      the node of threads (default: each trace's)\n"
+		"  -M, --mem-nodes LIST   the nodes with memory pages may go to (default:\n"
+		"                         the nodes of the traced pages, or of the\n"
+		"                         counters; else the threads' nodes); a page\n"
+		"                         placed on a node without memory goes to the\n"
+		"                         first of them\n"
+		"  -l, --llc SIZE[:WAYS]  count only the references that miss a per-node\n"
+		"                         LLC (64-byte lines, LRU; default 16 ways), as\n"
+		"                         the truth plugin's model (traces; code is not\n"
+		"                         modelled)\n"
+		"  -c, --counters         the module's counters (every node, or --node)\n"
+		"  -n, --node NID         with --counters: node NID's memory only\n"
+		"      --csv FILE         a refcnt-dump --csv table (or a truth table)\n"
+		"  -g, --granularity B    the table's hardware page size (default 4096)\n"
+		"  -j, --json             JSON instead of text\n"
+		"  -P, --progress         a progress line on standard error, also when\n"
+		"                         it is not a terminal\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"Exit status: 0 ok, 1 malformed or unreadable input, 2 usage,\n"
+		"3 module not loaded, 4 permission denied.\n");
+}
+
+struct build {
+	struct pl_table t;
+	struct u64map pages;		/* key -> page index */
+	int thread_node[TR_MAX_THREADS];
+	int homes[MAX_NID];		/* nodes of traced pages */
+	struct cs_cache llc[MAX_NID];
+	struct cs_geometry g;
+};
+
+static long page_of(struct build *b, uint64_t key)
+{
+	int added;
+	uint64_t *v = u64map_put(&b->pages, key, &added);
+	long i;
+
+	if (!v)
+		return -1;
+	if (!added)
+		return (long)*v;
+	i = pl_add(&b->t, key & ~CODE_KEY);
+	if (i < 0)
+		return -1;
+	b->t.pages[i].threads_known = 1;
+	b->t.pages[i].code = !!(key & CODE_KEY);
+	*v = (uint64_t)i;
+	return i;
+}
+
+static int thread_nodes(struct build *b, struct tr_set *s)
+{
+	int t;
+
+	for (t = 0; t < TR_MAX_THREADS; t++)
+		b->thread_node[t] = -2;
+	if (opt.map && tt_parse_map(opt.map, b->thread_node, tr_set_threads(s)))
+		return -1;
+	for (t = 0; t < tr_set_threads(s); t++) {
+		if (b->thread_node[t] == -2)
+			b->thread_node[t] = tr_set_header(s, t)->node;
+		if (b->thread_node[t] >= MAX_NID) {
+			rt_err("thread %d (%s): node %d; node ids below %d only", t,
+			       tr_set_path(s, t), b->thread_node[t], MAX_NID);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The node of an event's thread; a thread with events needs one. */
+static int node_of(struct build *b, struct tr_set *s, int t)
+{
+	if (b->thread_node[t] >= 0)
+		return b->thread_node[t];
+	rt_err("thread %d (%s) has no node: give it with --map %d=NODE", t,
+	       tr_set_path(s, t), t);
+	return -1;
+}
+
+/* One access (or code block) of thread t from node n to the page key. */
+static int account(struct build *b, const struct tr_event *e, uint64_t key,
+		   int node, uint64_t refs)
+{
+	long i = page_of(b, key);
+	struct pl_page *pg;
+
+	if (i < 0) {
+		rt_err("out of memory");
+		return -1;
+	}
+	pg = &b->t.pages[i];
+	if (pg->first == PL_UNKNOWN) {
+		pg->first = node;
+		pg->owner = e->thread;
+	} else if (pg->owner != e->thread) {
+		pg->owner = PL_UNKNOWN;
+	}
+	if (e->kind == TR_EV_MEM && e->node >= 0 && e->node < MAX_NID) {
+		pg->home = e->node;
+		b->homes[e->node] = 1;
+	}
+	b->t.refs[i * b->t.nr_cols + node] += refs;
+	return 0;
+}
+
+static int from_traces(struct build *b, char **names, int n)
+{
+	int cols[MAX_NID], phys, r, c;
+	struct tr_event e;
+	struct tr_set *s;
+
+	s = tr_set_open(rt_prog, names, n);
+	if (!s)
+		return -1;
+	tr_set_progress(s, opt.progress);
+	if (thread_nodes(b, s))
+		return -1;
+	for (c = 0; c < MAX_NID; c++)
+		cols[c] = c;
+	if (pl_init(&b->t, MAX_NID, cols) || u64map_init(&b->pages, 4096))
+		return -1;
+	phys = tr_set_has(s, TR_HAS_PHYS);
+	while ((r = tr_set_next(s, &e)) > 0) {
+		int node = node_of(b, s, e.thread);
+		uint64_t key;
+
+		if (node < 0)
+			return -1;
+		if (e.kind == TR_EV_CODE) {
+			if (opt.llc)
+				continue;
+			if (account(b, &e, CODE_KEY | e.vaddr >> TR_PAGE_SHIFT, node, e.insns))
+				return -1;
+			continue;
+		}
+		if (e.kind != TR_EV_MEM)
+			continue;
+		if (phys && e.page_kind != TR_PAGE_RAM)
+			continue;
+		key = phys ? e.paddr >> TR_PAGE_SHIFT : e.vaddr >> TR_PAGE_SHIFT;
+		if (opt.llc) {
+			struct cs_cache *llc = &b->llc[node];
+			unsigned int set;
+			int dist;
+
+			if (!llc->stack && cs_init(llc, &b->g, 0, 0)) {
+				rt_err("out of memory for the LLC model");
+				return -1;
+			}
+			if (cs_access(llc, phys ? e.paddr : e.vaddr, &set, &dist) == CS_HIT) {
+				/* a hit still touches the page first */
+				if (!u64map_get(&b->pages, key) &&
+				    account(b, &e, key, node, 0))
+					return -1;
+				continue;
+			}
+		}
+		if (account(b, &e, key, node, 1))
+			return -1;
+	}
+	tr_set_close(s);
+	return r ? -1 : 0;
+}
+
+static int from_counters(struct build *b)
+{
+	struct ci_reader r;
+	struct ci_set cs;
+	int rc, c;
+
+	rc = opt.csv ? ci_open_csv(&r, opt.csv, opt.granularity) : ci_open_live(&r, opt.node);
+	if (rc)
+		return rc < 0 ? rc : -1;
+	if (pl_init(&b->t, r.nr_cols, r.col_nid))
+		return -ENOMEM;
+	while ((rc = ci_next(&r, &cs)) > 0) {
+		long i = pl_add(&b->t, cs.paddr / r.granularity);
+
+		if (i < 0)
+			return -ENOMEM;
+		b->t.pages[i].home = pl_col(&b->t, cs.home);
+		if (b->t.pages[i].home >= 0)
+			b->homes[b->t.pages[i].home] = 1;
+		for (c = 0; c < r.nr_cols; c++)
+			b->t.refs[i * r.nr_cols + c] = cs.refs[c];
+	}
+	ci_close(&r);
+	return rc ? -1 : 0;
+}
+
+/* The memory nodes' columns: --mem-nodes, the homes seen, or the threads'. */
+static int mem_cols(struct build *b, int **mem)
+{
+	int *nids, n, i, k = 0, c;
+
+	*mem = calloc(b->t.nr_cols, sizeof(int));
+	if (!*mem)
+		return -1;
+	if (opt.mem) {
+		n = tt_parse_nodes("--mem-nodes", opt.mem, &nids);
+		if (n < 0)
+			return -1;
+		for (i = 0; i < n; i++) {
+			c = pl_col(&b->t, nids[i]);
+			if (c < 0) {
+				rt_err("--mem-nodes: node %d is not one of the counters' nodes", nids[i]);
+				return -1;
+			}
+			(*mem)[k++] = c;
+		}
+		free(nids);
+		return k;
+	}
+	for (c = 0; c < b->t.nr_cols && c < MAX_NID; c++)
+		if (b->homes[c])
+			(*mem)[k++] = c;
+	if (k)
+		return k;
+	for (i = 0; i < TR_MAX_THREADS; i++)
+		if (b->thread_node[i] >= 0 && b->thread_node[i] < b->t.nr_cols)
+			b->homes[b->thread_node[i]] = 1;
+	for (c = 0; c < b->t.nr_cols && c < MAX_NID; c++)
+		if (b->homes[c])
+			(*mem)[k++] = c;
+	if (!k)
+		rt_err("no memory node: give --mem-nodes");
+	return k ? k : -1;
+}
+
+static void report(struct build *b, const int *mem, int nr_mem,
+		   const struct pl_result *res)
+{
+	int i;
+
+	if (opt.json) {
+		printf("{\"source\": \"%s\", \"llc\": ", opt.counters || opt.csv ? "counters" : "trace");
+		if (opt.llc)
+			printf("{\"size\": %" PRIu64 ", \"ways\": %u}", b->g.size, b->g.ways);
+		else
+			printf("null");
+		printf(", \"memory_nodes\": [");
+		for (i = 0; i < nr_mem; i++)
+			printf("%s%d", i ? ", " : "", b->t.col_nid[mem[i]]);
+		printf("], \"result\": ");
+		pl_print_json(stdout, res);
+		printf("}\n");
+		return;
+	}
+	printf("%s %" PRIu64 " on %" PRIu64 " pages (%" PRIu64 " shared, %" PRIu64
+	       " code); memory on nodes",
+	       opt.llc ? "LLC misses" : "references", res->total, res->pages,
+	       res->shared_pages, res->code_pages);
+	for (i = 0; i < nr_mem; i++)
+		printf("%s%d", i ? "," : " ", b->t.col_nid[mem[i]]);
+	printf("\n\n");
+	pl_print_text(stdout, res);
+	printf("\n");
+	pl_sentence(stdout, res);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "map", required_argument, NULL, 'm' },
+		{ "mem-nodes", required_argument, NULL, 'M' },
+		{ "llc", required_argument, NULL, 'l' },
+		{ "counters", no_argument, NULL, 'c' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "csv", required_argument, NULL, 'C' },
+		{ "granularity", required_argument, NULL, 'g' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "progress", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	static struct build b;
+	struct pl_result res;
+	int o, rc, nr_mem, *mem;
+
+	rt_prog = "refcnt-policy";
+	while ((o = getopt_long(argc, argv, "m:M:l:cn:g:jPh", lo, NULL)) != -1) {
+		switch (o) {
+		case 'm': opt.map = optarg; break;
+		case 'M': opt.mem = optarg; break;
+		case 'l': opt.llc = optarg; break;
+		case 'c': opt.counters = 1; break;
+		case 'n':
+			if (rt_parse_node(optarg, &opt.node))
+				return RT_EXIT_USAGE;
+			break;
+		case 'C': opt.csv = optarg; break;
+		case 'g':
+			if (rt_parse_u64(optarg, &opt.granularity) || !opt.granularity ||
+			    (opt.granularity & (opt.granularity - 1))) {
+				rt_err("--granularity %s: want a power of two", optarg);
+				return RT_EXIT_USAGE;
+			}
+			break;
+		case 'j': opt.json = 1; break;
+		case 'P': opt.progress = 2; break;
+		case 'h': usage(stdout); return RT_EXIT_OK;
+		default: usage(stderr); return RT_EXIT_USAGE;
+		}
+	}
+	if ((opt.counters || opt.csv) && optind < argc)
+		return rt_exit_code(rt_unexpected_arg(argv[optind], usage));
+	if (opt.counters && opt.csv) {
+		rt_err("--counters and --csv: one source");
+		return RT_EXIT_USAGE;
+	}
+	if (!opt.counters && !opt.csv && optind >= argc) {
+		rt_err("no TRACE, --counters or --csv given");
+		usage(stderr);
+		return RT_EXIT_USAGE;
+	}
+	if (opt.llc) {
+		char g[64];
+
+		snprintf(g, sizeof(g), strchr(opt.llc, ':') ? "%.40s" : "%.40s:16", opt.llc);
+		/* SIZE:WAYS -> SIZE:64:WAYS */
+		{
+			char *c = strchr(g, ':'), buf[80];
+
+			snprintf(buf, sizeof(buf), "%.*s:64%s", (int)(c - g), g, c);
+			if (cs_parse(buf, &b.g)) {
+				rt_err("--llc %s: want SIZE[:WAYS] (a power-of-two number of 64-byte-line sets)",
+				       opt.llc);
+				return RT_EXIT_USAGE;
+			}
+		}
+		if (opt.counters || opt.csv) {
+			rt_err("--llc: for traces only (the counters count every reference)");
+			return RT_EXIT_USAGE;
+		}
+	}
+	if (opt.counters || opt.csv)
+		rc = from_counters(&b);
+	else
+		rc = from_traces(&b, argv + optind, argc - optind);
+	if (rc)
+		return rc < 0 && rc != -1 ? rt_exit_code(rc) : RT_EXIT_FAIL;
+	nr_mem = mem_cols(&b, &mem);
+	if (nr_mem < 0)
+		return RT_EXIT_USAGE;
+	pl_compare(&b.t, mem, nr_mem, NULL, &res);
+	report(&b, mem, nr_mem, &res);
+	if (fflush(stdout)) {
+		rt_err("cannot write the standard output: %s", strerror(errno));
+		return RT_EXIT_FAIL;
+	}
+	return RT_EXIT_OK;
+}
