@@ -305,7 +305,8 @@ install-refcntd: tools
 # refcnt-truth plugin's traces and lackey's read by tools/src/trace/, the
 # one place of trace-reading code (trace-read.c), with the analyses'
 # shared parts beside it; zstd and zlib for compressed traces.
-TRACE_TOOLS := refcnt-trace refcnt-conflicts refcnt-policy
+TRACE_TOOLS := refcnt-trace refcnt-conflicts refcnt-policy refcnt-replay refcnt-sharing \
+	refcnt-tdist
 TRACE_DIR := tools/src/trace
 TRACE_COMMON := $(wildcard $(TRACE_DIR)/*.c $(TRACE_DIR)/*.h)
 TOOLS_BIN += $(TRACE_TOOLS)
@@ -313,3 +314,5 @@ tools: $(addprefix $(BUILD)/tools/,$(TRACE_TOOLS))
 $(addprefix $(BUILD)/tools/,$(TRACE_TOOLS)): TOOLS_CFLAGS += -I$(TOP)/$(TRACE_DIR)
 $(addprefix $(BUILD)/tools/,$(TRACE_TOOLS)): TOOLS_LIBS += -lzstd -lz
 $(addprefix $(BUILD)/tools/,$(TRACE_TOOLS)): $(TRACE_COMMON)
+# refcnt-tdist draws its bar charts with the heatmaps' renderer.
+$(BUILD)/tools/refcnt-tdist: tools/src/heatmap.c tools/src/heatmap.h

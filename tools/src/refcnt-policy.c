@@ -18,13 +18,12 @@
 #include "cachesim.h"
 #include "counters-in.h"
 #include "policy.h"
+#include "policy-trace.h"
 #include "rtools.h"
 #include "trace-read.h"
 #include "trace-tool.h"
 #include "u64map.h"
 
-#define MAX_NID		64
-#define CODE_KEY	(1ull << 63)
 
 static struct {
 	const char *map, *mem, *csv, *llc;
@@ -74,150 +73,21 @@ static void usage(FILE *f)
 		"3 module not loaded, 4 permission denied.\n");
 }
 
-struct build {
-	struct pl_table t;
-	struct u64map pages;		/* key -> page index */
-	int thread_node[TR_MAX_THREADS];
-	int homes[MAX_NID];		/* nodes of traced pages */
-	struct cs_cache llc[MAX_NID];
-	struct cs_geometry g;
-};
-
-static long page_of(struct build *b, uint64_t key)
+static int from_traces(struct pt_build *b, char **names, int n)
 {
-	int added;
-	uint64_t *v = u64map_put(&b->pages, key, &added);
-	long i;
+	struct tr_set *s = tr_set_open(rt_prog, names, n);
+	int rc;
 
-	if (!v)
-		return -1;
-	if (!added)
-		return (long)*v;
-	i = pl_add(&b->t, key & ~CODE_KEY);
-	if (i < 0)
-		return -1;
-	b->t.pages[i].threads_known = 1;
-	b->t.pages[i].code = !!(key & CODE_KEY);
-	*v = (uint64_t)i;
-	return i;
-}
-
-static int thread_nodes(struct build *b, struct tr_set *s)
-{
-	int t;
-
-	for (t = 0; t < TR_MAX_THREADS; t++)
-		b->thread_node[t] = -2;
-	if (opt.map && tt_parse_map(opt.map, b->thread_node, tr_set_threads(s)))
-		return -1;
-	for (t = 0; t < tr_set_threads(s); t++) {
-		if (b->thread_node[t] == -2)
-			b->thread_node[t] = tr_set_header(s, t)->node;
-		if (b->thread_node[t] >= MAX_NID) {
-			rt_err("thread %d (%s): node %d; node ids below %d only", t,
-			       tr_set_path(s, t), b->thread_node[t], MAX_NID);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* The node of an event's thread; a thread with events needs one. */
-static int node_of(struct build *b, struct tr_set *s, int t)
-{
-	if (b->thread_node[t] >= 0)
-		return b->thread_node[t];
-	rt_err("thread %d (%s) has no node: give it with --map %d=NODE", t,
-	       tr_set_path(s, t), t);
-	return -1;
-}
-
-/* One access (or code block) of thread t from node n to the page key. */
-static int account(struct build *b, const struct tr_event *e, uint64_t key,
-		   int node, uint64_t refs)
-{
-	long i = page_of(b, key);
-	struct pl_page *pg;
-
-	if (i < 0) {
-		rt_err("out of memory");
-		return -1;
-	}
-	pg = &b->t.pages[i];
-	if (pg->first == PL_UNKNOWN) {
-		pg->first = node;
-		pg->owner = e->thread;
-	} else if (pg->owner != e->thread) {
-		pg->owner = PL_UNKNOWN;
-	}
-	if (e->kind == TR_EV_MEM && e->node >= 0 && e->node < MAX_NID) {
-		pg->home = e->node;
-		b->homes[e->node] = 1;
-	}
-	b->t.refs[i * b->t.nr_cols + node] += refs;
-	return 0;
-}
-
-static int from_traces(struct build *b, char **names, int n)
-{
-	int cols[MAX_NID], phys, r, c;
-	struct tr_event e;
-	struct tr_set *s;
-
-	s = tr_set_open(rt_prog, names, n);
 	if (!s)
 		return -1;
 	tr_set_progress(s, opt.progress);
-	if (thread_nodes(b, s))
-		return -1;
-	for (c = 0; c < MAX_NID; c++)
-		cols[c] = c;
-	if (pl_init(&b->t, MAX_NID, cols) || u64map_init(&b->pages, 4096))
-		return -1;
-	phys = tr_set_has(s, TR_HAS_PHYS);
-	while ((r = tr_set_next(s, &e)) > 0) {
-		int node = node_of(b, s, e.thread);
-		uint64_t key;
-
-		if (node < 0)
-			return -1;
-		if (e.kind == TR_EV_CODE) {
-			if (opt.llc)
-				continue;
-			if (account(b, &e, CODE_KEY | e.vaddr >> TR_PAGE_SHIFT, node, e.insns))
-				return -1;
-			continue;
-		}
-		if (e.kind != TR_EV_MEM)
-			continue;
-		if (phys && e.page_kind != TR_PAGE_RAM)
-			continue;
-		key = phys ? e.paddr >> TR_PAGE_SHIFT : e.vaddr >> TR_PAGE_SHIFT;
-		if (opt.llc) {
-			struct cs_cache *llc = &b->llc[node];
-			unsigned int set;
-			int dist;
-
-			if (!llc->stack && cs_init(llc, &b->g, 0, 0)) {
-				rt_err("out of memory for the LLC model");
-				return -1;
-			}
-			if (cs_access(llc, phys ? e.paddr : e.vaddr, &set, &dist) == CS_HIT) {
-				/* a hit still touches the page first */
-				if (!u64map_get(&b->pages, key) &&
-				    account(b, &e, key, node, 0))
-					return -1;
-				continue;
-			}
-		}
-		if (account(b, &e, key, node, 1))
-			return -1;
-	}
+	b->use_llc = !!opt.llc;
+	rc = pt_threads(b, s, opt.map) || pt_read(b, s) ? -1 : 0;
 	tr_set_close(s);
-	return r ? -1 : 0;
+	return rc;
 }
 
-static int from_counters(struct build *b)
+static int from_counters(struct pt_build *b)
 {
 	struct ci_reader r;
 	struct ci_set cs;
@@ -244,7 +114,7 @@ static int from_counters(struct build *b)
 }
 
 /* The memory nodes' columns: --mem-nodes, the homes seen, or the threads'. */
-static int mem_cols(struct build *b, int **mem)
+static int mem_cols(struct pt_build *b, int **mem)
 {
 	int *nids, n, i, k = 0, c;
 
@@ -266,7 +136,7 @@ static int mem_cols(struct build *b, int **mem)
 		free(nids);
 		return k;
 	}
-	for (c = 0; c < b->t.nr_cols && c < MAX_NID; c++)
+	for (c = 0; c < b->t.nr_cols && c < PT_MAX_NID; c++)
 		if (b->homes[c])
 			(*mem)[k++] = c;
 	if (k)
@@ -274,7 +144,7 @@ static int mem_cols(struct build *b, int **mem)
 	for (i = 0; i < TR_MAX_THREADS; i++)
 		if (b->thread_node[i] >= 0 && b->thread_node[i] < b->t.nr_cols)
 			b->homes[b->thread_node[i]] = 1;
-	for (c = 0; c < b->t.nr_cols && c < MAX_NID; c++)
+	for (c = 0; c < b->t.nr_cols && c < PT_MAX_NID; c++)
 		if (b->homes[c])
 			(*mem)[k++] = c;
 	if (!k)
@@ -282,7 +152,7 @@ static int mem_cols(struct build *b, int **mem)
 	return k ? k : -1;
 }
 
-static void report(struct build *b, const int *mem, int nr_mem,
+static void report(struct pt_build *b, const int *mem, int nr_mem,
 		   const struct pl_result *res)
 {
 	int i;
@@ -328,7 +198,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	static struct build b;
+	static struct pt_build b;
 	struct pl_result res;
 	int o, rc, nr_mem, *mem;
 
@@ -392,6 +262,7 @@ int main(int argc, char **argv)
 		rc = from_counters(&b);
 	else
 		rc = from_traces(&b, argv + optind, argc - optind);
+
 	if (rc)
 		return rc < 0 && rc != -1 ? rt_exit_code(rc) : RT_EXIT_FAIL;
 	nr_mem = mem_cols(&b, &mem);
