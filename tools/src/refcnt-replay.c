@@ -507,8 +507,11 @@ static int write_csv(void)
 
 static void summary(void)
 {
+	/* The table on standard output: the summary goes to standard error. */
+	FILE *f = opt.csv && !strcmp(opt.csv, "-") ? stderr : stdout;
+
 	if (opt.json) {
-		printf("{\"place\": \"%s\", \"dry_run\": %s, \"references\": %" PRIu64
+		fprintf(f, "{\"place\": \"%s\", \"dry_run\": %s, \"references\": %" PRIu64
 		       ", \"calls\": %" PRIu64 ", \"entries\": %" PRIu64 ", \"sets\": %zu"
 		       ", \"placed_pages\": %" PRIu64 ", \"skipped_not_ram\": %" PRIu64
 		       ", \"outside_slots\": %" PRIu64 ", \"from_nodes_without_cnodeid\": %" PRIu64 "}\n",
@@ -517,15 +520,15 @@ static void summary(void)
 		       nr_rows, st.pages, st.skipped_io, st.outside, st.no_cnode);
 		return;
 	}
-	printf("refcnt-replay: %" PRIu64 " references %s %zu sets in %" PRIu64
+	fprintf(f, "refcnt-replay: %" PRIu64 " references %s %zu sets in %" PRIu64
 	       " calls (%" PRIu64 " entries), placed %s",
 	       st.refs, opt.dry_run ? "for" : "delivered to", nr_rows, st.calls,
 	       st.entries, opt.place == PL_NOW ? "as traced" : pl_name(opt.place));
 	if (st.pages)
-		printf(" on %" PRIu64 " pages", st.pages);
-	printf("\n");
+		fprintf(f, " on %" PRIu64 " pages", st.pages);
+	fprintf(f, "\n");
 	if (st.skipped_io || st.outside || st.no_cnode)
-		printf("refcnt-replay: not delivered: %" PRIu64 " to MMIO or RAM of no node, %"
+		fprintf(f, "refcnt-replay: not delivered: %" PRIu64 " to MMIO or RAM of no node, %"
 		       PRIu64 " outside every slot, %" PRIu64 " from nodes without a cnodeid\n",
 		       st.skipped_io, st.outside, st.no_cnode);
 }

@@ -92,7 +92,8 @@ struct page {
 	uint8_t first[PAGE];		/* first thread + 1 of each data byte */
 	uint32_t wacc[PAGE / 8];	/* accesses by first 8-byte word */
 	uint8_t *ctouched, *cshared, *cfirst;	/* code bytes, lazily */
-	uint64_t data_acc, code_acc, shared_code_acc;
+	uint32_t *cwacc;		/* instructions by first 8-byte word */
+	uint64_t data_acc, code_acc;
 	uint64_t data_bytes;		/* bytes accessed (sum of sizes) */
 	uint64_t threads[TR_MAX_THREADS / 64];
 	uint64_t *thread_acc;		/* accesses by thread */
@@ -378,13 +379,13 @@ static int code_event(const struct tr_event *e)
 			pg->ctouched = calloc(PAGE / 8, 1);
 			pg->cshared = calloc(PAGE / 8, 1);
 			pg->cfirst = calloc(PAGE, 1);
-			if (!pg->ctouched || !pg->cshared || !pg->cfirst)
+			pg->cwacc = calloc(PAGE / 8, sizeof(uint32_t));
+			if (!pg->ctouched || !pg->cshared || !pg->cfirst || !pg->cwacc)
 				return -1;
 		}
 		if (first) {
 			pg->code_acc += e->insns;
-			if (bit(pg->cshared, off))
-				pg->shared_code_acc += e->insns;
+			pg->cwacc[off / 8] += e->insns;
 			first = 0;
 		}
 		pg->threads[t / 64] |= 1ull << (t % 64);
@@ -650,16 +651,29 @@ static uint64_t count_bits(const uint8_t *m)
 	return n;
 }
 
-/* The shared data accesses of a page: by word holding a shared byte. */
-static uint64_t shared_data_acc(const struct page *pg)
+/*
+ * The accesses of a page to shared locations: those whose first 8-byte
+ * word holds a byte more than one thread touched (data, or code).
+ */
+static uint64_t shared_acc(const uint32_t *wacc, const uint8_t *shared)
 {
 	uint64_t n = 0;
 	unsigned int w;
 
-	for (w = 0; w < PAGE / 8; w++)
-		if (pg->wacc[w] && pg->shared[w])
-			n += pg->wacc[w];
+	for (w = 0; wacc && w < PAGE / 8; w++)
+		if (wacc[w] && shared[w])
+			n += wacc[w];
 	return n;
+}
+
+static uint64_t shared_data_acc(const struct page *pg)
+{
+	return shared_acc(pg->wacc, pg->shared);
+}
+
+static uint64_t shared_code_acc(const struct page *pg)
+{
+	return shared_acc(pg->cwacc, pg->cshared);
 }
 
 static void usage_summary(struct usage_sum *u)
@@ -692,7 +706,7 @@ static void usage_summary(struct usage_sum *u)
 		u->v[13] += shared ? pg->data_acc : 0;
 		u->v[14] += range ? pg->data_acc : 0;
 		u->v[15] += pg->code_acc;
-		u->v[16] += pg->shared_code_acc;
+		u->v[16] += shared_code_acc(pg);
 		u->v[17] += shared ? pg->code_acc : 0;
 		u->v[18] += range ? pg->code_acc : 0;
 		fetched += pg->data_bytes;
@@ -908,7 +922,7 @@ static int write_memory_file(void)
 			pg->key, count_bits(pg->touched) + count_bits(pg->ctouched),
 			count_bits(pg->ctouched),
 			count_bits(pg->shared) + count_bits(pg->cshared), pg->data_acc,
-			pg->code_acc, shared_data_acc(pg), pg->shared_code_acc, owner,
+			pg->code_acc, shared_data_acc(pg), shared_code_acc(pg), owner,
 			pg->node);
 	}
 	return tt_commit(&o);

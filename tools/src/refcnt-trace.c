@@ -63,6 +63,7 @@ static void usage(FILE *f)
 		"  [...] marker CMD NUM        (CMD 0 none, 1 stop, 2 resume, 3 stop-all,\n"
 		"                               4 resume-all)\n"
 		"  raw F1 F2                   (a simple record as it is)\n"
+		"  repeat N                    (the next line N times)\n"
 		"\n"
 		"Exit status: 0 ok, 1 a trace is malformed or unreadable, 2 usage.\n");
 }
@@ -288,7 +289,7 @@ static int cmd_print(char **names, int n)
 struct mk_state {
 	const char *path;
 	unsigned long line;
-	uint64_t time, clock;
+	uint64_t time, clock, repeat;
 	int timed;
 };
 
@@ -438,6 +439,7 @@ static int cmd_make(const char *out, const char *in)
 	}
 	while (!rc && fgets(line, sizeof(line), f)) {
 		char *t[16], *save, *p = strchr(line, '#');
+		uint64_t times = 1, k;
 		int nt = 0;
 
 		m.line++;
@@ -446,7 +448,20 @@ static int cmd_make(const char *out, const char *in)
 		for (p = strtok_r(line, " \t\r\n", &save); p && nt < 16;
 		     p = strtok_r(NULL, " \t\r\n", &save))
 			t[nt++] = p;
-		rc = mk_line(&w, &m, t, nt);
+		/* "repeat N" repeats the next line N times */
+		if (nt == 2 && !strcmp(t[0], "repeat")) {
+			if (num(t[1], &m.repeat) || !m.repeat) {
+				rc = mk_err(&m, "bad repeat count", t[1]);
+				break;
+			}
+			continue;
+		}
+		if (m.repeat) {
+			times = m.repeat;
+			m.repeat = 0;
+		}
+		for (k = 0; k < times && !rc; k++)
+			rc = mk_line(&w, &m, t, nt);
 	}
 	if (f != stdin)
 		fclose(f);

@@ -173,6 +173,8 @@ void pl_compare(const struct pl_table *t, const int *mem, int nr_mem,
 	memset(res, 0, sizeof(*res));
 	for (p = 0; p < PL_NR; p++)
 		res->valid[p] = nr_mem > 0;
+	/* now: valid when some page's node is known; the others count remote */
+	res->valid[PL_NOW] = 0;
 	for (i = 0; i < t->nr_pages && nr_mem > 0; i++) {
 		const uint64_t *r = t->refs + i * t->nr_cols;
 		uint64_t sum = 0;
@@ -194,8 +196,12 @@ void pl_compare(const struct pl_table *t, const int *mem, int nr_mem,
 				res->local[p] += sum;
 			else if (n >= 0)
 				res->local[p] += r[n];
+			else if (p == PL_NOW)
+				res->now_unknown += sum;
 			else
 				res->valid[p] = 0;
+			if (p == PL_NOW && n >= 0)
+				res->valid[p] = 1;
 		}
 	}
 }
@@ -204,6 +210,9 @@ void pl_print_text(FILE *f, const struct pl_result *r)
 {
 	int p;
 
+	if (r->valid[PL_NOW] && r->now_unknown)
+		fprintf(f, "(now: %llu references to pages whose node is not known, code, count remote)\n",
+			(unsigned long long)r->now_unknown);
 	fprintf(f, "%-12s %14s %14s %8s %8s\n", "policy", "local", "remote",
 		"local%", "remote%");
 	for (p = 0; p < PL_NR; p++) {
@@ -224,9 +233,10 @@ void pl_print_json(FILE *f, const struct pl_result *r)
 	int p;
 
 	fprintf(f, "{\"references\": %llu, \"pages\": %llu, \"shared_pages\": %llu, "
-		"\"code_pages\": %llu, \"policies\": {",
+		"\"code_pages\": %llu, \"now_unknown\": %llu, \"policies\": {",
 		(unsigned long long)r->total, (unsigned long long)r->pages,
-		(unsigned long long)r->shared_pages, (unsigned long long)r->code_pages);
+		(unsigned long long)r->shared_pages, (unsigned long long)r->code_pages,
+		(unsigned long long)r->now_unknown);
 	for (p = 0; p < PL_NR; p++) {
 		fprintf(f, "%s\"%s\": ", p ? ", " : "", pl_name(p));
 		if (!r->valid[p])

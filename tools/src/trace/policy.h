@@ -77,11 +77,13 @@ int pl_col(const struct pl_table *t, int nid);
  * @valid:	whether the policy could be evaluated (first touch needs the
  *		first references, now the homes)
  * @pages, @shared_pages, @code_pages: what the table held
+ * @now_unknown: references to pages whose node is not known (code pages
+ *		of a trace), counted remote under now
  */
 struct pl_result {
 	uint64_t total, local[PL_NR];
 	int valid[PL_NR];
-	uint64_t pages, shared_pages, code_pages;
+	uint64_t pages, shared_pages, code_pages, now_unknown;
 };
 
 /*

@@ -42,6 +42,8 @@ static int parse_line(char **w, int nw, struct region *r)
 		r->end = a + b;
 		return 0;
 	}
+	if (nw == 3 && all_hex(w[0]) && strlen(w[1]) == 1)
+		return 1;	/* nm -S: a symbol without a size */
 	if (nw == 3 && !rt_parse_u64(w[1], &a) && !rt_parse_u64(w[2], &b)) {
 		r->start = a;
 		r->end = b;
