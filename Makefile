@@ -316,3 +316,11 @@ $(addprefix $(BUILD)/tools/,$(TRACE_TOOLS)): TOOLS_LIBS += -lzstd -lz
 $(addprefix $(BUILD)/tools/,$(TRACE_TOOLS)): $(TRACE_COMMON)
 # refcnt-tdist draws its bar charts with the heatmaps' renderer.
 $(BUILD)/tools/refcnt-tdist: tools/src/heatmap.c tools/src/heatmap.h
+
+# MACPO's controlled trace as a program (refcnt-conflicts(1)); its loop is
+# inside the truth window's marks, for refcnt-vm --trace.
+tools: $(BUILD)/tools/conflict-arrays
+$(BUILD)/tools/conflict-arrays: examples/conflict-arrays.c tools/testing/truth/truth-mark.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -DTRUTH_MARKS -I$(TOP)/tools/testing/truth -static -o $@ $<

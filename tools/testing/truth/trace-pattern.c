@@ -13,7 +13,8 @@
  *   thread b (B): K loads of 8 at X; K stores of 2 at Y+32; marker 0 201
  *
  * Thread b starts after thread a has ended, so the order of every record
- * is known. Prints "trace-pattern: X VADDR PADDR Y VADDR PADDR K A B".
+ * is known. Prints "trace-pattern: X VADDR PADDR Y VADDR PADDR K A B ns NS",
+ * NS the window's duration (tools/testing/trace/trace-bench times it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "truth-mark.h"
@@ -124,8 +126,17 @@ static void *thread_b(void *arg)
 	return NULL;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 int main(int argc, char **argv)
 {
+	uint64_t t0;
 	pthread_t t;
 
 	if (argc != 4 || numa_available() < 0) {
@@ -140,15 +151,17 @@ int main(int argc, char **argv)
 	y = page_on(node_b);
 	memset(x, 0, 4096);
 	memset(y, 0, 4096);
+	t0 = now_ns();
 	truth_mark_start();
 	if (pthread_create(&t, NULL, thread_a, NULL) || pthread_join(t, NULL))
 		die("thread a");
 	if (pthread_create(&t, NULL, thread_b, NULL) || pthread_join(t, NULL))
 		die("thread b");
 	truth_mark_stop();
-	printf("trace-pattern: X 0x%llx 0x%llx Y 0x%llx 0x%llx %ld %d %d\n",
+	t0 = now_ns() - t0;
+	printf("trace-pattern: X 0x%llx 0x%llx Y 0x%llx 0x%llx %ld %d %d ns %llu\n",
 	       (unsigned long long)(uintptr_t)x, (unsigned long long)paddr_of(x),
 	       (unsigned long long)(uintptr_t)y, (unsigned long long)paddr_of(y),
-	       k, node_a, node_b);
+	       k, node_a, node_b, (unsigned long long)t0);
 	return 0;
 }
