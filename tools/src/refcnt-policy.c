@@ -153,8 +153,9 @@ static int mem_cols(struct pt_build *b, int **mem)
 }
 
 static void report(struct pt_build *b, const int *mem, int nr_mem,
-		   const struct pl_result *res)
+		   const struct pl_result *res, const struct pl_result *code)
 {
+	const char *what = opt.llc ? "LLC misses" : "references";
 	int i;
 
 	if (opt.json) {
@@ -168,17 +169,26 @@ static void report(struct pt_build *b, const int *mem, int nr_mem,
 			printf("%s%d", i ? ", " : "", b->t.col_nid[mem[i]]);
 		printf("], \"result\": ");
 		pl_print_json(stdout, res);
+		printf(", \"with_code\": ");
+		if (code->code_pages)
+			pl_print_json(stdout, code);
+		else
+			printf("null");
 		printf("}\n");
 		return;
 	}
-	printf("%s %" PRIu64 " on %" PRIu64 " pages (%" PRIu64 " shared, %" PRIu64
-	       " code); memory on nodes",
-	       opt.llc ? "LLC misses" : "references", res->total, res->pages,
-	       res->shared_pages, res->code_pages);
+	printf("data %s %" PRIu64 " on %" PRIu64 " pages (%" PRIu64 " shared); memory on nodes",
+	       what, res->total, res->pages, res->shared_pages);
 	for (i = 0; i < nr_mem; i++)
 		printf("%s%d", i ? "," : " ", b->t.col_nid[mem[i]]);
 	printf("\n\n");
 	pl_print_text(stdout, res);
+	if (code->code_pages) {
+		printf("\nwith the instructions: %" PRIu64 " references on %" PRIu64
+		       " pages (%" PRIu64 " of code, replicated by rr2 and oracle)\n\n",
+		       code->total, code->pages, code->code_pages);
+		pl_print_text(stdout, code);
+	}
 	printf("\n");
 	pl_sentence(stdout, res);
 }
@@ -199,7 +209,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	static struct pt_build b;
-	struct pl_result res;
+	struct pl_result res, code;
 	int o, rc, nr_mem, *mem;
 
 	rt_prog = "refcnt-policy";
@@ -268,8 +278,9 @@ int main(int argc, char **argv)
 	nr_mem = mem_cols(&b, &mem);
 	if (nr_mem < 0)
 		return RT_EXIT_USAGE;
-	pl_compare(&b.t, mem, nr_mem, NULL, &res);
-	report(&b, mem, nr_mem, &res);
+	pl_compare(&b.t, mem, nr_mem, NULL, 0, &res);
+	pl_compare(&b.t, mem, nr_mem, NULL, 1, &code);
+	report(&b, mem, nr_mem, &res, &code);
 	if (fflush(stdout)) {
 		rt_err("cannot write the standard output: %s", strerror(errno));
 		return RT_EXIT_FAIL;

@@ -165,23 +165,22 @@ int pl_place(const struct pl_table *t, size_t i, enum pl_policy p,
 }
 
 void pl_compare(const struct pl_table *t, const int *mem, int nr_mem,
-		const int *fallback, struct pl_result *res)
+		const int *fallback, int code, struct pl_result *res)
 {
+	int known = 0, p, c;
 	size_t i;
-	int p, c;
 
 	memset(res, 0, sizeof(*res));
+	res->with_code = code;
 	for (p = 0; p < PL_NR; p++)
 		res->valid[p] = nr_mem > 0;
-	/* now: valid when some page's node is known; the others count remote */
-	res->valid[PL_NOW] = 0;
 	for (i = 0; i < t->nr_pages && nr_mem > 0; i++) {
 		const uint64_t *r = t->refs + i * t->nr_cols;
 		uint64_t sum = 0;
 
 		for (c = 0; c < t->nr_cols; c++)
 			sum += r[c];
-		if (!sum)
+		if (!sum || (t->pages[i].code && !code))
 			continue;
 		res->total += sum;
 		res->pages++;
@@ -192,18 +191,21 @@ void pl_compare(const struct pl_table *t, const int *mem, int nr_mem,
 		for (p = 0; p < PL_NR; p++) {
 			int n = pl_place(t, i, p, mem, nr_mem, fallback);
 
-			if (n == PL_REPLICATED)
+			if (n == PL_REPLICATED) {
 				res->local[p] += sum;
-			else if (n >= 0)
+			} else if (n >= 0) {
 				res->local[p] += r[n];
-			else if (p == PL_NOW)
+				known |= p == PL_NOW;
+			} else if (p == PL_NOW) {
 				res->now_unknown += sum;
-			else
+			} else {
 				res->valid[p] = 0;
-			if (p == PL_NOW && n >= 0)
-				res->valid[p] = 1;
+			}
 		}
 	}
+	/* now: not where no page's node is known, nor with code pages */
+	if (!known || res->code_pages)
+		res->valid[PL_NOW] = 0;
 }
 
 void pl_print_text(FILE *f, const struct pl_result *r)
@@ -211,7 +213,7 @@ void pl_print_text(FILE *f, const struct pl_result *r)
 	int p;
 
 	if (r->valid[PL_NOW] && r->now_unknown)
-		fprintf(f, "(now: %llu references to pages whose node is not known, code, count remote)\n",
+		fprintf(f, "(now: %llu references to pages whose node is not known count remote)\n",
 			(unsigned long long)r->now_unknown);
 	fprintf(f, "%-12s %14s %14s %8s %8s\n", "policy", "local", "remote",
 		"local%", "remote%");
@@ -232,8 +234,9 @@ void pl_print_json(FILE *f, const struct pl_result *r)
 {
 	int p;
 
-	fprintf(f, "{\"references\": %llu, \"pages\": %llu, \"shared_pages\": %llu, "
+	fprintf(f, "{\"with_code\": %s, \"references\": %llu, \"pages\": %llu, \"shared_pages\": %llu, "
 		"\"code_pages\": %llu, \"now_unknown\": %llu, \"policies\": {",
+		r->with_code ? "true" : "false",
 		(unsigned long long)r->total, (unsigned long long)r->pages,
 		(unsigned long long)r->shared_pages, (unsigned long long)r->code_pages,
 		(unsigned long long)r->now_unknown);

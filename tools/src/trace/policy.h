@@ -77,10 +77,11 @@ int pl_col(const struct pl_table *t, int nid);
  * @valid:	whether the policy could be evaluated (first touch needs the
  *		first references, now the homes)
  * @pages, @shared_pages, @code_pages: what the table held
- * @now_unknown: references to pages whose node is not known (code pages
- *		of a trace), counted remote under now
+ * @now_unknown: references to pages whose node is not known, counted
+ *		remote under now (which is not evaluated when no page's is)
  */
 struct pl_result {
+	int with_code;		/* code pages were compared too */
 	uint64_t total, local[PL_NR];
 	int valid[PL_NR];
 	uint64_t pages, shared_pages, code_pages, now_unknown;
@@ -94,8 +95,12 @@ struct pl_result {
  */
 int pl_place(const struct pl_table *t, size_t i, enum pl_policy p,
 	     const int *mem, int nr_mem, const int *fallback);
+/*
+ * Compare the policies over the table's data pages, and with code its
+ * code pages too (whose node now is not known: now is not evaluated).
+ */
 void pl_compare(const struct pl_table *t, const int *mem, int nr_mem,
-		const int *fallback, struct pl_result *r);
+		const int *fallback, int code, struct pl_result *r);
 
 /* The table as text rows and as a JSON object. */
 void pl_print_text(FILE *f, const struct pl_result *r);

@@ -44,6 +44,13 @@ static int parse_line(char **w, int nw, struct region *r)
 	}
 	if (nw == 3 && all_hex(w[0]) && strlen(w[1]) == 1)
 		return 1;	/* nm -S: a symbol without a size */
+	if (nw >= 3 && !strcmp(w[0], "array") && !rt_parse_range(w[2], &a, &b)) {
+		/* demo-workload's labels, as refcnt-run --labels reads them */
+		snprintf(r->name, sizeof(r->name), "%s", w[1]);
+		r->start = a;
+		r->end = b;
+		return r->end > r->start ? 0 : -1;
+	}
 	if (nw == 3 && !rt_parse_u64(w[1], &a) && !rt_parse_u64(w[2], &b)) {
 		r->start = a;
 		r->end = b;

@@ -2,8 +2,9 @@
 /*
  * Named address ranges (variables, arrays, allocation sites) for the
  * analyses' per-variable figures: a file of lines "NAME START END",
- * "NAME START+LEN" or "NAME START-END" (numbers decimal or 0x hex), or
- * the output of nm -S ("ADDR SIZE TYPE NAME", hex); # starts a comment.
+ * "NAME START+LEN" or "NAME START-END" (numbers decimal or 0x hex), the
+ * output of nm -S ("ADDR SIZE TYPE NAME", hex), or refcnt-run --labels'
+ * "array NAME START-END ..." lines; # starts a comment.
  * regions.c.
  */
 #ifndef REFCNT_REGIONS_H
