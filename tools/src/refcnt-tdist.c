@@ -384,7 +384,7 @@ static void report(const struct result *r)
 	printf("\n");
 	if (!total)
 		return;
-	printf("rate (events per bin%s): average %.4g, minimum %g, maximum %g, standard deviation %.4g\n",
+	printf("rate (events per bin%s): average %.6g, minimum %g, maximum %g, standard deviation %.6g\n",
 	       opt.per != 1 ? " and processor" : "", r->avg / opt.per, r->min / opt.per,
 	       r->max / opt.per, r->sd / opt.per);
 	printf("density and distribution of the rate over %d classes:\n", r->k);
