@@ -27,9 +27,9 @@
 
 static struct {
 	const char *map, *mem, *csv, *llc;
-	int counters, node, json, progress;
-	uint64_t granularity;
-} opt = { .node = -1, .progress = 1 };
+	int json, progress;
+	struct ci_source src;
+} opt = { .src.node = -1, .progress = 1 };
 
 static void usage(FILE *f)
 {
@@ -93,7 +93,7 @@ static int from_counters(struct pt_build *b)
 	struct ci_set cs;
 	int rc, c;
 
-	rc = opt.csv ? ci_open_csv(&r, opt.csv, opt.granularity) : ci_open_live(&r, opt.node);
+	rc = ci_open(&r, &opt.src);
 	if (rc)
 		return rc < 0 ? rc : -1;
 	if (pl_init(&b->t, r.nr_cols, r.col_nid))
@@ -159,7 +159,7 @@ static void report(struct pt_build *b, const int *mem, int nr_mem,
 	int i;
 
 	if (opt.json) {
-		printf("{\"source\": \"%s\", \"llc\": ", opt.counters || opt.csv ? "counters" : "trace");
+		printf("{\"source\": \"%s\", \"llc\": ", ci_given(&opt.src) ? "counters" : "trace");
 		if (opt.llc)
 			printf("{\"size\": %" PRIu64 ", \"ways\": %u}", b->g.size, b->g.ways);
 		else
@@ -199,10 +199,7 @@ int main(int argc, char **argv)
 		{ "map", required_argument, NULL, 'm' },
 		{ "mem-nodes", required_argument, NULL, 'M' },
 		{ "llc", required_argument, NULL, 'l' },
-		{ "counters", no_argument, NULL, 'c' },
-		{ "node", required_argument, NULL, 'n' },
-		{ "csv", required_argument, NULL, 'C' },
-		{ "granularity", required_argument, NULL, 'g' },
+		CI_LONG_OPTIONS,
 		{ "json", no_argument, NULL, 'j' },
 		{ "progress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
@@ -210,7 +207,7 @@ int main(int argc, char **argv)
 	};
 	static struct pt_build b;
 	struct pl_result res, code;
-	int o, rc, nr_mem, *mem;
+	int o, rc, nr_mem, *mem, counters;
 
 	rt_prog = "refcnt-policy";
 	while ((o = getopt_long(argc, argv, "m:M:l:cn:g:jPh", lo, NULL)) != -1) {
@@ -218,18 +215,9 @@ int main(int argc, char **argv)
 		case 'm': opt.map = optarg; break;
 		case 'M': opt.mem = optarg; break;
 		case 'l': opt.llc = optarg; break;
-		case 'c': opt.counters = 1; break;
-		case 'n':
-			if (rt_parse_node(optarg, &opt.node))
+		case 'c': case 'n': case 'C': case 'g':
+			if (ci_option(&opt.src, o, optarg) < 0)
 				return RT_EXIT_USAGE;
-			break;
-		case 'C': opt.csv = optarg; break;
-		case 'g':
-			if (rt_parse_u64(optarg, &opt.granularity) || !opt.granularity ||
-			    (opt.granularity & (opt.granularity - 1))) {
-				rt_err("--granularity %s: want a power of two", optarg);
-				return RT_EXIT_USAGE;
-			}
 			break;
 		case 'j': opt.json = 1; break;
 		case 'P': opt.progress = 2; break;
@@ -237,13 +225,12 @@ int main(int argc, char **argv)
 		default: usage(stderr); return RT_EXIT_USAGE;
 		}
 	}
-	if ((opt.counters || opt.csv) && optind < argc)
-		return rt_exit_code(rt_unexpected_arg(argv[optind], usage));
-	if (opt.counters && opt.csv) {
-		rt_err("--counters and --csv: one source");
+	counters = ci_given(&opt.src);
+	if (counters < 0)
 		return RT_EXIT_USAGE;
-	}
-	if (!opt.counters && !opt.csv && optind >= argc) {
+	if (counters && optind < argc)
+		return rt_exit_code(rt_unexpected_arg(argv[optind], usage));
+	if (!counters && optind >= argc) {
 		rt_err("no TRACE, --counters or --csv given");
 		usage(stderr);
 		return RT_EXIT_USAGE;
@@ -263,12 +250,12 @@ int main(int argc, char **argv)
 				return RT_EXIT_USAGE;
 			}
 		}
-		if (opt.counters || opt.csv) {
+		if (counters) {
 			rt_err("--llc: for traces only (the counters count every reference)");
 			return RT_EXIT_USAGE;
 		}
 	}
-	if (opt.counters || opt.csv)
+	if (counters)
 		rc = from_counters(&b);
 	else
 		rc = from_traces(&b, argv + optind, argc - optind);

@@ -31,13 +31,13 @@
 #define MAX_NID		64
 
 static struct {
-	const char *memory, *report, *map, *csv;
+	const char *memory, *report, *map;
 	unsigned int word;
-	int counters, node, json, progress, physical;
+	int json, progress, physical;
 	int nr_ranges;
 	uint64_t range_lo[MAX_RANGES], range_hi[MAX_RANGES];
-	uint64_t granularity;
-} opt = { .word = 8, .node = -1, .progress = 1 };
+	struct ci_source src;
+} opt = { .word = 8, .src.node = -1, .progress = 1 };
 
 static void usage(FILE *f)
 {
@@ -1006,7 +1006,7 @@ static int from_counters(void)
 	uint64_t pages_n = 0, shared_n = 0, acc = 0, shared_acc = 0, lost = 0;
 	int rc, c;
 
-	rc = opt.csv ? ci_open_csv(&r, opt.csv, opt.granularity) : ci_open_live(&r, opt.node);
+	rc = ci_open(&r, &opt.src);
 	if (rc)
 		return rc;
 	memset(&m, 0, sizeof(m));
@@ -1086,10 +1086,7 @@ int main(int argc, char **argv)
 		{ "physical", no_argument, NULL, 'p' },
 		{ "shared-range", required_argument, NULL, 's' },
 		{ "map", required_argument, NULL, 'm' },
-		{ "counters", no_argument, NULL, 'c' },
-		{ "node", required_argument, NULL, 'n' },
-		{ "csv", required_argument, NULL, 'C' },
-		{ "granularity", required_argument, NULL, 'g' },
+		CI_LONG_OPTIONS,
 		{ "json", no_argument, NULL, 'j' },
 		{ "progress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1122,18 +1119,9 @@ int main(int argc, char **argv)
 			opt.nr_ranges++;
 			break;
 		case 'm': opt.map = optarg; break;
-		case 'c': opt.counters = 1; break;
-		case 'n':
-			if (rt_parse_node(optarg, &opt.node))
+		case 'c': case 'n': case 'C': case 'g':
+			if (ci_option(&opt.src, o, optarg) < 0)
 				return RT_EXIT_USAGE;
-			break;
-		case 'C': opt.csv = optarg; break;
-		case 'g':
-			if (rt_parse_u64(optarg, &opt.granularity) || !opt.granularity ||
-			    (opt.granularity & (opt.granularity - 1))) {
-				rt_err("--granularity %s: want a power of two", optarg);
-				return RT_EXIT_USAGE;
-			}
 			break;
 		case 'j': opt.json = 1; break;
 		case 'P': opt.progress = 2; break;
@@ -1141,11 +1129,10 @@ int main(int argc, char **argv)
 		default: usage(stderr); return RT_EXIT_USAGE;
 		}
 	}
-	if (opt.counters && opt.csv) {
-		rt_err("--counters and --csv: one source");
+	rc = ci_given(&opt.src);
+	if (rc < 0)
 		return RT_EXIT_USAGE;
-	}
-	if (opt.counters || opt.csv) {
+	if (rc) {
 		if (optind < argc)
 			return rt_exit_code(rt_unexpected_arg(argv[optind], usage));
 		rc = from_counters();

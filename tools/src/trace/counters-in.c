@@ -230,3 +230,40 @@ void ci_close(struct ci_reader *r)
 	free(r->lost);
 	memset(r, 0, sizeof(*r));
 }
+
+int ci_option(struct ci_source *src, int o, const char *arg)
+{
+	switch (o) {
+	case 'c':
+		src->counters = 1;
+		return 1;
+	case 'n':
+		return rt_parse_node(arg, &src->node) ? -1 : 1;
+	case 'C':
+		src->csv = arg;
+		return 1;
+	case 'g':
+		if (rt_parse_u64(arg, &src->granularity) || src->granularity < 256 ||
+		    (src->granularity & (src->granularity - 1))) {
+			rt_err("--granularity %s: want a power of two from 256", arg);
+			return -1;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+int ci_given(const struct ci_source *src)
+{
+	if (src->counters && src->csv) {
+		rt_err("--counters and --csv: one source");
+		return -1;
+	}
+	return src->counters || src->csv;
+}
+
+int ci_open(struct ci_reader *r, const struct ci_source *src)
+{
+	return src->csv ? ci_open_csv(r, src->csv, src->granularity) :
+			  ci_open_live(r, src->node);
+}

@@ -40,6 +40,31 @@ struct ci_reader {
 	uint64_t chunk_first, chunk_n;
 };
 
+/* Where the counters come from: the options --counters, --node, --csv, --granularity. */
+struct ci_source {
+	int counters;		/* the module's */
+	int node;		/* with counters: only this node's memory, or -1 */
+	const char *csv;	/* a refcnt-dump --csv table */
+	uint64_t granularity;	/* the table's hardware page size, 0: 4096 */
+};
+
+/* The getopt_long entries of those options (short c, n, C, g). */
+#define CI_LONG_OPTIONS							\
+	{ "counters", no_argument, NULL, 'c' },				\
+	{ "node", required_argument, NULL, 'n' },			\
+	{ "csv", required_argument, NULL, 'C' },			\
+	{ "granularity", required_argument, NULL, 'g' }
+
+/*
+ * Option o (with its argument) if it is one of them: 1 taken, 0 not one,
+ * -1 a bad value (printed).
+ */
+int ci_option(struct ci_source *src, int o, const char *arg);
+/* Whether a source was given: 1, 0, or -1 when both (printed). */
+int ci_given(const struct ci_source *src);
+/* Open the source: 0, or -1 or a negative errno (printed). */
+int ci_open(struct ci_reader *r, const struct ci_source *src);
+
 /* A refcnt-dump --csv table ("-": standard input): 0, or -1 printed. */
 int ci_open_csv(struct ci_reader *r, const char *path, uint64_t granularity);
 /*
