@@ -5,7 +5,9 @@
  * by accessing node, and writes the counts in the layout of
  * `refcnt-dump --csv`, so a feed's counts can be compared row by row with
  * what the guest really did.  Loaded by `tools/testing/refcnt-vm --truth`;
- * see Documentation/testing.rst, "The truth from the emulator".
+ * see Documentation/testing.rst, "The truth from the emulator".  With
+ * trace=PREFIX it also writes every reference it counts as per-vCPU
+ * traces (trace-writer.c, Documentation/trace-format.rst).
  *
  * Counting takes no lock: each vCPU has its own table, merged at exit.
  * Only the optional last-level cache model takes a per-node lock, since a
