@@ -39,7 +39,10 @@
  * page table, if that entry holds the record's virtual page; the writer
  * emits a 0x22 record before a memory record whenever that is not so, or
  * the frame or node differs, so a reader mirroring the table always finds
- * it.
+ * it. In a trace with physical pages, the high 32 address bits of a memory
+ * record that has no 0x22 record before it are its entry's (the index,
+ * vpn mod TR_PT_SIZE, comes from the low bits); 0x21 records give them to
+ * the others.
  */
 #ifndef REFCNT_TRACE_FORMAT_H
 #define REFCNT_TRACE_FORMAT_H

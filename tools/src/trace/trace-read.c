@@ -243,22 +243,28 @@ static int mem_event(struct tr_set *s, struct tr_file *f, uint32_t f1,
 	ev->store = acc;
 	ev->size = tr_size_bytes(code);
 	ev->reg = reg;
-	ev->vaddr = f->vahi << 32 | f2;
 	ev->paddr = TR_NO_PADDR;
 	ev->node = -1;
 	ev->page_kind = -1;
-	e = &f->pt[(ev->vaddr >> TR_PAGE_SHIFT) % TR_PT_SIZE];
+	/* bits 12..17 of the address, in f2, index the page table */
+	e = &f->pt[(f2 >> TR_PAGE_SHIFT) % TR_PT_SIZE];
 	if (f->page_pending) {
+		ev->vaddr = f->vahi << 32 | f2;
 		*e = f->page;
 		e->vpn = ev->vaddr >> TR_PAGE_SHIFT;
 		e->valid = 1;
 		f->page_pending = 0;
+	} else if (f->h.flags & TR_HAS_PHYS) {
+		/* the entry that holds the page gives the high bits */
+		if (!e->valid || (uint32_t)(e->vpn << TR_PAGE_SHIFT) != (f2 & ~0xfffu))
+			return file_err(s, f, f->record - 1,
+					"no physical-page record for the page of address 0x...%08x",
+					f2);
+		ev->vaddr = (e->vpn << TR_PAGE_SHIFT & ~0xffffffffull) | f2;
+	} else {
+		ev->vaddr = f->vahi << 32 | f2;
 	}
 	if (f->h.flags & TR_HAS_PHYS) {
-		if (!e->valid || e->vpn != ev->vaddr >> TR_PAGE_SHIFT)
-			return file_err(s, f, f->record - 1,
-					"no physical-page record for virtual page 0x%llx",
-					(unsigned long long)(ev->vaddr >> TR_PAGE_SHIFT));
 		ev->page_kind = e->kind;
 		if (e->kind != TR_PAGE_IO)
 			ev->paddr = (uint64_t)e->frame << TR_PAGE_SHIFT |

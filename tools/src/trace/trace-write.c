@@ -66,10 +66,6 @@ void tr_writer_mem(struct tr_writer *w, unsigned int store, unsigned int bytes,
 		   unsigned int reg, uint64_t vaddr, unsigned int kind,
 		   uint32_t frame, unsigned int nid)
 {
-	if (vaddr >> 32 != w->vahi) {
-		w->vahi = vaddr >> 32;
-		put(w, tr_ext_f1(TR_EXT_VAHI, 0), (uint32_t)w->vahi);
-	}
 	if (w->flags & TR_HAS_PHYS) {
 		uint64_t vpn = vaddr >> TR_PAGE_SHIFT;
 		struct tr_pt_entry *e = &w->pt[vpn % TR_PT_SIZE];
@@ -77,12 +73,23 @@ void tr_writer_mem(struct tr_writer *w, unsigned int store, unsigned int bytes,
 
 		if (kind == TR_PAGE_IO)
 			frame = 0;
+		/*
+		 * An entry that holds the page gives the reader the high
+		 * address bits too: no 0x21 record then.
+		 */
 		if (e->vpn != vpn + 1 || e->frame != frame || e->kind_node != f1) {
+			if (vaddr >> 32 != w->vahi) {
+				w->vahi = vaddr >> 32;
+				put(w, tr_ext_f1(TR_EXT_VAHI, 0), (uint32_t)w->vahi);
+			}
 			e->vpn = vpn + 1;
 			e->frame = frame;
 			e->kind_node = f1;
 			put(w, f1, frame);
 		}
+	} else if (vaddr >> 32 != w->vahi) {
+		w->vahi = vaddr >> 32;
+		put(w, tr_ext_f1(TR_EXT_VAHI, 0), (uint32_t)w->vahi);
 	}
 	put(w, tr_mem_f1(store, tr_size_code(bytes), reg), (uint32_t)vaddr);
 	w->mems++;

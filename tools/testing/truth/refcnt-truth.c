@@ -222,7 +222,8 @@ static void tb_exec_cb(unsigned int vi, void *udata)
 static int dump_tables(const char *path);
 static uint64_t dumps;
 
-int truth_tracing(unsigned int vi)
+/* Whether vCPU vi's references count (and are traced) now. */
+static int truth_tracing(unsigned int vi)
 {
 	return window_open && vi < (unsigned int)nr_vcpus && !vcpus[vi].stopped;
 }
@@ -741,7 +742,7 @@ static int install_trace(void)
 		ram[i].base = opt.ram[i].base;
 		ram[i].size = opt.ram[i].size;
 	}
-	return trace_install(nr_vcpus, nid, ram, opt.nr_ram);
+	return trace_install(nr_vcpus, nid, ram, opt.nr_ram, truth_tracing);
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,

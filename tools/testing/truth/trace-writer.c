@@ -55,6 +55,7 @@ static int nr_tw;
 static const struct trace_ram *tw_ram;
 static int nr_tw_ram;
 static struct timespec t0;
+static int (*tw_tracing)(unsigned int vi);
 
 static uint64_t now_ns(void)
 {
@@ -104,7 +105,7 @@ int trace_parse_opt(const char *key, const char *v)
 }
 
 int trace_install(int nr_vcpus, const int *vcpu_nid, const struct trace_ram *ram,
-		  int nr_ram)
+		  int nr_ram, int (*tracing)(unsigned int vi))
 {
 	unsigned int flags = TR_HAS_PHYS | TR_HAS_TIME | (topt.code ? TR_HAS_CODE : 0);
 	int i;
@@ -121,6 +122,7 @@ int trace_install(int nr_vcpus, const int *vcpu_nid, const struct trace_ram *ram
 	nr_tw = nr_vcpus;
 	tw_ram = ram;
 	nr_tw_ram = nr_ram;
+	tw_tracing = tracing;
 	for (i = 0; i < nr_vcpus; i++) {
 		char path[4096];
 
@@ -185,7 +187,7 @@ static void code_cb(unsigned int vi, void *udata)
 	const struct tw_block *b = udata;
 	struct tw_vcpu *t;
 
-	if (vi >= (unsigned int)nr_tw || !truth_tracing(vi))
+	if (vi >= (unsigned int)nr_tw || !tw_tracing(vi))
 		return;
 	t = &tw[vi];
 	if (!t->since)

@@ -32,10 +32,11 @@ struct trace_ram {
 int trace_parse_opt(const char *key, const char *v);
 /*
  * Open one trace per vCPU (vcpu_nid[i]: node id of vCPU i, -1 unknown):
- * 0, or -1 with the cause printed.
+ * 0, or -1 with the cause printed. tracing(vi) says whether vCPU vi's
+ * references are traced now (the truth's window), for the code records.
  */
 int trace_install(int nr_vcpus, const int *vcpu_nid, const struct trace_ram *ram,
-		  int nr_ram);
+		  int nr_ram, int (*tracing)(unsigned int vi));
 /* The mem callback's udata for the instruction at d (its register kind). */
 void *trace_insn_udata(const void *d, size_t size);
 /* Register the code records' callback on a translated block. */
@@ -51,8 +52,5 @@ void trace_marker(unsigned int vi, unsigned int cmd, uint32_t num);
 int trace_close(void);
 /* After trace_close(): per vCPU, accesses and bytes, for the truth summary. */
 void trace_summary(FILE *f);
-
-/* From refcnt-truth.c: whether vCPU vi's references are traced now. */
-int truth_tracing(unsigned int vi);
 
 #endif
