@@ -188,7 +188,12 @@ struct refcnt_events {
  * @fold_lock:		serialises interrupt service, resets and readers of
  *			hardware counters against each other
  * @irq_work:		raised from any context, NMI included
- * @fold_work:		the deferred interrupt service
+ * @fold_work:		the deferred interrupt service; queued by @irq_work,
+ *			and by itself, later, to retry a fold that found no
+ *			memory (it never raises @irq_work)
+ * @fold_backoff:	jiffies before that retry: 0 while folds find
+ *			memory, doubled at each failure up to a bound;
+ *			under @fold_lock
  * @events:		event queue for readers of the device
  * @stats:		statistics
  * @want_hw:		1 + index of a hardware counter an NMI found no page
@@ -229,7 +234,8 @@ struct refcnt_node {
 	} ctx[REFCNT_CTX_SLOTS];
 	struct mutex fold_lock;	/* interrupt service, resets, set reads */
 	struct irq_work irq_work;
-	struct work_struct fold_work;
+	struct delayed_work fold_work;
+	unsigned long fold_backoff;
 	struct refcnt_events events;
 	struct refcnt_stats __percpu *stats;
 	atomic64_t want_hw;
@@ -375,6 +381,7 @@ bool refcnt_node_prepare(struct refcnt_node *node, u64 set,
 void refcnt_raise(struct refcnt_node *node, unsigned long *pending, u64 set);
 void refcnt_irq_work(struct irq_work *work);
 void refcnt_fold_work(struct work_struct *work);
+void refcnt_node_stop(struct refcnt_node *node);
 void refcnt_node_sync(struct refcnt_node *node);
 int refcnt_node_reset(struct refcnt_node *node);
 int refcnt_node_set_thresholds(struct refcnt_node *node, u32 abs, u32 diff);

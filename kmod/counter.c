@@ -104,7 +104,11 @@ static noinline void refcnt_counter_raise(struct refcnt_node *node, u64 set,
 		refcnt_raise(node, node->migrate_pending, set);
 }
 
-/* The counter itself; inlined in both entry points (no call per reference). */
+/*
+ * The counter itself; inlined in both entry points (no call per
+ * reference). The caller holds rcu_read_lock(): a reset frees counter
+ * pages after a grace period.
+ */
 static __always_inline void refcnt_count(struct refcnt_node *node, u64 set,
 					 unsigned int src_cnode, u32 count,
 					 const struct refcnt_ctx *ctx)
@@ -117,12 +121,10 @@ static __always_inline void refcnt_count(struct refcnt_node *node, u64 set,
 	if (unlikely(!count))
 		return;
 
-	/* A reset frees counter pages after a grace period; sched is cheapest. */
-	rcu_read_lock_sched();
 	hw = refcnt_counter_get(node, &node->hw, first + counter);
 	if (unlikely(!hw)) {
 		this_cpu_add(node->stats->refs_dropped, count);
-		goto out;
+		return;
 	}
 	now = refcnt_counter_add(hw, count, refcnt_topo.hw_max, &lost);
 	this_cpu_add(node->stats->references, count);
@@ -137,8 +139,6 @@ static __always_inline void refcnt_count(struct refcnt_node *node, u64 set,
 	if (unlikely(lost || fold || migrate))
 		refcnt_counter_raise(node, set, first + counter, lost, fold,
 				     migrate, ctx);
-out:
-	rcu_read_unlock_sched();
 }
 
 /**
@@ -153,7 +153,9 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 			   unsigned int src_cnode, u32 count,
 			   const struct refcnt_ctx *ctx)
 {
+	rcu_read_lock();
 	refcnt_count(node, set, src_cnode, count, ctx);
+	rcu_read_unlock();
 }
 
 /**
@@ -174,15 +176,20 @@ bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
 	const struct refcnt_slot *slot;
 	bool counted = false;
 
-	/* The layout may change: its node lives until a grace period ends. */
-	rcu_read_lock_sched();
+	/*
+	 * One read-side section for the slot, its node and the counter: a
+	 * layout change frees the node, and a reset counter pages, only
+	 * after a grace period (synchronize_rcu()). rcu_read_lock() is
+	 * allowed in NMI.
+	 */
+	rcu_read_lock();
 	slot = refcnt_slot_lookup(paddr);
 	if (likely(slot && src_cnode < refcnt_topo.nr_cnodes)) {
 		refcnt_count(slot->node, refcnt_slot_set(slot, paddr),
 			     src_cnode, count, ctx);
 		counted = true;
 	}
-	rcu_read_unlock_sched();
+	rcu_read_unlock();
 	return counted;
 }
 EXPORT_SYMBOL_NS_GPL(refcnt_reference, REFCNT_NS);

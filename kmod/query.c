@@ -352,7 +352,7 @@ static void refcnt_probe(struct refcnt_query *q, u64 addr, unsigned int n,
 
 /*
  * Stage the counters of the set that counts @paddr; NULL when none does.
- * Under rcu_read_lock_sched(): a reset frees counter pages only after a
+ * Under rcu_read_lock(): a reset frees counter pages only after a
  * grace period, and the run keeps a pointer into one.
  */
 static const struct refcnt_slot *
@@ -508,7 +508,7 @@ static int refcnt_query_chunk(struct refcnt_query *q, u64 *h, u64 end)
 	refcnt_probe(q, base, n, step);
 
 	q->run_sets = 0;
-	rcu_read_lock_sched();
+	rcu_read_lock();
 	for (i = 0; i < n && !err; i++) {
 		u64 page_start = base + i * step;
 		u64 page_end = min(page_start + step, end);
@@ -519,13 +519,13 @@ static int refcnt_query_chunk(struct refcnt_query *q, u64 *h, u64 end)
 			if (q->nr_staged < REFCNT_QUERY_BATCH)
 				continue;
 			/* Writing to the caller may fault: not under RCU. */
-			rcu_read_unlock_sched();
+			rcu_read_unlock();
 			err = refcnt_flush(q);
-			rcu_read_lock_sched();
+			rcu_read_lock();
 			q->run_sets = 0;
 		}
 	}
-	rcu_read_unlock_sched();
+	rcu_read_unlock();
 	if (!err)
 		err = refcnt_flush(q);
 	if (q->nr_pages)
