@@ -21,6 +21,15 @@
 #include "compat.h"
 #include "core.h"
 
+/*
+ * A missing counter page is allocated with GFP_ATOMIC where the feeds
+ * call in, perf overflow handlers with preemption disabled: PREEMPT_RT
+ * allows no allocation there. Kconfig says so; this, outside the tree.
+ */
+#ifdef CONFIG_PREEMPT_RT
+#error "refcnt does not support PREEMPT_RT kernels (see kmod/Kconfig)"
+#endif
+
 static noinline u32 *refcnt_counter_alloc(struct refcnt_node *node,
 					  struct refcnt_sparse *sp, u64 idx)
 {
