@@ -9,6 +9,7 @@
  * may sleep, so injected references are never dropped.
  */
 #include <linux/overflow.h>
+#include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -82,13 +83,14 @@ long refcnt_inject(void __user *argp)
 	if (copy_from_user(refs, u64_to_user_ptr(in.refs),
 			   array_size(in.nr_refs, sizeof(*refs))))
 		goto out;
+	/* The slots found are used across sleeps: the layout stays fixed. */
+	down_read(&refcnt_layout_rwsem);
 	err = refcnt_inject_check(refs, slots, in.nr_refs) ?:
 	      refcnt_inject_refs(refs, slots, in.nr_refs);
-	if (err || !(in.flags & RCB_INJECT_SYNC))
-		goto out;
-	for (i = 0; i < in.nr_refs; i++)
+	for (i = 0; !err && (in.flags & RCB_INJECT_SYNC) && i < in.nr_refs; i++)
 		if (i == 0 || slots[i]->node != slots[i - 1]->node)
 			refcnt_node_sync(slots[i]->node);
+	up_read(&refcnt_layout_rwsem);
 out:
 	kvfree(slots);
 	kvfree(refs);
