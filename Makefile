@@ -136,12 +136,14 @@ checkpatch: $(LINUX_SOURCE_STAMP)
 	@echo "  CHECKPATCH clean: kmod/ uapi/"
 
 # kernel-doc over kmod/ and the uapi header, verbose (it then also names
-# missing return descriptions): any warning fails.
+# missing return descriptions): any warning fails. Then the documents'
+# kernel-doc directives must name documented code (refcnt-doc-check).
 KERNEL_DOC_FILES = $(wildcard kmod/*.c kmod/*.h) uapi/linux/refcnt.h
 kernel-doc: $(LINUX_SOURCE_STAMP)
 	@out=$$(perl $(KERNEL_DOC) -v -none $(KERNEL_DOC_FILES) 2>&1 | grep -v ': info: '); \
 	if [ -n "$$out" ]; then echo "$$out" >&2; exit 1; fi
 	@echo "  KERNEL-DOC clean: $(words $(KERNEL_DOC_FILES)) files"
+	@tools/testing/refcnt-doc-check $(KERNEL_DOC)
 
 # Every shell script of the tree: a #! line naming sh or bash, or a
 # "# shellcheck shell=" directive (the sourced files), at every severity;
@@ -156,6 +158,10 @@ shellcheck:
 
 check:
 	@tools/testing/refcnt-check
+
+# make check and what it leaves out for time (Documentation/testing.rst).
+check-long:
+	@tools/testing/refcnt-check --long
 
 # refcnt-compare: reads files only, needs neither librefcnt nor rtools.c.
 tools: $(BUILD)/tools/refcnt-compare
