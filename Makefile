@@ -39,11 +39,13 @@ LINUX_SOURCE ?= /usr/src/linux-source-6.1.tar.xz
 KSFT_DIR := $(BUILD)/linux-source/tools/testing/selftests
 CHECKPATCH := $(BUILD)/linux-source/scripts/checkpatch.pl
 KERNEL_DOC := $(BUILD)/linux-source/scripts/kernel-doc
+GET_ABI := $(BUILD)/linux-source/scripts/get_abi.pl
 # The few files we use from the kernel source tarball; the stamp is named
 # after the list, so that a longer list extracts again.
 LINUX_SOURCE_FILES := tools/testing/selftests/kselftest_harness.h \
 	tools/testing/selftests/kselftest.h scripts/checkpatch.pl \
-	scripts/spelling.txt scripts/const_structs.checkpatch scripts/kernel-doc
+	scripts/spelling.txt scripts/const_structs.checkpatch scripts/kernel-doc \
+	scripts/get_abi.pl
 LINUX_SOURCE_STAMP := $(BUILD)/linux-source/.stamp-$(word 1,$(shell echo $(LINUX_SOURCE_FILES) | cksum))
 
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
@@ -137,13 +139,17 @@ checkpatch: $(LINUX_SOURCE_STAMP)
 
 # kernel-doc over kmod/ and the uapi header, verbose (it then also names
 # missing return descriptions): any warning fails. Then the documents'
-# kernel-doc directives must name documented code (refcnt-doc-check).
+# kernel-doc directives must name documented code (refcnt-doc-check), and
+# the sysfs ABI files must parse as the kernel's get_abi.pl reads them.
 KERNEL_DOC_FILES = $(wildcard kmod/*.c kmod/*.h) uapi/linux/refcnt.h
 kernel-doc: $(LINUX_SOURCE_STAMP)
 	@out=$$(perl $(KERNEL_DOC) -v -none $(KERNEL_DOC_FILES) 2>&1 | grep -v ': info: '); \
 	if [ -n "$$out" ]; then echo "$$out" >&2; exit 1; fi
 	@echo "  KERNEL-DOC clean: $(words $(KERNEL_DOC_FILES)) files"
 	@tools/testing/refcnt-doc-check $(KERNEL_DOC)
+	@out=$$(perl $(GET_ABI) --dir Documentation/ABI validate 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out" >&2; exit 1; fi
+	@echo "  GET_ABI validate: $$(grep -rc '^What:' Documentation/ABI | awk -F: '{ s += $$2 } END { print s }') Documentation/ABI entries"
 
 # Every shell script of the tree: a #! line naming sh or bash, or a
 # "# shellcheck shell=" directive (the sourced files), at every severity;
