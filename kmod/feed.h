@@ -52,7 +52,9 @@ struct refcnt_feed_stats {
  * struct refcnt_feed_ops - the operations of a feed of perf events
  * @attr:	fill in the attributes of event @k (0..nr_events-1) of
  *		CPU @cpu (-1: of a task, on any CPU), sample period aside;
- *		a negative errno when the machine has no such event
+ *		a negative errno when the machine has no such event, with
+ *		what decides who may have it (exclude_kernel, sample_type)
+ *		filled in all the same: refcnt_perf_access() reads them
  * @sample:	deliver one sample of an event of the feed, from its
  *		overflow handler (NMI for a PMU); true if a counter counted
  *		it. The registry counts it in the feed's statistics

@@ -11,13 +11,24 @@
 #include <linux/errno.h>
 #include <linux/moduleparam.h>
 #include <linux/perf_event.h>
+#include <linux/string.h>
 
 #include "refcnt.h"
 #include "feed.h"
 
+/*
+ * Precise user-space loads with their physical address, whatever the
+ * vendor's event (refcnt_pmu_attr()): filled in even when it has none,
+ * for refcnt_perf_access().
+ */
 static int refcnt_pebs_attr(struct refcnt_feed *feed, int cpu,
 			    unsigned int k, struct perf_event_attr *attr)
 {
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->precise_ip = 2;
+	attr->exclude_kernel = 1;
+	attr->sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_PHYS_ADDR;
 	return refcnt_pmu_attr(cpu, k, attr);
 }
 

@@ -37,6 +37,9 @@ struct mm_struct;
 struct task_struct;
 struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm);
 
+/* perf_access.c */
+int refcnt_perf_access(const struct perf_event_attr *attr);
+
 /* feed.c: the feeds' registry */
 int refcnt_feeds_init(void);
 void refcnt_feeds_exit(void);

@@ -360,6 +360,32 @@ static void refcnt_session_feeds(struct refcnt_session *s,
 	memcpy(s->feeds, feeds, sizeof(feeds));
 }
 
+/*
+ * The caller may have the events of every feed the session runs, as
+ * perf_event_open() would decide (refcnt_perf_access()). Checked before
+ * the target is looked up and whether the machine has the events: the
+ * PEBS/IBS feed's attributes are filled in even when the vendor has no
+ * such event (refcnt_pmu_attr()), as perf checks before its PMU lookup.
+ */
+static int refcnt_session_access(const struct refcnt_session *s)
+{
+	const struct refcnt_session_feed *sf;
+	struct perf_event_attr attr;
+	unsigned int i, k;
+	int err;
+
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++) {
+		sf = &s->feeds[i];
+		for (k = 0; sf->period && k < sf->feed->nr_events; k++) {
+			sf->feed->ops->attr(sf->feed, -1, k, &attr);
+			err = refcnt_perf_access(&attr);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
 /**
  * refcnt_session_start() - RCB_COUNT_START: start counting one process
  * @argp:	user pointer to struct rcb_count
@@ -382,6 +408,9 @@ long refcnt_session_start(void __user *argp)
 		goto free;
 	s->nr_ranges = c.nr_ranges;
 	refcnt_session_feeds(s, &c);
+	err = refcnt_session_access(s);
+	if (err)
+		goto free;
 	task = refcnt_target_get(c.pid, NULL);
 	if (IS_ERR(task)) {
 		err = PTR_ERR(task);

@@ -437,7 +437,8 @@ struct rcb_count_stats {
 
 /*
  * Start counting one process: returns the session's file descriptor.
- * Any open file of a node device; another process needs CAP_SYS_PTRACE.
+ * Any open file of a node device; perf_event_paranoid as perf applies it
+ * (EACCES); another process needs CAP_SYS_PTRACE.
  */
 #define RCB_COUNT_START	_IOW(RCB_IOC_MAGIC, 0x15, struct rcb_count)
 /* On a session's file descriptor only: its statistics. */
