@@ -495,12 +495,13 @@ EXPORT_SYMBOL_NS_GPL(refcnt_feed_unregister, REFCNT_NS);
 
 /**
  * refcnt_feeds_init() - the registry: /sys/kernel/refcnt, CPU hotplug
+ * @group:	files of /sys/kernel/refcnt besides the feeds'
  *
  * Context: module load. From here on feeds may register, and those of
  * perf events follow CPUs coming online and going offline.
  * Return: 0 or a negative errno.
  */
-int refcnt_feeds_init(void)
+int refcnt_feeds_init(const struct attribute_group *group)
 {
 	struct kobject *kobj;
 	int err;
@@ -508,6 +509,11 @@ int refcnt_feeds_init(void)
 	kobj = kobject_create_and_add("refcnt", kernel_kobj);
 	if (!kobj)
 		return -ENOMEM;
+	err = sysfs_create_group(kobj, group);
+	if (err) {
+		kobject_put(kobj);
+		return err;
+	}
 	/* No feed is on yet: nothing to call for the CPUs online now. */
 	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "refcnt/feed:online",
 					refcnt_feed_cpu_online,

@@ -24,6 +24,7 @@ struct perf_sample_data;
 struct pt_regs;
 struct refcnt_feed;
 
+struct attribute_group;
 struct device;
 struct file;
 struct inode;
@@ -41,7 +42,7 @@ struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm);
 int refcnt_perf_access(const struct perf_event_attr *attr);
 
 /* feed.c: the feeds' registry */
-int refcnt_feeds_init(void);
+int refcnt_feeds_init(const struct attribute_group *group);
 void refcnt_feeds_exit(void);
 int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period);
 int refcnt_feed_start_error(struct refcnt_feed *feed, int err);
@@ -92,6 +93,7 @@ void refcnt_dev_set_node(struct refcnt_dev *dev, struct refcnt_node *node);
 long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 extern const struct attribute_group *refcnt_dev_groups[];
 void refcnt_sysfs_init(void);
+extern const struct attribute_group refcnt_module_group;
 struct refcnt_node *refcnt_dev_node_get(struct device *d);
 
 /* layout.c: the nodes, their devices, and memory hotplug */

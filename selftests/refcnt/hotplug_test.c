@@ -31,6 +31,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <linux/userfaultfd.h>
+#include <refcnt/refcnt.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -1018,6 +1019,17 @@ TEST_F_TIMEOUT(late, node_new_since_load, 300)
 	EXPECT_EQ(RCB_NO_CNODE, d.info.rcb_cnodeid);
 	EXPECT_EQ((uint64_t)nblocks, d.info.rcb_generation);
 	EXPECT_EQ(0U, d.info.rcb_flags);
+
+	/* librefcnt numbers the nodes as the module does, not as online. */
+	EXPECT_EQ((int)d.info.rcb_num_cnodes, refcnt_num_cnodes());
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_nid_to_cnode(self->nid));
+	EXPECT_EQ(ENOENT, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_cnode_to_nid(d.info.rcb_num_cnodes));
+	EXPECT_EQ(EINVAL, errno);
+	for (c = 0; c < d.info.rcb_num_cnodes; c++)
+		EXPECT_EQ((int)c, refcnt_nid_to_cnode(refcnt_cnode_to_nid(c)));
 
 	/* Its memory counts references from every node of the load. */
 	for (c = 0; c < d.info.rcb_num_cnodes; c++) {
