@@ -153,16 +153,11 @@ static long refcnt_sets_read(struct refcnt_file *rf, void __user *argp)
 	return err;
 }
 
-static long refcnt_thresholds_set(struct refcnt_file *rf, void __user *argp)
+static int refcnt_thresholds_get(struct rcb_thresholds *t, void __user *argp)
 {
-	struct rcb_thresholds t;
-
-	if (copy_from_user(&t, argp, sizeof(t)))
+	if (copy_from_user(t, argp, sizeof(*t)))
 		return -EFAULT;
-	if (t.flags || t.pad)
-		return -EINVAL;
-	return refcnt_node_set_thresholds(rf->node, t.abs_threshold,
-					  t.diff_threshold);
+	return t->flags || t->pad ? -EINVAL : 0;
 }
 
 static long refcnt_range_query_ioctl(void __user *argp)
@@ -191,20 +186,28 @@ static bool refcnt_cmd_privileged(unsigned int cmd)
 /*
  * RCB_RESET and RCB_THRESHOLDS_SET on the file's layout, which must not
  * be retired meanwhile (its counts would be moved, then reset): they run
- * with the layout fixed, and fail with -ESTALE on a retired one.
+ * with the layout fixed, and fail with -ESTALE on a retired one. The
+ * argument is read before: no user memory is touched with the rwsem held.
  */
 static long refcnt_ioctl_change(struct refcnt_file *rf, unsigned int cmd,
 				void __user *argp)
 {
+	struct rcb_thresholds t = {};
 	long ret;
 
+	if (cmd == RCB_THRESHOLDS_SET) {
+		ret = refcnt_thresholds_get(&t, argp);
+		if (ret)
+			return ret;
+	}
 	down_read(&refcnt_layout_rwsem);
 	if (READ_ONCE(rf->node->retired))
 		ret = -ESTALE;
 	else if (cmd == RCB_RESET)
 		ret = refcnt_node_reset(rf->node);
 	else
-		ret = refcnt_thresholds_set(rf, argp);
+		ret = refcnt_node_set_thresholds(rf->node, t.abs_threshold,
+						 t.diff_threshold);
 	up_read(&refcnt_layout_rwsem);
 	return ret;
 }
