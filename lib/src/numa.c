@@ -76,7 +76,8 @@ int refcnt__parse_list(const char *s, int *out, size_t cap)
 	return (int)n;
 }
 
-int refcnt__cnode_nids(int **nids)
+/* The node list in file @path (malloc'ed ids). Count or -1/errno. */
+static int refcnt_node_list(const char *path, int **nids)
 {
 	const size_t size = 65536;
 	char *buf;
@@ -85,10 +86,7 @@ int refcnt__cnode_nids(int **nids)
 	buf = malloc(size);
 	if (!buf)
 		return refcnt__err(ENOMEM);
-	/* A node online since the load has no cnodeid: the module's list. */
-	n = refcnt__read_file(REFCNT_CNODES, buf, size);
-	if (n < 0 && errno == ENOENT)
-		n = refcnt__read_file(REFCNT_SYSNODE "/online", buf, size);
+	n = refcnt__read_file(path, buf, size);
 	if (n >= 0)
 		n = refcnt__parse_list(buf, NULL, 0);
 	if (n >= 0) {
@@ -103,6 +101,31 @@ int refcnt__cnode_nids(int **nids)
 		return -1;
 	*nids = ids;
 	return n;
+}
+
+int refcnt__cnode_nids(int **nids)
+{
+	int n;
+
+	/* A node online since the load has no cnodeid: the module's list. */
+	n = refcnt_node_list(REFCNT_CNODES, nids);
+	if (n < 0 && errno == ENOENT)
+		n = refcnt_node_list(REFCNT_SYSNODE "/online", nids);
+	return n;
+}
+
+/* Is @nid online (whether or not it has a cnodeid)? 0 or -1/errno. */
+static int refcnt_nid_online(int nid)
+{
+	int *ids = NULL, n, i, found = 0;
+
+	n = refcnt_node_list(REFCNT_SYSNODE "/online", &ids);
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		found |= ids[i] == nid;
+	free(ids);
+	return found ? 0 : refcnt__err(ENOENT);
 }
 
 REFCNT_API int refcnt_num_cnodes(void)
@@ -153,7 +176,7 @@ static int refcnt_numa_node_ok(int nid, const char *file)
 
 	if (nid < 0)
 		return refcnt__err(EINVAL);
-	if (refcnt_nid_to_cnode(nid) < 0)
+	if (refcnt_nid_online(nid))
 		return -1;
 	if (!refcnt_numa())
 		return refcnt__err(ENOSYS);
