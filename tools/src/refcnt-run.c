@@ -315,7 +315,9 @@ static int command_status(const struct child_err *ce, const char *cmd)
 	if (ce->stage == 3) {
 		rt_err("cannot count the command's references (RCB_COUNT_START): %s%s",
 		       strerror(ce->err), ce->err == ENOTTY ?
-		       " (the refcnt module is too old: --machine-wide)" : "");
+		       " (the refcnt module is too old: --machine-wide)" :
+		       ce->err == EACCES ?
+		       " (kernel.perf_event_paranoid forbids it: run as root)" : "");
 		return ce->err == EACCES || ce->err == EPERM ?
 		       RT_EXIT_RUN_PERM : RT_EXIT_RUN_FAIL;
 	}
