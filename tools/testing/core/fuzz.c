@@ -279,8 +279,10 @@ static void do_saturate(struct input *in)
 	if (ext)
 		WRITE_ONCE(*ext, v);
 	mutex_unlock(&node->fold_lock);
-	if (ext)
+	if (ext) {
 		n->ext[idx] = v;
+		n->ext_page[idx / 1024] = true;
+	}
 }
 
 static void run_ops(struct input *in)
