@@ -335,6 +335,18 @@ static uint32_t rc_set_counter(int fd, uint64_t set, unsigned int cps,
 	return cps ? v[ctr] : 0;
 }
 
+/* A node statistic, UINT64_MAX if it cannot be read. */
+static uint64_t rc_node_stat(int nid, const char *name)
+{
+	char path[128], buf[64];
+
+	snprintf(path, sizeof(path), "/sys/class/misc/refcnt-node%d/stats/%s",
+		 nid, name);
+	if (rc_read_file(path, buf, sizeof(buf)) <= 0)
+		return UINT64_MAX;
+	return strtoull(buf, NULL, 10);
+}
+
 /*
  * Synthetic PEBS/IBS samples go through the NMI handler's code: a sample
  * with a physical address counts its weight there; one with only a virtual
@@ -396,6 +408,45 @@ TEST_F(feeds, synthetic_pebs_samples)
 	EXPECT_EQ(-1, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
 	EXPECT_EQ(EINVAL, errno);
 	munmap(p, rc_page_size());
+	ioctl(self->fd, RCB_RESET);
+}
+
+/*
+ * A PEBS stream of weight 10,007 (each sample stands for 10,007 loads,
+ * five times what an 11-bit counter holds) loses nothing: each sample
+ * folds as it crosses the threshold. The first sample, outside NMI, makes
+ * the extended page; the 50 after it come as from the NMI handler.
+ */
+TEST_F(feeds, synthetic_pebs_weight_folds)
+{
+	unsigned int cps = self->info.rcb_sw_counters_per_set;
+	unsigned int src = self->online.n - 1, ctr, i;
+	int nid = self->memory.id[0];
+	struct rcb_slot slot;
+	struct rcb_slot_query sq = { .slots = (uintptr_t)&slot, .num_slots = 1 };
+	struct rcb_sample s[50];
+	struct rcb_feed_samples f = { .samples = (uintptr_t)s, .nr_samples = 1 };
+	uint64_t dropped, pegged, set = 9, want = 51 * 10007ULL;
+
+	ctr = src / self->info.rcb_nodes_per_counter;
+	ASSERT_EQ(0, ioctl(self->fd, RCB_SLOT_QUERY, &sq));
+	ASSERT_EQ(0, ioctl(self->fd, RCB_RESET));
+	dropped = rc_node_stat(nid, "refs_dropped");
+	pegged = rc_node_stat(nid, "pegged");
+	for (i = 0; i < 50; i++)
+		s[i] = (struct rcb_sample){
+			.paddr = slot.base + set * self->info.rcb_granularity +
+				 64 * i % self->info.rcb_granularity,
+			.src_cnodeid = src, .weight = 10007 };
+	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	f.flags = RCB_FEED_SAMPLES_NMI;
+	f.nr_samples = 50;
+	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	EXPECT_EQ(50U, f.delivered);
+	EXPECT_EQ(want, (uint64_t)rc_set_counter(self->fd, set, cps, ctr, false) +
+			rc_set_counter(self->fd, set, cps, ctr, true));
+	EXPECT_EQ(dropped, rc_node_stat(nid, "refs_dropped"));
+	EXPECT_EQ(pegged, rc_node_stat(nid, "pegged"));
 	ioctl(self->fd, RCB_RESET);
 }
 
@@ -584,17 +635,6 @@ TEST_F(feeds, query_sees_pages_numa_balancing_protected)
 		SKIP(return, "NUMA balancing never made the pages PROT_NONE");
 }
 
-/* A node statistic, UINT64_MAX if it cannot be read. */
-static uint64_t rc_node_stat(int nid, const char *name)
-{
-	char path[128], buf[64];
-
-	snprintf(path, sizeof(path), "/sys/class/misc/refcnt-node%d/stats/%s",
-		 nid, name);
-	if (rc_read_file(path, buf, sizeof(buf)) <= 0)
-		return UINT64_MAX;
-	return strtoull(buf, NULL, 10);
-}
 
 /*
  * RCB_FEED_SAMPLES_NMI delivers samples as the PEBS/IBS NMI handler does.
