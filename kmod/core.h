@@ -486,6 +486,8 @@ void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
 int refcnt_events_init(struct refcnt_events *ev, int nid, u32 size);
 void refcnt_events_destroy(struct refcnt_events *ev);
 bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec);
+u64 refcnt_events_queue_alike(struct refcnt_events *ev, struct rcb_event *rec,
+			      u64 nr);
 void refcnt_events_drop(struct refcnt_events *ev, u64 n);
 bool refcnt_fold_log_add(struct refcnt_fold_log *log, u64 set, u32 counter,
 			 u32 count, u32 nr);

@@ -107,6 +107,54 @@ bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec)
 }
 
 /**
+ * refcnt_events_queue_alike() - queue @nr records alike but for their seq
+ * @ev:		the queue
+ * @rec:	the record; its seq and time are stamped
+ * @nr:		how many
+ *
+ * What room there is takes them, in one section under the lock and one
+ * wake-up; the rest are dropped, as the queue drops a record it has no
+ * room for. For the folds of one big delivery.
+ *
+ * Return: the records dropped.
+ */
+u64 refcnt_events_queue_alike(struct refcnt_events *ev, struct rcb_event *rec,
+			      u64 nr)
+{
+	struct rcb_event *ring = NULL;
+	u64 room, n = 0;
+
+	if (!nr)
+		return 0;
+	if (!READ_ONCE(ev->ring))
+		ring = kvzalloc_node(array_size(ev->size, sizeof(*ring)),
+				     GFP_KERNEL, ev->nid);
+	rec->time_ns = ktime_get_ns();
+	spin_lock(&ev->lock);
+	if (!ev->ring && ring) {
+		ev->ring = ring;
+		ring = NULL;
+	}
+	room = ev->ring ? ev->size - (ev->head - ev->tail) : 0;
+	for (; n < nr && n < room; n++) {
+		rec->seq = ev->seq++;
+		ev->ring[(ev->head + n) & (ev->size - 1)] = *rec;
+	}
+	/* refcnt_events_ready() reads these without the lock */
+	WRITE_ONCE(ev->head, ev->head + n);
+	if (n < nr) {
+		if (!ev->dropped)
+			ev->first_dropped = ev->seq;
+		ev->seq += nr - n;
+		WRITE_ONCE(ev->dropped, ev->dropped + nr - n);
+	}
+	spin_unlock(&ev->lock);
+	kvfree(ring);
+	wake_up_interruptible(&ev->wait);
+	return nr - n;
+}
+
+/**
  * refcnt_events_drop() - count events dropped before they were queued
  * @ev:		the queue
  * @n:		events

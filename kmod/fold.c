@@ -215,25 +215,19 @@ static void refcnt_fold_set(struct refcnt_node *node, u64 set)
 }
 
 /*
- * Queue an entry's FOLD events. Once the queue refuses one, the rest of
- * the entry is dropped at once: a fold of a big delivery may stand for
- * millions of alike events.
+ * Queue an entry's FOLD events, alike, at once: the whole folds of a big
+ * delivery may stand for millions; what the queue has no room for is
+ * dropped.
  */
 static void refcnt_fold_entry_events(struct refcnt_node *node,
 				     const struct refcnt_fold_entry *e)
 {
 	struct rcb_event ev;
-	u32 i;
 
-	for (i = 0; i < e->nr; i++) {
-		refcnt_event_init(node, e->set, RCB_EVENT_FOLD, &ev);
-		refcnt_event_counter(&ev, e->counter, e->count);
-		if (!refcnt_events_queue(&node->events, &ev)) {
-			refcnt_events_drop(&node->events, e->nr - i - 1);
-			this_cpu_add(node->stats->events_dropped, e->nr - i);
-			return;
-		}
-	}
+	refcnt_event_init(node, e->set, RCB_EVENT_FOLD, &ev);
+	refcnt_event_counter(&ev, e->counter, e->count);
+	this_cpu_add(node->stats->events_dropped,
+		     refcnt_events_queue_alike(&node->events, &ev, e->nr));
 }
 
 /* The events of the folds made on the reference path, in their order. */
