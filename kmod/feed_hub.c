@@ -136,6 +136,9 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 		const struct refcnt_hub_record *r = &rx->rec[(rx->tail + i) & mask];
 		u64 paddr = READ_ONCE(r->paddr);
 
+		/* Samples of the emulated PMU: not the hub's references. */
+		if (READ_ONCE(r->kind) != REFCNT_HUB_REC_REF)
+			continue;
 		ctx.vaddr = READ_ONCE(r->vaddr);
 		if (refcnt_reference(paddr, rx->cnode, weight, &ctx))
 			refcnt_hub_stats.references += weight;
@@ -286,7 +289,8 @@ static int refcnt_hub_check(const struct refcnt_hub_header *hdr, u64 len)
 	    hdr->size > len || !hdr->nr_rings ||
 	    hdr->nr_rings > REFCNT_HUB_MAX_VCPUS ||
 	    hdr->ring_records < 16 || !is_power_of_2(hdr->ring_records) ||
-	    !hdr->period || hdr->flags & ~REFCNT_HUB_MISSES ||
+	    !hdr->period ||
+	    hdr->flags & ~(REFCNT_HUB_MISSES | REFCNT_HUB_LLC) ||
 	    hdr->ring_stride % 4096)
 		return -EINVAL;
 	ring_bytes = REFCNT_HUB_RING_CTRL +

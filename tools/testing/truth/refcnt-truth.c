@@ -33,6 +33,7 @@
 #include <qemu-plugin.h>
 
 #include "hub-producer.h"
+#include "pmu-emu.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -53,7 +54,7 @@ static const uint8_t mark_stop[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'E'
 static const uint8_t mark_dump[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'D' };
 
 struct ram {
-	int nid;
+	int nid, cnode;
 	uint64_t base, size;		/* guest-physical */
 };
 
@@ -104,16 +105,21 @@ static int cnode_of(int nid)
 	return -1;
 }
 
-/* qemu_plugin_hwaddr_phys_addr()'s value -> guest-physical, or NONE. */
-static uint64_t map_phys(uint64_t v)
+/*
+ * qemu_plugin_hwaddr_phys_addr()'s value -> guest-physical, or NONE;
+ * *cnode: the cnodeid of the node it is on.
+ */
+static uint64_t map_phys(uint64_t v, int *cnode)
 {
 	int i;
 
 	for (i = 0; i < opt.nr_ram; i++) {
 		const struct ram *r = &opt.ram[i];
 
-		if (v >= 2 * r->base && v < 2 * r->base + r->size)
+		if (v >= 2 * r->base && v < 2 * r->base + r->size) {
+			*cnode = r->cnode;
 			return v - r->base;
+		}
 	}
 	return NONE;
 }
@@ -155,9 +161,8 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 	struct vcpu *v;
 	struct qemu_plugin_hwaddr *hw;
 	uint64_t pa;
-	int miss = -1, count;
+	int miss = -1, count, cnode = -1;
 
-	(void)udata;
 	if (vi >= (unsigned int)nr_vcpus)
 		return;
 	/* The hub reports all the time; the truth counts in its window. */
@@ -170,12 +175,13 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 		v->io += count;
 		return;
 	}
-	pa = map_phys(qemu_plugin_hwaddr_phys_addr(hw));
+	pa = map_phys(qemu_plugin_hwaddr_phys_addr(hw), &cnode);
 	if (pa == NONE) {
 		v->unmapped += count;
 		return;
 	}
-	if (opt.llc_size && v->node >= 0 && (count || hub_misses))
+	if (opt.llc_size && v->node >= 0 &&
+	    (count || (hub_on && hub_wants_llc(vi))))
 		miss = llc_miss(v->node, pa);
 	if (count) {
 		v->refs[pa / opt.gran]++;
@@ -183,20 +189,23 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 			v->miss[pa / opt.gran]++;
 	}
 	if (hub_on)
-		hub_ref(vi, pa, vaddr, miss);
+		hub_ref(vi, udata, pa, vaddr, qemu_plugin_mem_is_store(info),
+			miss, cnode != v->node);
 }
 
 static void tb_exec_cb(unsigned int vi, void *udata)
 {
-	uint64_t n = (uintptr_t)udata;
+	const struct tb_info *tb = udata;
 
 	if (vi >= (unsigned int)nr_vcpus)
 		return;
-	vcpus[vi].insns += n;
-	if (hub_on)
-		hub_insns(vi, n);
+	vcpus[vi].insns += tb->n;
+	if (hub_on) {
+		hub_insns(vi, tb->n);
+		hub_block(vi, tb);
+	}
 	if (window_open)
-		vcpus[vi].insns_window += n;
+		vcpus[vi].insns_window += tb->n;
 }
 
 static int dump_tables(const char *path);
@@ -219,14 +228,37 @@ static void mark_cb(unsigned int vi, void *udata)
 	}
 }
 
+/*
+ * The block's instructions and their addresses, the callbacks' udata:
+ * records and PMU samples say which instruction made them. Kept for as
+ * long as QEMU may run the block (the plugin's life).
+ */
+static struct tb_info *tb_info_new(struct qemu_plugin_tb *tb, size_t n)
+{
+	struct tb_info *t = malloc(sizeof(*t) + n * sizeof(t->insn[0]));
+	size_t i;
+
+	if (!t) {
+		fprintf(stderr, PFX "out of memory for a translation block\n");
+		abort();
+	}
+	t->n = n;
+	for (i = 0; i < n; i++)
+		t->insn[i] = (struct insn_info){
+			.ip = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i)),
+			.tb = t, .idx = i,
+		};
+	return t;
+}
+
 static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t i, n = qemu_plugin_tb_n_insns(tb);
+	struct tb_info *t = tb_info_new(tb, n);
 
 	(void)id;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec_cb,
-					     QEMU_PLUGIN_CB_NO_REGS,
-					     (void *)(uintptr_t)n);
+					     QEMU_PLUGIN_CB_NO_REGS, t);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		const void *d = qemu_plugin_insn_data(insn);
@@ -234,7 +266,7 @@ static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_cb,
 						 QEMU_PLUGIN_CB_NO_REGS,
-						 QEMU_PLUGIN_MEM_RW, NULL);
+						 QEMU_PLUGIN_MEM_RW, &t->insn[i]);
 		if (hm)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, hub_mark_cb,
 				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)hm);
@@ -589,7 +621,8 @@ static int check_opts(void)
 		return -1;
 	}
 	for (i = 0; i < opt.nr_ram; i++) {
-		if (cnode_of(opt.ram[i].nid) < 0) {
+		opt.ram[i].cnode = cnode_of(opt.ram[i].nid);
+		if (opt.ram[i].cnode < 0) {
 			fprintf(stderr, PFX "ram of node %d, which is not online=\n",
 				opt.ram[i].nid);
 			return -1;
@@ -673,7 +706,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	}
 	if (hub_on && hub_install(nr_vcpus, opt.vcpu_node, opt.nr_vcpu_node,
-				  opt.gran))
+				  opt.gran, !!opt.llc_size))
 		return -1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans_cb);
 	qemu_plugin_register_atexit_cb(id, atexit_cb, NULL);
