@@ -11,8 +11,13 @@
  * (a point of preemption between them) up to a bound or until the rings
  * are empty, requeues at once while a ring has more and polls every
  * jiffy once they are empty.
- * Each record goes to refcnt_reference() with its vCPU's node and the
- * device's period as the weight.
+ * A pass adds up the records of a ring (one vCPU, so one node) that fall
+ * in one hardware page: each page's sum goes to refcnt_reference() as one
+ * delivery, weighted by the device's period times the records. A pass
+ * brings in a burst what the vCPU did over milliseconds; as one delivery
+ * it folds as it crosses the threshold instead of pegging
+ * (Documentation/design.rst, "Weighted references"), and the drain makes
+ * one call per page instead of one per record.
  *
  * The region is memory the host can write at any time: the header is
  * copied and checked once at probe, every index is read once and checked
@@ -25,6 +30,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hash.h>
 #include <linux/io.h>
 #include <linux/kobject.h>
 #include <linux/delay.h>
@@ -54,6 +60,28 @@
 #define REFCNT_HUB_BUDGET	8192
 #define REFCNT_HUB_PASSES	8
 
+/*
+ * Hardware pages a pass adds up at once: a direct-mapped table; a page
+ * that finds its slot taken delivers what the slot held first.
+ */
+#define REFCNT_HUB_SUMS		256
+
+/**
+ * struct refcnt_hub_sum - the records of one pass to one hardware page
+ * @page:	paddr >> granularity shift, plus 1; 0 when the slot is free
+ * @paddr:	the first record's address
+ * @vaddr:	its virtual address, for the event context
+ * @pid:	its task, as the guest said it
+ * @records:	records added up
+ */
+struct refcnt_hub_sum {
+	u64 page;
+	u64 paddr;
+	u64 vaddr;
+	pid_t pid;
+	u32 records;
+};
+
 /**
  * struct refcnt_hub_rx - the driver's side of one ring
  * @ctrl:	the ring's control block in the region
@@ -78,6 +106,7 @@ struct refcnt_hub_rx {
  * @drain_lock:	one consumer per ring: the work or a sync
  * @work:	the drain pass
  * @running:	the feed is on: passes requeue themselves
+ * @sum:	a pass's sums per hardware page (under drain_lock)
  * @rx:		one per ring
  */
 struct refcnt_hub {
@@ -86,6 +115,7 @@ struct refcnt_hub {
 	struct mutex drain_lock;	/* the rings' one consumer */
 	struct delayed_work work;
 	bool running;
+	struct refcnt_hub_sum sum[REFCNT_HUB_SUMS];
 	struct refcnt_hub_rx rx[];
 };
 
@@ -111,6 +141,54 @@ static __always_inline void refcnt_hub_unmute(void)
 	asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x52, 0x43, 0x48, 0x55" ::: "memory");
 }
 
+/* Deliver a page's sum as one delivery (or a few, above 2^32-1). */
+static void refcnt_hub_deliver(struct refcnt_hub *h, struct refcnt_hub_sum *s,
+			       int cnode)
+{
+	struct refcnt_ctx ctx = { .pid = s->pid, .vaddr = s->vaddr };
+	u64 left = (u64)s->records * h->hdr.period;
+
+	while (left) {
+		u32 n = min_t(u64, left, U32_MAX);
+
+		if (!refcnt_reference(s->paddr, cnode, n, &ctx)) {
+			refcnt_hub_stats.unresolved += s->records;
+			break;
+		}
+		refcnt_hub_stats.references += n;
+		left -= n;
+	}
+	s->page = 0;
+}
+
+/* Add a record to its page's sum. */
+static void refcnt_hub_add(struct refcnt_hub *h, int cnode, u64 paddr,
+			   u64 vaddr, pid_t pid)
+{
+	u64 page = (paddr >> refcnt_cfg.granularity_shift) + 1;
+	struct refcnt_hub_sum *s = &h->sum[hash_64(page, ilog2(REFCNT_HUB_SUMS))];
+
+	if (s->page == page && s->records < U32_MAX) {
+		s->records++;
+		return;
+	}
+	if (s->page)
+		refcnt_hub_deliver(h, s, cnode);
+	*s = (struct refcnt_hub_sum){ .page = page, .paddr = paddr,
+				      .vaddr = vaddr, .pid = pid,
+				      .records = 1 };
+}
+
+/* Deliver every sum of the pass. */
+static void refcnt_hub_flush(struct refcnt_hub *h, int cnode)
+{
+	unsigned int i;
+
+	for (i = 0; i < REFCNT_HUB_SUMS; i++)
+		if (h->sum[i].page)
+			refcnt_hub_deliver(h, &h->sum[i], cnode);
+}
+
 /*
  * Take up to @budget records of @rx, or up to @stop if it is nearer.
  * Returns the records left before @stop, or 0 when the head is bad.
@@ -118,8 +196,7 @@ static __always_inline void refcnt_hub_unmute(void)
 static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 				 u64 budget, u64 stop)
 {
-	u32 mask = h->hdr.ring_records - 1, weight = h->hdr.period;
-	struct refcnt_ctx ctx = {};
+	u32 mask = h->hdr.ring_records - 1;
 	u64 head, n, i;
 
 	/* Pairs with the producer's release: the records below are written. */
@@ -134,17 +211,14 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 	n = min(stop - rx->tail, budget);
 	for (i = 0; i < n; i++) {
 		const struct refcnt_hub_record *r = &rx->rec[(rx->tail + i) & mask];
-		u64 paddr = READ_ONCE(r->paddr);
 
 		/* Samples of the emulated PMU: not the hub's references. */
 		if (READ_ONCE(r->kind) != REFCNT_HUB_REC_REF)
 			continue;
-		ctx.vaddr = READ_ONCE(r->vaddr);
-		if (refcnt_reference(paddr, rx->cnode, weight, &ctx))
-			refcnt_hub_stats.references += weight;
-		else
-			refcnt_hub_stats.unresolved++;
+		refcnt_hub_add(h, rx->cnode, READ_ONCE(r->paddr),
+			       READ_ONCE(r->vaddr), READ_ONCE(r->pid));
 	}
+	refcnt_hub_flush(h, rx->cnode);
 	refcnt_hub_stats.records += n;
 	rx->tail += n;
 	/* The records are read: the producer may write their slots again. */

@@ -11,9 +11,11 @@
  *    make exactly K references from A's counter, none from another, in
  *    ext + hw + lost (every pair; the 72-node machine, a subset)
  *  - real_rates: a hot loop on a remote page at the emulator's rate
- *    pegs and folds 11-bit counters, loses counts, raises fold, peg and
- *    migration events in sequence, and conserves: what the feed delivered
- *    is what the nodes counted, and what each node counted is in its sets
+ *    folds 11-bit counters (a drain's pass delivers each page's records
+ *    as one delivery, which folds instead of pegging: less than 0.1% of
+ *    the references is lost), raises fold and migration events in
+ *    sequence, and conserves: what the feed delivered is what the nodes
+ *    counted, and what each node counted is in its sets
  *  - granularity_256: with 256-byte hardware pages, each 256-byte piece a
  *    program touches has references, each it does not has none
  *  - reload_streaming: load and unload 20 times while the device streams
@@ -508,8 +510,7 @@ static void hot_loop(char *p)
 }
 
 /* The events of node b's device: in sequence, in time, of each kind. */
-static void rates_events(struct __test_metadata *_metadata, struct rc_dev *d,
-			 bool peg)
+static void rates_events(struct __test_metadata *_metadata, struct rc_dev *d)
 {
 	static struct rcb_event ev[4096];
 	uint64_t seen[4] = {}, prev_seq = 0, prev_t = 0;
@@ -535,8 +536,6 @@ static void rates_events(struct __test_metadata *_metadata, struct rc_dev *d,
 	       (unsigned long long)seen[RCB_EVENT_PEG],
 	       (unsigned long long)seen[RCB_EVENT_MIGRATE]);
 	EXPECT_LT(0ULL, (unsigned long long)seen[RCB_EVENT_FOLD]);
-	if (peg)
-		EXPECT_LT(0ULL, (unsigned long long)seen[RCB_EVENT_PEG]);
 	EXPECT_LT(0ULL, (unsigned long long)seen[RCB_EVENT_MIGRATE]);
 }
 
@@ -579,7 +578,7 @@ TEST_F_TIMEOUT(hub, real_rates, 300)
 	uint64_t lost;
 	uint32_t abs, diff;
 	int a, b, i;
-	bool peg;
+	bool narrow;
 	char *p;
 
 	HUB_NEEDED();
@@ -594,17 +593,20 @@ TEST_F_TIMEOUT(hub, real_rates, 300)
 	p = node_pages(b, HOT_PAGES);
 	ASSERT_NE(NULL, p);
 	/*
-	 * Fold only a full 11-bit counter: from there on every reference
-	 * pegs until the fold; a remote counter a quarter ahead of home
-	 * migrates. Above 16 nodes the counters have 19 bits, as the
-	 * Origin's premium ones: they peg only at rates a TCG guest does
-	 * not reach, and fold at 255, for a margin: there (72 nodes) the
-	 * loop's pages get tens of thousands of references in 2 s, a tenth
-	 * of what the drain delivers (testing.rst).
+	 * Fold only a full 11-bit counter: a reference that finds it full,
+	 * raised and not yet folded, pegs; but a drain's pass brings each
+	 * page's records as one delivery, which folds as it crosses the
+	 * threshold, so only the first reference of a delivery can (when
+	 * the one before ended exactly at the maximum). A remote counter a
+	 * quarter ahead of home migrates. Above 16 nodes the counters have
+	 * 19 bits, as the Origin's premium ones, and fold at 255, for a
+	 * margin: there (72 nodes) the loop's pages get tens of thousands
+	 * of references in 2 s, a tenth of what the drain delivers
+	 * (testing.rst).
 	 */
 	rcd_default_thresholds(db, &abs, &diff);
-	peg = db->info.rcb_hw_counter_max <= 2047;
-	abs = peg ? db->info.rcb_hw_counter_max : 255;
+	narrow = db->info.rcb_hw_counter_max <= 2047;
+	abs = narrow ? db->info.rcb_hw_counter_max : 255;
 	ASSERT_EQ(0, rc_thresholds(db->fd, abs, (abs + 1) / 4));
 	ASSERT_EQ(0, put(HUB_PARAM, "0"));
 	rc_drain(db->fd);
@@ -632,9 +634,9 @@ TEST_F_TIMEOUT(hub, real_rates, 300)
 	i = db - devs;
 	EXPECT_LT(0ULL, (unsigned long long)(s1.st[i].folds - s0.st[i].folds));
 	EXPECT_LT(0ULL, (unsigned long long)(s1.st[i].migrations - s0.st[i].migrations));
-	if (peg)
-		EXPECT_LT(0ULL, (unsigned long long)lost);
-	rates_events(_metadata, db, peg);
+	/* Folded, not pegged: at most the first reference of a delivery. */
+	EXPECT_GE((s1.st[i].references - s0.st[i].references) / 1000, lost);
+	rates_events(_metadata, db);
 	EXPECT_EQ(0, rcd_restore_thresholds(db));
 	for (i = 0; i < self->mem.n; i++)
 		rcd_close(&devs[i]);
