@@ -658,6 +658,202 @@ static int dmesg_count(const char *s)
 	return atoi(buf);
 }
 
+/* The hub device's memory, read-write (the control block); NULL if none. */
+static unsigned char *hub_map_rw(size_t *size)
+{
+	const unsigned char *ro = hub_map(size);
+	unsigned char *m = NULL;
+	glob_t g;
+	size_t k;
+
+	if (!ro)
+		return NULL;
+	munmap((void *)ro, *size);
+	if (glob("/sys/bus/pci/devices/*/resource2", 0, NULL, &g))
+		return NULL;
+	for (k = 0; !m && k < g.gl_pathc; k++) {
+		int fd = open(g.gl_pathv[k], O_RDWR);
+		void *v = MAP_FAILED;
+
+		if (fd >= 0)
+			v = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED,
+				 fd, 0);
+		if (fd >= 0)
+			close(fd);
+		if (v == MAP_FAILED)
+			continue;
+		if (((const struct refcnt_hub_header *)v)->magic == REFCNT_HUB_MAGIC)
+			m = v;
+		else
+			munmap(v, *size);
+	}
+	globfree(&g);
+	return m;
+}
+
+/* The ring of the calling CPU (its QEMU CPU index), or NULL. */
+static struct refcnt_hub_ring *own_ring(unsigned char *base, size_t size)
+{
+	const struct refcnt_hub_header *h = (const void *)base;
+	char path[96], buf[64];
+	int ring;
+
+	snprintf(path, sizeof(path),
+		 "/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
+		 sched_getcpu());
+	if (rc_read_file(path, buf, sizeof(buf)) <= 0)
+		return NULL;
+	ring = atoi(buf);
+	if (ring < 0 || (uint32_t)ring >= h->nr_rings ||
+	    REFCNT_HUB_HEADER_SIZE + ((uint64_t)ring + 1) * h->ring_stride > size)
+		return NULL;
+	return (struct refcnt_hub_ring *)(base + REFCNT_HUB_HEADER_SIZE +
+					  (uint64_t)ring * h->ring_stride);
+}
+
+/*
+ * Program the emulated PMU and wait until this vCPU took it (its next
+ * reference does). Returns the period in force, 0 off or refused.
+ */
+static uint32_t pmu_program(unsigned char *base, uint32_t refs, uint32_t mode,
+			    uint32_t period, uint32_t flags)
+{
+	struct refcnt_hub_control *c = (void *)(base + REFCNT_HUB_CONTROL);
+	uint32_t seq = c->seq + 1;
+	int k;
+
+	c->refs = refs;
+	c->pmu_mode = mode;
+	c->pmu_period = period;
+	c->pmu_flags = flags;
+	__atomic_store_n(&c->seq, seq, __ATOMIC_RELEASE);
+	for (k = 0; k < 1000; k++) {
+		if (__atomic_load_n(&c->seq_applied, __ATOMIC_ACQUIRE) == seq)
+			return c->pmu_applied;
+		usleep(1000);
+	}
+	return UINT32_MAX;
+}
+
+/* K loads on each of n pages: one mov each, nothing else in memory. */
+static void pmu_loads(char *p, int n, long k)
+{
+	long i, j;
+
+	for (i = 0; i < k; i++)
+		for (j = 0; j < n; j++) {
+			long x;
+
+			__asm__ volatile("mov (%1,%2), %0" : "=r"(x)
+					 : "r"(p), "r"(j << 12));
+		}
+}
+
+/*
+ * The emulated PMU's samples as the device gives them, read from this
+ * vCPU's ring with the hub feed off (nothing drains it): at period 1 the
+ * PEBS-like stream has exactly K user-mode load samples on each page of
+ * a loop making K loads on each, with the page's physical address, the
+ * loop's one instruction, weight 1 and a data source saying load; a
+ * kernel read of a page (write() to a pipe) gives kernel-mode samples
+ * when kernel events count, none with EXCLUDE_KERNEL; IBS-like periods
+ * are rounded down to a multiple of 16.
+ */
+TEST_F_TIMEOUT(hub, pmu_stream, 300)
+{
+	uint64_t pa[EXACT_PAGES], per[EXACT_PAGES], head0, head1, h, ip = 0;
+	uint64_t kernel = 0, other = 0, bad = 0;
+	struct refcnt_hub_header *hdr;
+	struct refcnt_hub_record *rec;
+	struct refcnt_hub_ring *ring;
+	unsigned char *base;
+	int j, pipefd[2], a, round;
+	size_t size;
+	char *p;
+
+	HUB_NEEDED();
+	base = hub_map_rw(&size);
+	ASSERT_NE(NULL, base);
+	hdr = (void *)base;
+	if (!(hdr->pmu_modes & (1u << REFCNT_HUB_PMU_PEBS)))
+		SKIP(return, "the device emulates no PMU");
+	a = self->cpu.id[0];
+	pin_node(a);
+	p = node_pages(self->mem.id[0], EXACT_PAGES);
+	ASSERT_NE(NULL, p);
+	for (j = 0; j < EXACT_PAGES; j++)
+		pa[j] = paddr_of(p + j * rc_page_size());
+	ASSERT_EQ(0, pipe(pipefd));
+	ring = own_ring(base, size);
+	ASSERT_NE(NULL, ring);
+	rec = (void *)((unsigned char *)ring + REFCNT_HUB_RING_CTRL);
+	ASSERT_EQ(0, put(HUB_PARAM, "0"));
+
+	/* IBS-like: periods in sixteens. */
+	EXPECT_EQ(10000U, pmu_program(base, 1, REFCNT_HUB_PMU_IBS, 10007, 0));
+	EXPECT_EQ(0U, pmu_program(base, 1, REFCNT_HUB_PMU_IBS, 15, 0));
+
+	for (round = 0; round < 2; round++) {
+		uint32_t flags = round ? REFCNT_HUB_PMU_EXCLUDE_KERNEL : 0;
+
+		/* Only the PMU's records from here, in an empty ring. */
+		ASSERT_EQ(1U, pmu_program(base, 0, REFCNT_HUB_PMU_PEBS, 1, flags));
+		ASSERT_EQ(0, hub_sync_cpu());
+		head0 = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+		pmu_loads(p, EXACT_PAGES, EXACT_K);
+		ASSERT_EQ(rc_page_size(), (size_t)write(pipefd[1], p, rc_page_size()));
+		head1 = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+		pmu_program(base, 1, REFCNT_HUB_PMU_OFF, 0, 0);
+		ASSERT_GE((uint64_t)hdr->ring_records, head1 - head0)
+			TH_LOG("the ring overran: %llu records",
+			       (unsigned long long)(head1 - head0));
+
+		memset(per, 0, sizeof(per));
+		kernel = other = bad = 0;
+		for (h = head0; h < head1; h++) {
+			const struct refcnt_hub_record *r =
+				&rec[h & (hdr->ring_records - 1)];
+			uint64_t off = r->vaddr - (uintptr_t)p;
+
+			if (r->kind != REFCNT_HUB_REC_LOAD ||
+			    off >= EXACT_PAGES * rc_page_size()) {
+				other++;
+				continue;
+			}
+			if (!(r->flags & REFCNT_HUB_F_USER)) {
+				kernel++;
+				continue;
+			}
+			j = off / rc_page_size();
+			per[j]++;
+			if (!ip)
+				ip = r->ip;
+			if (r->ip != ip || r->weight != 1 ||
+			    r->paddr != pa[j] + off % rc_page_size() ||
+			    !(r->flags & REFCNT_HUB_F_ADDR) ||
+			    r->flags & (REFCNT_HUB_F_STORE | REFCNT_HUB_F_PHYS) ||
+			    ((r->data_src >> 0) & 0x1f) != 2 /* PERF_MEM_OP_LOAD */)
+				bad++;
+		}
+		printf("hub-pmu: round %d: %llu records, %llu kernel-mode loads on the pages, %llu others\n",
+		       round, (unsigned long long)(head1 - head0),
+		       (unsigned long long)kernel, (unsigned long long)other);
+		for (j = 0; j < EXACT_PAGES; j++)
+			EXPECT_EQ((uint64_t)EXACT_K, per[j]) TH_LOG("page %d", j);
+		EXPECT_EQ(0ULL, (unsigned long long)bad);
+		if (round) {
+			EXPECT_EQ(0ULL, (unsigned long long)kernel);
+		} else {
+			EXPECT_LT(0ULL, (unsigned long long)kernel);
+		}
+	}
+	ASSERT_EQ(0, put(HUB_PARAM, "1"));
+	close(pipefd[0]);
+	close(pipefd[1]);
+	munmap(p, EXACT_PAGES * rc_page_size());
+	munmap(base, size);
+}
+
 /* With 256-byte hardware pages: every touched piece counted, no other. */
 TEST_F_TIMEOUT(hub, granularity_256, 300)
 {
