@@ -18,6 +18,7 @@ struct insn_info {
 	uint64_t ip;
 	const struct tb_info *tb;
 	uint32_t idx;		/* in its block */
+	void *trace;		/* the trace writer's: trace_insn_udata() */
 };
 
 /* A translation block's instructions: the block callback's udata. */
