@@ -754,14 +754,16 @@ static void pmu_loads(char *p, int n, long k)
  * vCPU's ring with the hub feed off (nothing drains it): at period 1 the
  * PEBS-like stream has exactly K user-mode load samples on each page of
  * a loop making K loads on each, with the page's physical address, the
- * loop's one instruction, weight 1 and a data source saying load; a
+ * one instruction that loads from the page, weight 1 and a data source
+ * saying load; a
  * kernel read of a page (write() to a pipe) gives kernel-mode samples
  * when kernel events count, none with EXCLUDE_KERNEL; IBS-like periods
  * are rounded down to a multiple of 16.
  */
 TEST_F_TIMEOUT(hub, pmu_stream, 300)
 {
-	uint64_t pa[EXACT_PAGES], per[EXACT_PAGES], head0, head1, h, ip = 0;
+	uint64_t pa[EXACT_PAGES], per[EXACT_PAGES], ip[EXACT_PAGES];
+	uint64_t head0, head1, h;
 	uint64_t kernel = 0, other = 0, bad = 0;
 	struct refcnt_hub_header *hdr;
 	struct refcnt_hub_record *rec;
@@ -809,6 +811,7 @@ TEST_F_TIMEOUT(hub, pmu_stream, 300)
 			       (unsigned long long)(head1 - head0));
 
 		memset(per, 0, sizeof(per));
+		memset(ip, 0, sizeof(ip));
 		kernel = other = bad = 0;
 		for (h = head0; h < head1; h++) {
 			const struct refcnt_hub_record *r =
@@ -824,11 +827,12 @@ TEST_F_TIMEOUT(hub, pmu_stream, 300)
 				kernel++;
 				continue;
 			}
+			/* A page's loads: one instruction (the loop is unrolled). */
 			j = off / rc_page_size();
 			per[j]++;
-			if (!ip)
-				ip = r->ip;
-			if (r->ip != ip || r->weight != 1 ||
+			if (!ip[j])
+				ip[j] = r->ip;
+			if (r->ip != ip[j] || r->ip >= 1ULL << 47 || r->weight != 1 ||
 			    r->paddr != pa[j] + off % rc_page_size() ||
 			    !(r->flags & REFCNT_HUB_F_ADDR) ||
 			    r->flags & (REFCNT_HUB_F_STORE | REFCNT_HUB_F_PHYS) ||
