@@ -7,7 +7,44 @@
 #define _REFCNT_COMPAT_H
 
 #include <linux/mm.h>
+#include <linux/perf_event.h>
 #include <linux/version.h>
+
+/*
+ * The kernel refcnt runs on, for the PMU planners (pmu.h), which take it
+ * as data so that tools/testing/pmu can plan for every kernel.
+ */
+static inline u32 refcnt_kernel_version(void)
+{
+	return LINUX_VERSION_CODE;
+}
+
+/*
+ * Data-source levels later kernels name (6.12's uapi perf_event.h) and
+ * 6.1's does not: perf_mem_data_src is ABI, so the numbers hold.
+ */
+#ifdef PERF_MEM_LVLNUM_MSC
+#define REFCNT_PERF_MEM_LVLNUM_L2_MHB	PERF_MEM_LVLNUM_L2_MHB
+#define REFCNT_PERF_MEM_LVLNUM_MSC	PERF_MEM_LVLNUM_MSC
+#else
+#define REFCNT_PERF_MEM_LVLNUM_L2_MHB	0x05	/* L2 miss handling buffer */
+#define REFCNT_PERF_MEM_LVLNUM_MSC	0x06	/* memory-side cache */
+#endif
+#ifdef PERF_MEM_LVLNUM_UNC
+#define REFCNT_PERF_MEM_LVLNUM_UNC	PERF_MEM_LVLNUM_UNC
+#else
+#define REFCNT_PERF_MEM_LVLNUM_UNC	0x08	/* uncached */
+#endif
+
+/*
+ * What refcnt.ko exports to the modules beside it (the hub's), in a
+ * namespace of its own; 6.13 made the namespace a string.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define REFCNT_EXPORT(sym)	EXPORT_SYMBOL_NS_GPL(sym, "REFCNT")
+#else
+#define REFCNT_EXPORT(sym)	EXPORT_SYMBOL_NS_GPL(sym, REFCNT)
+#endif
 
 /* 6.3 made vma->vm_flags read-only behind vm_flags_{set,clear,mod}(). */
 static inline void refcnt_vm_flags_mod(struct vm_area_struct *vma,

@@ -8,8 +8,10 @@
  * (cpu -1: they follow the thread), inherited by the threads it creates
  * and, with RCB_COUNT_CHILDREN, by its child processes: perf gives an
  * inherited event the overflow handler and context of its parent. The
- * handler drops samples outside the session's ranges and runs the rest
- * through the machine-wide feed's own sample code.
+ * handlers run the samples through the machine-wide feeds' own sample
+ * code, with the session's ranges. The PEBS/IBS events are those the
+ * machine-wide feed plans (feed_pmu.c), one set per core PMU (a hybrid
+ * part has two), and a session holds the PMU against that feed.
  *
  * The last close of the file releases the events, inherited ones too,
  * then waits out handlers still running before the session is freed:
@@ -44,6 +46,18 @@
 #include "refcnt.h"
 #include "feed.h"
 
+struct refcnt_count_session;
+
+/**
+ * struct refcnt_count_pmu - the context of a session's PMU events
+ * @session:	the session
+ * @stream:	how the event's samples are read
+ */
+struct refcnt_count_pmu {
+	struct refcnt_count_session *session;
+	struct refcnt_pmu_stream stream;
+};
+
 /**
  * struct refcnt_count_session - one counting session, the file's data
  * @samples:	samples its events took
@@ -53,6 +67,8 @@
  * @events:	@nr_events perf events, those of the process's threads;
  *		perf owns the ones inherited from them
  * @nr_events:	entries of @events in use
+ * @pmu:	contexts of the PMU events, per plan and event of the plan
+ * @pmu_claimed: whether the session holds the PMU (refcnt_pmu_claim())
  * @nr_ranges:	entries of @ranges, 0 for the whole address space
  * @ranges:	the address ranges that count
  */
@@ -63,6 +79,8 @@ struct refcnt_count_session {
 	atomic64_t outside;
 	struct perf_event **events;
 	unsigned int nr_events;
+	struct refcnt_count_pmu pmu[REFCNT_PMU_MAX_PMUS * REFCNT_PMU_MAX_EVENTS];
+	bool pmu_claimed;
 	unsigned int nr_ranges;
 	struct rcb_count_range ranges[];
 };
@@ -129,9 +147,10 @@ static bool refcnt_count_inside(const struct refcnt_count_session *s,
 	return false;
 }
 
-/* The session's statistics, then the feed's own sample code. */
-static void refcnt_count_sample(struct perf_event *event,
-				struct perf_sample_data *data, bool pebs)
+/* The session's statistics, then the fault feed's own sample code. */
+static void refcnt_count_fault_overflow(struct perf_event *event,
+					struct perf_sample_data *data,
+					struct pt_regs *regs)
 {
 	struct refcnt_count_session *s = event->overflow_handler_context;
 	bool counted;
@@ -141,23 +160,38 @@ static void refcnt_count_sample(struct perf_event *event,
 		atomic64_inc(&s->outside);
 		return;
 	}
-	counted = pebs ? refcnt_pebs_sample(data, refcnt_feed_cnode()) :
-			 refcnt_fault_sample(event, data);
+	counted = refcnt_fault_sample(event, data);
 	atomic64_inc(counted ? &s->delivered : &s->unresolved);
 }
 
-static void refcnt_count_fault_overflow(struct perf_event *event,
-					struct perf_sample_data *data,
-					struct pt_regs *regs)
-{
-	refcnt_count_sample(event, data, false);
-}
-
+/*
+ * The PMU feed's sample path, with the session's ranges. Samples it
+ * filters (kernel mode, no data address, a cache in memory-side mode)
+ * count only in @samples.
+ */
 static void refcnt_count_pebs_overflow(struct perf_event *event,
 				       struct perf_sample_data *data,
 				       struct pt_regs *regs)
 {
-	refcnt_count_sample(event, data, true);
+	struct refcnt_count_pmu *p = event->overflow_handler_context;
+	struct refcnt_count_session *s = p->session;
+
+	atomic64_inc(&s->samples);
+	switch (refcnt_pmu_sample(&p->stream, s->ranges, s->nr_ranges, data,
+				  regs, refcnt_feed_cnode(),
+				  refcnt_pmu_event_weight(event, data))) {
+	case REFCNT_PMU_COUNTED:
+		atomic64_inc(&s->delivered);
+		break;
+	case REFCNT_PMU_UNRESOLVED:
+		atomic64_inc(&s->unresolved);
+		break;
+	case REFCNT_PMU_OUTSIDE:
+		atomic64_inc(&s->outside);
+		break;
+	default:
+		break;
+	}
 }
 
 /* Release the events, wait for their handlers, free the session. */
@@ -169,6 +203,8 @@ static void refcnt_count_free(struct refcnt_count_session *s)
 		perf_event_release_kernel(s->events[i]);
 	if (s->nr_events)
 		synchronize_rcu();
+	if (s->pmu_claimed)
+		refcnt_pmu_unclaim(true);
 	kvfree(s->events);
 	kfree(s);
 }
@@ -271,29 +307,24 @@ static int refcnt_count_threads(struct task_struct *leader,
 }
 
 /*
- * Give @task the session's events: @nr of @feed, every @period, inherited
- * by the threads it creates (and by its children with @children).
+ * Give @task the session's fault events, every @period, inherited by the
+ * threads it creates (and by its children with @children).
  */
 static int refcnt_count_attach(struct refcnt_count_session *s,
-			       struct task_struct *task,
-			       struct refcnt_feed *feed, unsigned int nr,
-			       unsigned int period, bool children)
+			       struct task_struct *task, unsigned int period,
+			       bool children)
 {
-	perf_overflow_handler_t overflow = feed == &refcnt_pebs_feed ?
-		refcnt_count_pebs_overflow : refcnt_count_fault_overflow;
 	struct perf_event_attr attr;
 	struct perf_event *ev;
 	unsigned int k;
-	int err;
 
-	for (k = 0; period && k < nr; k++) {
-		err = feed->attr(&attr, k);
-		if (err)
-			return err;
+	for (k = 0; period && k < REFCNT_FAULT_EVENTS; k++) {
+		refcnt_fault_attr(&attr, k);
 		attr.sample_period = period;
 		attr.inherit = 1;
 		attr.inherit_thread = !children;
-		ev = perf_event_create_kernel_counter(&attr, -1, task, overflow,
+		ev = perf_event_create_kernel_counter(&attr, -1, task,
+						      refcnt_count_fault_overflow,
 						      s);
 		if (IS_ERR(ev))
 			return PTR_ERR(ev);
@@ -302,21 +333,48 @@ static int refcnt_count_attach(struct refcnt_count_session *s,
 	return 0;
 }
 
+/* Give @task the session's PMU events: those of @nr @plans. */
+static int refcnt_count_attach_pmu(struct refcnt_count_session *s,
+				   struct task_struct *task,
+				   const struct refcnt_pmu_plan *plans,
+				   unsigned int nr, bool children)
+{
+	struct perf_event *ev;
+	unsigned int i, k;
+
+	for (i = 0; i < nr; i++) {
+		for (k = 0; k < plans[i].nr; k++) {
+			ev = refcnt_pmu_create(&plans[i].ev[k], -1, task,
+					       !children,
+					       refcnt_count_pebs_overflow,
+					       &s->pmu[i * REFCNT_PMU_MAX_EVENTS + k]);
+			if (IS_ERR(ev))
+				return refcnt_pmu_map_err(PTR_ERR(ev), NULL);
+			s->events[s->nr_events++] = ev;
+		}
+	}
+	return 0;
+}
+
 /*
- * Every thread of @leader gets the events of @c. A thread that exits
- * meanwhile is skipped (-ESRCH); the process must keep one.
+ * Every thread of @leader gets the events of @c, the PMU's those of @nr
+ * @plans. A thread that exits meanwhile is skipped (-ESRCH); the process
+ * must keep one.
  */
 static int refcnt_count_attach_all(struct refcnt_count_session *s,
 				   struct task_struct *leader,
-				   const struct rcb_count *c)
+				   const struct rcb_count *c,
+				   const struct refcnt_pmu_plan *plans,
+				   unsigned int nr)
 {
 	bool children = c->flags & RCB_COUNT_CHILDREN;
-	unsigned int per_task = (c->fault_period ? REFCNT_FAULT_EVENTS : 0) +
-				(c->pebs_period ? 1 : 0);
+	unsigned int per_task = c->fault_period ? REFCNT_FAULT_EVENTS : 0;
 	struct task_struct **tasks;
 	int n, i, err = 0, attached = 0;
 	unsigned int max;
 
+	for (i = 0; i < nr; i++)
+		per_task += plans[i].nr;
 	do {
 		max = get_nr_threads(leader) + 8;
 		tasks = kvcalloc(max, sizeof(*tasks), GFP_KERNEL);
@@ -331,11 +389,9 @@ static int refcnt_count_attach_all(struct refcnt_count_session *s,
 	if (!s->events)
 		err = -ENOMEM;
 	for (i = 0; i < n && !err; i++) {
-		err = refcnt_count_attach(s, tasks[i], &refcnt_fault_feed,
-					  REFCNT_FAULT_EVENTS,
-					  c->fault_period, children) ?:
-		      refcnt_count_attach(s, tasks[i], &refcnt_pebs_feed, 1,
-					  c->pebs_period, children);
+		err = refcnt_count_attach(s, tasks[i], c->fault_period,
+					  children) ?:
+		      refcnt_count_attach_pmu(s, tasks[i], plans, nr, children);
 		if (!err)
 			attached++;
 		/* Exited meanwhile: what it got, it keeps till release. */
@@ -372,13 +428,35 @@ static int refcnt_count_args(void __user *argp, struct rcb_count *c,
 	return 0;
 }
 
-/* perf says "no such PMU" several ways; a guest has none. */
-static int refcnt_count_pebs_err(const struct rcb_count *c, int err)
+/*
+ * The PMU's plans for @c->pebs_period, into @plans, and the PMU for the
+ * session. Return: how many plans (0 without PEBS/IBS), or an errno:
+ * EINVAL for a period the PMU refuses, EOPNOTSUPP without such a PMU,
+ * EBUSY while the machine-wide feed runs.
+ */
+static int refcnt_count_pmu(struct refcnt_count_session *s,
+			    const struct rcb_count *c,
+			    struct refcnt_pmu_plan *plans)
 {
-	if (c->pebs_period && (err == -ENOENT || err == -ENODEV ||
-			       err == -EINVAL || err == -EOPNOTSUPP))
-		return -EOPNOTSUPP;
-	return err;
+	int n, i, k, err;
+
+	if (!c->pebs_period)
+		return 0;
+	n = refcnt_pmu_task_plans(c->pebs_period, plans, REFCNT_PMU_MAX_PMUS);
+	if (n < 0)
+		return n;
+	err = refcnt_pmu_claim(true);
+	if (err)
+		return err;
+	s->pmu_claimed = true;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < plans[i].nr; k++)
+			s->pmu[i * REFCNT_PMU_MAX_EVENTS + k] =
+				(struct refcnt_count_pmu){
+					.session = s,
+					.stream = plans[i].ev[k].stream,
+				};
+	return n;
 }
 
 /**
@@ -390,10 +468,11 @@ static int refcnt_count_pebs_err(const struct rcb_count *c, int err)
  */
 long refcnt_count_start(void __user *argp)
 {
+	struct refcnt_pmu_plan *plans = NULL;
 	struct refcnt_count_session *s;
 	struct task_struct *leader;
 	struct rcb_count c;
-	int err, fd;
+	int err, fd, nr;
 
 	s = kzalloc(struct_size(s, ranges, RCB_COUNT_MAX_RANGES), GFP_KERNEL);
 	if (!s)
@@ -407,20 +486,28 @@ long refcnt_count_start(void __user *argp)
 		err = PTR_ERR(leader);
 		goto free;
 	}
-	if (c.fault_period)
-		refcnt_count_pin();
-	err = refcnt_count_attach_all(s, leader, &c);
-	put_task_struct(leader);
-	if (err) {
-		err = refcnt_count_pebs_err(&c, err);
+	plans = kcalloc(REFCNT_PMU_MAX_PMUS, sizeof(*plans), GFP_KERNEL);
+	nr = plans ? refcnt_count_pmu(s, &c, plans) : -ENOMEM;
+	if (nr < 0) {
+		put_task_struct(leader);
+		err = nr;
 		goto free;
 	}
+	if (c.fault_period)
+		refcnt_count_pin();
+	err = refcnt_count_attach_all(s, leader, &c, plans, nr);
+	put_task_struct(leader);
+	if (err)
+		goto free;
+	kfree(plans);
+	plans = NULL;
 	fd = anon_inode_getfd("[refcnt-count]", &refcnt_count_fops, s,
 			      O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
 	err = fd;
 free:
+	kfree(plans);
 	refcnt_count_free(s);
 	return err;
 }

@@ -4,7 +4,7 @@
  *
  * Each feed is a set of per-CPU kernel perf events whose overflow handler
  * delivers samples to refcnt_reference(): the sampled page faults
- * (feed_fault.c) and the PEBS/IBS precise memory samples (feed_pebs.c).
+ * (feed_fault.c) and the PEBS/IBS precise memory samples (feed_pmu.c).
  * Here: their period parameters, turning them on and off, following CPUs
  * as they come online and go offline, and their statistics in
  * /sys/kernel/refcnt/.
@@ -41,9 +41,11 @@ struct refcnt_feed refcnt_fault_feed = {
 
 struct refcnt_feed refcnt_pebs_feed = {
 	.name = "pebs",
-	.nr_events = 1,
-	.attr = refcnt_pebs_attr,
-	.overflow = refcnt_pebs_overflow,
+	.nr_events = REFCNT_PMU_MAX_EVENTS,
+	.prepare = refcnt_pmu_prepare,
+	.cpu_start = refcnt_pmu_cpu_start,
+	.finish = refcnt_pmu_finish,
+	.map_err = refcnt_pmu_start_err,
 	.stats = &refcnt_pebs_stats,
 };
 
@@ -66,8 +68,7 @@ unsigned int refcnt_feed_cnode(void)
 }
 
 /**
- * refcnt_feed_user() - deliver a sample at a user address of this task
- * @feed:	the feed, whose statistics count the outcome
+ * refcnt_feed_user_ref() - deliver references at a user address of this task
  * @addr:	user address referenced
  * @cnode:	cnodeid the references come from
  * @weight:	references the sample stands for
@@ -75,24 +76,38 @@ unsigned int refcnt_feed_cnode(void)
  * NMI-safe: the page is looked up with get_user_page_fast_only(), as
  * perf_virt_to_phys() does in NMI.
  *
- * Return: true if a counter counted it.
+ * Return: true if a counter counted them.
  */
-bool refcnt_feed_user(struct refcnt_feed *feed, u64 addr, unsigned int cnode,
-		      u64 weight)
+bool refcnt_feed_user_ref(u64 addr, unsigned int cnode, u64 weight)
 {
 	struct refcnt_ctx ctx = { .pid = task_tgid_nr(current), .vaddr = addr };
 	struct page *page;
 	bool counted;
 
 	if (!addr || addr >= TASK_SIZE ||
-	    !get_user_page_fast_only(addr & PAGE_MASK, 0, &page)) {
-		this_cpu_inc(feed->stats->unresolved);
+	    !get_user_page_fast_only(addr & PAGE_MASK, 0, &page))
 		return false;
-	}
 	counted = refcnt_reference(PFN_PHYS(page_to_pfn(page)) +
 				   (addr & ~PAGE_MASK), cnode,
 				   min_t(u64, weight, U32_MAX), &ctx);
 	put_page(page);
+	return counted;
+}
+
+/**
+ * refcnt_feed_user() - refcnt_feed_user_ref(), counted in a feed's statistics
+ * @feed:	the feed, whose statistics count the outcome
+ * @addr:	user address referenced
+ * @cnode:	cnodeid the references come from
+ * @weight:	references the sample stands for
+ *
+ * Return: true if a counter counted it.
+ */
+bool refcnt_feed_user(struct refcnt_feed *feed, u64 addr, unsigned int cnode,
+		      u64 weight)
+{
+	bool counted = refcnt_feed_user_ref(addr, cnode, weight);
+
 	if (counted)
 		this_cpu_inc(feed->stats->delivered);
 	else
@@ -112,11 +127,13 @@ static void refcnt_feed_cpu_stop(struct refcnt_feed *feed, unsigned int cpu)
 		ev[k] = NULL;
 	}
 	cpumask_clear_cpu(cpu, &feed->cpus);
+	cpumask_clear_cpu(cpu, &feed->skipped);
 }
 
 /*
  * Make @feed's events on the online @cpu, sampling every @period. On
  * failure the caller releases those made with refcnt_feed_cpu_stop().
+ * Return: 0, REFCNT_FEED_SKIP (the CPU has no such events) or an errno.
  */
 static int refcnt_feed_cpu_start(struct refcnt_feed *feed, unsigned int cpu,
 				 unsigned int period)
@@ -125,6 +142,14 @@ static int refcnt_feed_cpu_start(struct refcnt_feed *feed, unsigned int cpu,
 	unsigned int k;
 	int err;
 
+	if (feed->cpu_start) {
+		err = feed->cpu_start(feed, cpu, period);
+		if (!err)
+			cpumask_set_cpu(cpu, &feed->cpus);
+		else if (err == REFCNT_FEED_SKIP)
+			cpumask_set_cpu(cpu, &feed->skipped);
+		return err;
+	}
 	for (k = 0; k < feed->nr_events; k++) {
 		struct perf_event *ev;
 
@@ -154,12 +179,15 @@ static void refcnt_feed_stop(struct refcnt_feed *feed)
 	kfree(feed->events);
 	feed->events = NULL;
 	feed->period = 0;
+	if (feed->finish)
+		feed->finish(feed);
 }
 
 /*
  * Give every online CPU that has none its events. A CPU going offline
  * meanwhile refuses them (-ENODEV) and is left to the resync its offline
- * callback queues. Called with refcnt_feed_lock held.
+ * callback queues; one whose PMU has no such events is left out, in
+ * @feed->skipped. Called with refcnt_feed_lock held.
  */
 static int refcnt_feed_cover(struct refcnt_feed *feed, unsigned int period)
 {
@@ -167,9 +195,12 @@ static int refcnt_feed_cover(struct refcnt_feed *feed, unsigned int period)
 	int err;
 
 	for_each_online_cpu(cpu) {
-		if (cpumask_test_cpu(cpu, &feed->cpus))
+		if (cpumask_test_cpu(cpu, &feed->cpus) ||
+		    cpumask_test_cpu(cpu, &feed->skipped))
 			continue;
 		err = refcnt_feed_cpu_start(feed, cpu, period);
+		if (err == REFCNT_FEED_SKIP)
+			continue;
 		if (err)
 			refcnt_feed_cpu_stop(feed, cpu);
 		/* -ENODEV may also mean no such PMU: only skip a gone CPU. */
@@ -187,11 +218,17 @@ static int refcnt_feed_start(struct refcnt_feed *feed, unsigned int period)
 {
 	int err;
 
+	if (feed->prepare) {
+		err = feed->prepare(feed, &period);
+		if (err)
+			return err;
+	}
 	feed->events = kcalloc(nr_cpu_ids * feed->nr_events,
 			       sizeof(*feed->events), GFP_KERNEL);
-	if (!feed->events)
-		return -ENOMEM;
-	err = refcnt_feed_cover(feed, period);
+	err = feed->events ? refcnt_feed_cover(feed, period) : -ENOMEM;
+	/* Every CPU left out: the machine has no such PMU. */
+	if (!err && cpumask_empty(&feed->cpus))
+		err = -EOPNOTSUPP;
 	if (err) {
 		refcnt_feed_stop(feed);
 		return err;
@@ -264,13 +301,21 @@ static int refcnt_feed_cpu_offline(unsigned int cpu)
 	return 0;
 }
 
-/* Restart @feed with @period; if that fails, with the period it had. */
-static int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period)
+/*
+ * Restart @feed with @period; if that fails, with the period it had.
+ * Return: 0, or the errno of the failure, which the kernel log explains
+ * in one line. *@set is the period the feed runs with (the PMU may
+ * round), or before the nodes exist the one it will be started with.
+ */
+static int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period,
+			   unsigned int *set)
 {
 	unsigned int old = feed->period;
-	int err = 0;
+	const char *why = NULL;
+	int err = 0, ret;
 
 	mutex_lock(&refcnt_feed_lock);
+	*set = period;
 	/* Before the nodes exist, or once unloading, only the value counts. */
 	if (refcnt_feeds_ready) {
 		refcnt_feed_stop(feed);
@@ -278,39 +323,48 @@ static int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period)
 			err = refcnt_feed_start(feed, period);
 		if (err && old)
 			refcnt_feed_start(feed, old);
+		*set = feed->period;
 	}
 	mutex_unlock(&refcnt_feed_lock);
 	if (!err)
 		return 0;
-	/* perf says "no such PMU" several ways; a guest has none. */
-	if (feed == &refcnt_pebs_feed &&
-	    (err == -ENOENT || err == -ENODEV || err == -EINVAL ||
-	     err == -EOPNOTSUPP)) {
-		pr_warn("pebs feed: no precise memory-sampling PMU (PEBS/IBS) on this machine (%d)\n",
-			err);
-		return -EOPNOTSUPP;
-	}
-	pr_warn("%s feed: cannot start (%d)\n", feed->name, err);
-	return err;
+	ret = feed->map_err ? feed->map_err(err, &why) : err;
+	pr_warn("%s feed: %s (%d)\n", feed->name, why ?: "cannot start", err);
+	return ret;
+}
+
+/**
+ * refcnt_feed_restart() - start a running feed again, after its settings
+ * @feed:	the feed
+ *
+ * Return: 0, or the errno of a failed restart (the feed then runs as
+ * before, as refcnt_feed_set() leaves it).
+ */
+int refcnt_feed_restart(struct refcnt_feed *feed)
+{
+	unsigned int set, period = READ_ONCE(feed->period);
+
+	return period ? refcnt_feed_set(feed, period, &set) : 0;
 }
 
 static int refcnt_period_set(const char *val, const struct kernel_param *kp)
 {
 	struct refcnt_feed *feed = kp->arg == &fault_period ?
 				   &refcnt_fault_feed : &refcnt_pebs_feed;
-	unsigned int period;
+	unsigned int period, set;
 	int err;
 
 	err = kstrtouint(val, 0, &period);
 	if (err)
 		return err;
-	err = refcnt_feed_set(feed, period);
 	/*
 	 * A failed write changes nothing: the feed runs with its previous
 	 * period, which the parameter keeps showing (0 in the rare case
-	 * that the previous period could not be restarted either).
+	 * that the previous period could not be restarted either). A
+	 * successful one shows the period as the PMU took it.
 	 */
-	*(unsigned int *)kp->arg = err ? feed->period : period;
+	err = refcnt_feed_set(feed, period, &set);
+	*(unsigned int *)kp->arg = set;
 	return err;
 }
 
@@ -324,7 +378,7 @@ MODULE_PARM_DESC(fault_period,
 		 "Page-fault feed: deliver every Nth user page fault, weighted N (default 0: off)");
 module_param_cb(pebs_period, &refcnt_period_ops, &pebs_period, 0644);
 MODULE_PARM_DESC(pebs_period,
-		 "PEBS/IBS feed: one precise load sample every N loads, weighted N (default 0: off)");
+		 "PEBS/IBS feed: one precise sample every N loads and stores (PEBS) or ops (IBS, rounded to 16s), weighted N (default 0: off)");
 
 /* /sys/kernel/refcnt/<feed>_<stat> */
 static struct kobject *refcnt_kobj;
@@ -342,6 +396,9 @@ refcnt_feed_stats_sum(const struct refcnt_feed *feed)
 		sum.samples += s->samples;
 		sum.delivered += s->delivered;
 		sum.unresolved += s->unresolved;
+		sum.kernel += s->kernel;
+		sum.noaddr += s->noaddr;
+		sum.cached += s->cached;
 	}
 	return sum;
 }
@@ -355,21 +412,24 @@ static ssize_t feed##_##stat##_show(struct kobject *kobj,		\
 }									\
 static struct kobj_attribute feed##_##stat##_attr = __ATTR_RO(feed##_##stat)
 
-/* The CPUs a feed samples now, as a CPU list ("0-1,3"), empty when off. */
-#define REFCNT_FEED_CPUS(feed)						\
-static ssize_t feed##_cpus_show(struct kobject *kobj,			\
-				struct kobj_attribute *attr, char *buf)	\
+/*
+ * The CPUs a feed samples now (mask cpus), or leaves out because their
+ * PMU has no such events (mask skipped), as a CPU list ("0-1,3").
+ */
+#define REFCNT_FEED_CPUS(feed, mask)					\
+static ssize_t feed##_##mask##_show(struct kobject *kobj,		\
+				    struct kobj_attribute *attr, char *buf) \
 {									\
 	ssize_t len;							\
 									\
 	flush_work(&refcnt_feed_resync_work);				\
 	mutex_lock(&refcnt_feed_lock);					\
 	len = sysfs_emit(buf, "%*pbl\n",				\
-			 cpumask_pr_args(&refcnt_##feed##_feed.cpus));	\
+			 cpumask_pr_args(&refcnt_##feed##_feed.mask));	\
 	mutex_unlock(&refcnt_feed_lock);				\
 	return len;							\
 }									\
-static struct kobj_attribute feed##_cpus_attr = __ATTR_RO(feed##_cpus)
+static struct kobj_attribute feed##_##mask##_attr = __ATTR_RO(feed##_##mask)
 
 REFCNT_FEED_STAT(fault, samples);
 REFCNT_FEED_STAT(fault, delivered);
@@ -377,8 +437,12 @@ REFCNT_FEED_STAT(fault, unresolved);
 REFCNT_FEED_STAT(pebs, samples);
 REFCNT_FEED_STAT(pebs, delivered);
 REFCNT_FEED_STAT(pebs, unresolved);
-REFCNT_FEED_CPUS(fault);
-REFCNT_FEED_CPUS(pebs);
+REFCNT_FEED_STAT(pebs, kernel);
+REFCNT_FEED_STAT(pebs, noaddr);
+REFCNT_FEED_STAT(pebs, cached);
+REFCNT_FEED_CPUS(fault, cpus);
+REFCNT_FEED_CPUS(pebs, cpus);
+REFCNT_FEED_CPUS(pebs, skipped);
 
 static struct attribute *refcnt_feed_attrs[] = {
 	&fault_samples_attr.attr,
@@ -387,8 +451,12 @@ static struct attribute *refcnt_feed_attrs[] = {
 	&pebs_samples_attr.attr,
 	&pebs_delivered_attr.attr,
 	&pebs_unresolved_attr.attr,
+	&pebs_kernel_attr.attr,
+	&pebs_noaddr_attr.attr,
+	&pebs_cached_attr.attr,
 	&fault_cpus_attr.attr,
 	&pebs_cpus_attr.attr,
+	&pebs_skipped_attr.attr,
 	NULL,
 };
 
@@ -429,10 +497,10 @@ int refcnt_feeds_init(void)
 	mutex_lock(&refcnt_feed_lock);
 	refcnt_feeds_ready = true;
 	mutex_unlock(&refcnt_feed_lock);
-	if (fault_period && refcnt_feed_set(&refcnt_fault_feed, fault_period))
-		fault_period = 0;
-	if (pebs_period && refcnt_feed_set(&refcnt_pebs_feed, pebs_period))
-		pebs_period = 0;
+	if (fault_period)
+		refcnt_feed_set(&refcnt_fault_feed, fault_period, &fault_period);
+	if (pebs_period)
+		refcnt_feed_set(&refcnt_pebs_feed, pebs_period, &pebs_period);
 	return 0;
 
 hub:

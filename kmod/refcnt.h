@@ -4,7 +4,7 @@
  *
  * /dev/refcnt/nodeN (dev.c: open, read, poll; dev_mmap.c: the mapping of
  * the extended counters), its ioctls (ioctl.c, query.c, bench.c, and the
- * feeds' feed_inject.c and feed_pebs.c), its statistics in sysfs
+ * feeds' feed_inject.c and feed_samples.c), its statistics in sysfs
  * (sysfs.c), the feeds (feed.c) and main.c. Everything here reaches the
  * counters through the core's functions (core.h).
  */
