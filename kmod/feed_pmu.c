@@ -576,9 +576,10 @@ static int refcnt_pmu_setting_set(const char *val,
 	int err;
 
 	if (kp->arg == &pebs_ldlat) {
-		err = kstrtouint(val, 0, &ldlat);
-		if (!err)
-			err = refcnt_pmu_ldlat_check(ldlat);
+		err = kstrtouint(val, 0, &ldlat) ?:
+		      refcnt_pmu_ldlat_check(ldlat);
+		if (err)
+			pr_warn("pebs feed: pebs_ldlat must be 0 (every load) or 3 to 65535 cycles\n");
 		p.ldlat = ldlat;
 	} else {
 		err = kstrtobool(val, &memside);
