@@ -175,11 +175,16 @@ static void refcnt_count_pebs_overflow(struct perf_event *event,
 {
 	struct refcnt_count_pmu *p = event->overflow_handler_context;
 	struct refcnt_count_session *s = p->session;
+	enum refcnt_pmu_outcome o;
 
 	atomic64_inc(&s->samples);
-	switch (refcnt_pmu_sample(&p->stream, s->ranges, s->nr_ranges, data,
-				  regs, refcnt_feed_cnode(),
-				  refcnt_pmu_event_weight(event, data))) {
+	o = refcnt_pmu_sample(&p->stream, s->ranges, s->nr_ranges, data, regs,
+			      refcnt_feed_cnode(),
+			      refcnt_pmu_event_weight(event, data));
+	/* As the fault feed's: in the machine-wide statistics too. */
+	if (o != REFCNT_PMU_OUTSIDE)
+		refcnt_pmu_account(refcnt_pebs_feed.stats, o);
+	switch (o) {
 	case REFCNT_PMU_COUNTED:
 		atomic64_inc(&s->delivered);
 		break;

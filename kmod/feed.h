@@ -186,6 +186,11 @@ static inline u64 refcnt_pmu_event_weight(struct perf_event *event,
 	return 0;
 }
 
+static inline void refcnt_pmu_account(struct refcnt_feed_stats __percpu *stats,
+				      enum refcnt_pmu_outcome outcome)
+{
+}
+
 static inline enum refcnt_pmu_outcome
 refcnt_pmu_sample(const struct refcnt_pmu_stream *s,
 		  const struct rcb_count_range *ranges, unsigned int nr_ranges,
