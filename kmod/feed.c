@@ -218,14 +218,14 @@ static int refcnt_feed_start(struct refcnt_feed *feed, unsigned int period)
 {
 	int err;
 
-	if (feed->prepare) {
-		err = feed->prepare(feed, &period);
-		if (err)
-			return err;
-	}
 	feed->events = kcalloc(nr_cpu_ids * feed->nr_events,
 			       sizeof(*feed->events), GFP_KERNEL);
-	err = feed->events ? refcnt_feed_cover(feed, period) : -ENOMEM;
+	if (!feed->events)
+		return -ENOMEM;
+	/* From here on refcnt_feed_stop() undoes it, finish() included. */
+	err = feed->prepare ? feed->prepare(feed, &period) : 0;
+	if (!err)
+		err = refcnt_feed_cover(feed, period);
 	/* Every CPU left out: the machine has no such PMU. */
 	if (!err && cpumask_empty(&feed->cpus))
 		err = -EOPNOTSUPP;

@@ -122,6 +122,7 @@ refcnt_pmu_sample(const struct refcnt_pmu_stream *s,
 		  struct perf_sample_data *data, struct pt_regs *regs,
 		  unsigned int cnode, u64 weight);
 void refcnt_pmu_regs(struct pt_regs *regs, u64 ip, bool user);
+const struct refcnt_pmu_stream *refcnt_pmu_stream(enum refcnt_pmu_op op);
 u64 refcnt_pmu_event_weight(struct perf_event *event,
 			    struct perf_sample_data *data);
 void refcnt_pmu_account(struct refcnt_feed_stats __percpu *stats,

@@ -67,6 +67,23 @@ static void *refcnt_pmu_stream_ctx(const struct refcnt_pmu_stream *s)
 					  [!!(s->flags & REFCNT_PMU_MEMSIDE)];
 }
 
+/**
+ * refcnt_pmu_stream() - how samples of a kind are read with the settings
+ * @op:		REFCNT_PMU_LOADS, _STORES or _OPS
+ *
+ * For an emulated PMU's records: memory-side when pebs_memside is on.
+ *
+ * Return: the stream, for refcnt_pmu_sample().
+ */
+const struct refcnt_pmu_stream *refcnt_pmu_stream(enum refcnt_pmu_op op)
+{
+	if (op > REFCNT_PMU_OPS)
+		op = REFCNT_PMU_OPS;
+	return &refcnt_pmu_streams[op][READ_ONCE(pebs_memside)];
+}
+
+REFCNT_EXPORT(refcnt_pmu_stream);
+
 /*
  * The name and perf type of the core PMU perf picks for @cpu: a disabled
  * cycles event on it, released at once.
@@ -560,9 +577,10 @@ int refcnt_pmu_start_err(int err, const char **why)
 }
 
 /*
- * pebs_ldlat and pebs_memside: checked against every core PMU before
- * they are taken, so that a running feed restarts with them or keeps
- * running as it was; a machine without the PMU takes any valid value.
+ * pebs_ldlat and pebs_memside: while the feed runs, checked against every
+ * core PMU before they are taken, so that it restarts with them or keeps
+ * running as it was; while it is off (and at load), checked when it
+ * starts.
  */
 static int refcnt_pmu_setting_set(const char *val,
 				  const struct kernel_param *kp)
@@ -587,15 +605,19 @@ static int refcnt_pmu_setting_set(const char *val,
 	}
 	if (err)
 		return -EINVAL;
-	p.period = READ_ONCE(refcnt_pebs_feed.period) ?: 10000;
-	plans = refcnt_pmu_plans_alloc();
-	if (!plans)
-		return -ENOMEM;
-	err = refcnt_pmu_plans(&p, plans, types, REFCNT_PMU_MAX_PMUS, &why);
-	kfree(plans);
-	if (err == -EINVAL) {
-		pr_warn("pebs feed: %s\n", why);
-		return err;
+	/* A feed that is off checks its settings when it starts. */
+	p.period = READ_ONCE(refcnt_pebs_feed.period);
+	if (p.period) {
+		plans = refcnt_pmu_plans_alloc();
+		if (!plans)
+			return -ENOMEM;
+		err = refcnt_pmu_plans(&p, plans, types, REFCNT_PMU_MAX_PMUS,
+				       &why);
+		kfree(plans);
+		if (err == -EINVAL) {
+			pr_warn("pebs feed: %s\n", why);
+			return err;
+		}
 	}
 	if (kp->arg == &pebs_ldlat)
 		WRITE_ONCE(pebs_ldlat, ldlat);
