@@ -626,22 +626,20 @@ static int refcnt_pmu_setting_set(const char *val,
 	return refcnt_feed_restart(&refcnt_pebs_feed);
 }
 
-static int refcnt_pmu_setting_get(char *buf, const struct kernel_param *kp)
-{
-	if (kp->arg == &pebs_ldlat)
-		return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(pebs_ldlat));
-	return scnprintf(buf, PAGE_SIZE, "%c\n",
-			 READ_ONCE(pebs_memside) ? 'Y' : 'N');
-}
-
-static const struct kernel_param_ops refcnt_pmu_setting_ops = {
+static const struct kernel_param_ops refcnt_pmu_ldlat_ops = {
 	.set = refcnt_pmu_setting_set,
-	.get = refcnt_pmu_setting_get,
+	.get = param_get_uint,
 };
 
-module_param_cb(pebs_ldlat, &refcnt_pmu_setting_ops, &pebs_ldlat, 0644);
+static const struct kernel_param_ops refcnt_pmu_memside_ops = {
+	.set = refcnt_pmu_setting_set,
+	.get = param_get_bool,
+};
+
+module_param_cb(pebs_ldlat, &refcnt_pmu_ldlat_ops, &pebs_ldlat, 0644);
 MODULE_PARM_DESC(pebs_ldlat,
 		 "PEBS feed: load-latency threshold in core cycles, 3 to 65535; 0 samples every load (default 0)");
-module_param_cb(pebs_memside, &refcnt_pmu_setting_ops, &pebs_memside, 0644);
+module_param_cb(pebs_memside, &refcnt_pmu_memside_ops, &pebs_memside,
+		0644);
 MODULE_PARM_DESC(pebs_memside,
 		 "PEBS/IBS feed: count only loads the data source puts beyond the caches (default N)");
