@@ -654,22 +654,6 @@ TEST_F_TIMEOUT(hub, real_rates, 300)
 		rcd_close(&devs[i]);
 }
 
-/* Lines of the kernel log matching s. */
-static int dmesg_count(const char *s)
-{
-	char cmd[256], buf[32] = "";
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "dmesg | grep -c '%s'", s);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	pclose(f);
-	return atoi(buf);
-}
-
 /* The hub device's memory, read-write (the control block); NULL if none. */
 static unsigned char *hub_map_rw(size_t *size)
 {
@@ -944,9 +928,9 @@ TEST_F_TIMEOUT(hub, unbind_rebind, 120)
 	EXPECT_FALSE(hub_bound(NULL, 0));
 	ASSERT_LT(0, rc_read_file(HUB_PARAM, buf, sizeof(buf)));
 	EXPECT_STREQ("0", buf);
-	lines = dmesg_count("hub feed: no hub device");
+	lines = rc_dmesg_count("hub feed: no hub device");
 	EXPECT_EQ(-ENODEV, put(HUB_PARAM, "1"));
-	EXPECT_EQ(lines + 1, dmesg_count("hub feed: no hub device"));
+	EXPECT_EQ(lines + 1, rc_dmesg_count("hub feed: no hub device"));
 	EXPECT_EQ(-ENODEV, put(RC_FEEDDIR "/hub_sync", "1"));
 	ASSERT_EQ(0, put(HUB_DRV "/bind", addr));
 	ASSERT_TRUE(hub_bound(NULL, 0));
