@@ -112,6 +112,7 @@ int series_install(int nr_vcpus, const int *vn, const int *online,
 		fprintf(stderr, PFX "series: at most 128 nodes\n");
 		return -1;
 	}
+	nr_n = nr_online;
 	stride = (2 * nr_online + 7) & ~7;
 	rows = aligned_alloc(64, nr_vcpus * stride * sizeof(uint64_t));
 	vnode = calloc(nr_vcpus, sizeof(int));
