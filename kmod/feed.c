@@ -496,9 +496,8 @@ EXPORT_SYMBOL_NS_GPL(refcnt_feed_unregister, REFCNT_NS);
 /**
  * refcnt_feeds_init() - the registry: /sys/kernel/refcnt, CPU hotplug
  *
- * From here on feeds may register, and those of perf events follow CPUs
- * coming online and going offline.
- *
+ * Context: module load. From here on feeds may register, and those of
+ * perf events follow CPUs coming online and going offline.
  * Return: 0 or a negative errno.
  */
 int refcnt_feeds_init(void)
