@@ -12,9 +12,16 @@
  * rings NAPI-like: a pass takes at most a budget of records per ring, a
  * work item makes passes up to a bound or until the rings are empty,
  * requeues at once while a ring has more and polls every jiffy once they
- * are empty. Each record goes to refcnt.ko as the feed "hub"
- * (refcnt_feed_reference(), kmod/feed.h), from its vCPU's node as the
- * header gives it, weighted by the device's period.
+ * are empty. The records go to refcnt.ko as the feed "hub" (kmod/feed.h),
+ * from their vCPU's node as the header gives it.
+ *
+ * A pass adds up the records of a ring (one vCPU, so one node) that fall
+ * in one hardware page: each page's sum goes to refcnt.ko as one delivery
+ * (refcnt_feed_references()), weighted by the device's period times the
+ * records. A pass brings in a burst what the vCPU did over milliseconds;
+ * as one delivery it folds as it crosses the threshold instead of pegging
+ * (Documentation/design.rst, "Weighted references"), and the drain makes
+ * one call per page instead of one per record.
  *
  * The region is memory the host can write at any time: the header is
  * copied and checked once at probe, every index is read once and checked
@@ -27,6 +34,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hash.h>
 #include <linux/io.h>
 #include <linux/kobject.h>
 #include <linux/log2.h>
@@ -56,6 +64,28 @@
 #define REFCNT_HUB_BUDGET	8192
 #define REFCNT_HUB_PASSES	8
 
+/*
+ * Hardware pages a pass adds up at once: a direct-mapped table; a page
+ * that finds its slot taken delivers what the slot held first.
+ */
+#define REFCNT_HUB_SUMS		256
+
+/**
+ * struct refcnt_hub_sum - the records of one pass to one hardware page
+ * @page:	paddr >> granularity shift, plus 1; 0 when the slot is free
+ * @paddr:	the first record's address
+ * @vaddr:	its virtual address, for the event context
+ * @pid:	its task, as the guest said it
+ * @records:	records added up
+ */
+struct refcnt_hub_sum {
+	u64 page;
+	u64 paddr;
+	u64 vaddr;
+	pid_t pid;
+	u32 records;
+};
+
 /**
  * struct refcnt_hub_rx - the driver's side of one ring
  * @ctrl:	the ring's control block in the region
@@ -80,6 +110,8 @@ struct refcnt_hub_rx {
  * @drain_lock:	one consumer per ring: the work or a sync
  * @work:	the drain passes
  * @running:	the feed is on: passes requeue themselves
+ * @granularity_shift: refcnt.ko's hardware page, which the sums add up
+ * @sum:	a pass's sums per hardware page (under drain_lock)
  * @rx:		one per ring
  */
 struct refcnt_hub {
@@ -88,6 +120,8 @@ struct refcnt_hub {
 	struct mutex drain_lock;	/* the rings' one consumer */
 	struct delayed_work work;
 	bool running;
+	unsigned int granularity_shift;
+	struct refcnt_hub_sum sum[REFCNT_HUB_SUMS];
 	struct refcnt_hub_rx rx[];
 };
 
@@ -124,6 +158,47 @@ static __always_inline void refcnt_hub_unmute(void)
 	asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x52, 0x43, 0x48, 0x55" ::: "memory");
 }
 
+/* Deliver a page's sum as one delivery. */
+static void refcnt_hub_deliver(struct refcnt_hub *h, struct refcnt_hub_sum *s,
+			       int cnode)
+{
+	struct refcnt_ctx ctx = { .pid = s->pid, .vaddr = s->vaddr };
+	u64 count = (u64)s->records * h->hdr.period;
+
+	if (refcnt_feed_references(&refcnt_hub_feed, s->paddr, cnode, count,
+				   s->records, &ctx))
+		refcnt_hub_stats.references += count;
+	s->page = 0;
+}
+
+/* Add a record to its page's sum. */
+static void refcnt_hub_add(struct refcnt_hub *h, int cnode, u64 paddr,
+			   u64 vaddr, pid_t pid)
+{
+	u64 page = (paddr >> h->granularity_shift) + 1;
+	struct refcnt_hub_sum *s = &h->sum[hash_64(page, ilog2(REFCNT_HUB_SUMS))];
+
+	if (s->page == page && s->records < U32_MAX) {
+		s->records++;
+		return;
+	}
+	if (s->page)
+		refcnt_hub_deliver(h, s, cnode);
+	*s = (struct refcnt_hub_sum){ .page = page, .paddr = paddr,
+				      .vaddr = vaddr, .pid = pid,
+				      .records = 1 };
+}
+
+/* Deliver every sum of the pass. */
+static void refcnt_hub_flush(struct refcnt_hub *h, int cnode)
+{
+	unsigned int i;
+
+	for (i = 0; i < REFCNT_HUB_SUMS; i++)
+		if (h->sum[i].page)
+			refcnt_hub_deliver(h, &h->sum[i], cnode);
+}
+
 /*
  * Take up to @budget records of @rx, or up to @stop if it is nearer.
  * Returns the records left before @stop, or 0 when the head is bad.
@@ -131,8 +206,7 @@ static __always_inline void refcnt_hub_unmute(void)
 static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 				 u64 budget, u64 stop)
 {
-	u32 mask = h->hdr.ring_records - 1, weight = h->hdr.period;
-	struct refcnt_ctx ctx = {};
+	u32 mask = h->hdr.ring_records - 1;
 	u64 head, n, i;
 
 	/* Pairs with the producer's release: the records below are written. */
@@ -147,13 +221,14 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 	n = min(stop - rx->tail, budget);
 	for (i = 0; i < n; i++) {
 		const struct refcnt_hub_record *r = &rx->rec[(rx->tail + i) & mask];
-		u64 paddr = READ_ONCE(r->paddr);
 
-		ctx.vaddr = READ_ONCE(r->vaddr);
-		if (refcnt_feed_reference(&refcnt_hub_feed, paddr, rx->cnode,
-					  weight, &ctx))
-			refcnt_hub_stats.references += weight;
+		/* Samples of the emulated PMU: not the hub's references. */
+		if (READ_ONCE(r->kind) != REFCNT_HUB_REC_REF)
+			continue;
+		refcnt_hub_add(h, rx->cnode, READ_ONCE(r->paddr),
+			       READ_ONCE(r->vaddr), READ_ONCE(r->pid));
 	}
+	refcnt_hub_flush(h, rx->cnode);
 	rx->tail += n;
 	/* The records are read: the producer may write their slots again. */
 	smp_store_release(&rx->ctrl->tail, rx->tail);
@@ -333,7 +408,8 @@ static int refcnt_hub_check(const struct refcnt_hub_header *hdr, u64 len)
 	    hdr->size > len || !hdr->nr_rings ||
 	    hdr->nr_rings > REFCNT_HUB_MAX_VCPUS ||
 	    hdr->ring_records < 16 || !is_power_of_2(hdr->ring_records) ||
-	    !hdr->period || hdr->flags & ~REFCNT_HUB_MISSES ||
+	    !hdr->period ||
+	    hdr->flags & ~(REFCNT_HUB_MISSES | REFCNT_HUB_LLC) ||
 	    hdr->ring_stride % 4096)
 		return -EINVAL;
 	ring_bytes = REFCNT_HUB_RING_CTRL +
@@ -405,6 +481,7 @@ static int refcnt_hub_probe(struct pci_dev *pdev, const struct pci_device_id *id
 		return -ENOMEM;
 	h->pdev = pdev;
 	h->hdr = hdr;
+	h->granularity_shift = refcnt_granularity_shift();
 	mutex_init(&h->drain_lock);
 	INIT_DELAYED_WORK(&h->work, refcnt_hub_work);
 	refcnt_hub_rings(h, base);
