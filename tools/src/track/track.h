@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * librefcnt-track.so, the allocation tracker refcnt-run preloads into its
+ * command: its parts and what they share.
+ *
+ *   init.c     start-up, the real functions (dlsym RTLD_NEXT), the table
+ *              file, fork
+ *   malloc.c   malloc, calloc, realloc, free and the aligned allocators
+ *   mmap.c     mmap, munmap, mremap and libnuma's numa_alloc_* / numa_free
+ *   sites.c    call sites: the return address of a small allocation, the
+ *              call stack of a large one (glibc's backtrace())
+ *   objects.c  large allocations and mappings: the objects, the live ones
+ *              by address, and the readings of their counters
+ *   pages.c    the page map: which site last allocated on each base page
+ *
+ * The fast path (a small allocation) costs a site lookup by return address,
+ * two atomic adds and one store in the page map; a large one takes its call
+ * stack and, where the counters can be read, reads them (see objects.c).
+ */
+#ifndef REFCNT_TRACK_H
+#define REFCNT_TRACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "track-table.h"
+
+#define TRACK_API	__attribute__((visibility("default")))
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+/* The functions the tracker stands in front of. */
+struct track_real {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*munmap)(void *, size_t);
+	void *(*mremap)(void *, size_t, size_t, int, ...);
+};
+
+extern struct track_real real;
+
+/* The table and what the tracker knows of the machine. */
+struct track_state {
+	struct track_header *h;		/* NULL: not recording (pass-through) */
+	size_t size;
+	struct track_site *sites;
+	uint32_t *index;
+	struct track_obj *objs;
+	struct track_reading *reads;
+	uint64_t *keys;
+	uint32_t *leaves;
+	uint64_t threshold;
+	int nr_counters;		/* 0: the counters cannot be read */
+	int nodes_per_counter;
+	uint64_t granularity;
+};
+
+extern struct track_state T;
+
+/*
+ * Set while the tracker itself runs (or calls something that allocates:
+ * dlsym, backtrace, librefcnt): allocations then pass straight through.
+ */
+extern __thread int track_busy __attribute__((tls_model("initial-exec")));
+
+/* init.c */
+void track_init(void);		/* idempotent, early callers included */
+int track_resolving(void);	/* inside dlsym: serve from the bootstrap heap */
+void *track_boot_alloc(size_t size);
+int track_boot_owns(const void *p);
+uint64_t track_now_ns(void);
+pid_t track_tid(void);
+
+static inline int track_on(void)
+{
+	return T.h && !track_busy;
+}
+
+static inline void track_count(enum track_call c)
+{
+	if (T.h)
+		__atomic_fetch_add(&T.h->calls[c], 1, __ATOMIC_RELAXED);
+}
+
+/* sites.c */
+/* Site of a small allocation called from ra (index), or -1 if full. */
+int track_site_small(uintptr_t ra, enum track_kind kind, size_t size);
+/* Site of a large allocation: the caller's call stack; -1 if full. */
+int track_site_stack(enum track_kind kind);
+
+/* pages.c */
+void track_pages_mark(const void *p, size_t size, int site);
+
+/* objects.c */
+void track_small(void *p, size_t size, enum track_kind kind, uintptr_t ra);
+void track_large(void *p, size_t size, size_t len, enum track_kind kind,
+		 int arg_node);
+/*
+ * A free, munmap (of len bytes, 0: all) or realloc of p: the end of the
+ * object starting there, if there is one, with flags (TRACK_O_*) added.
+ * Its index, or -1.
+ */
+int track_release(void *p, size_t len, uint32_t flags);
+/* mremap moved or resized a mapping: the object follows it. */
+void track_moved(void *old, void *p, size_t len);
+/* mbind() on the object starting at p: placed on purpose, on node. */
+void track_placed(void *p, int node);
+int track_maybe_large(const void *p);
+void track_objects_init(void);
+void track_readings_init(struct track_header *h);
+
+#endif /* REFCNT_TRACK_H */
