@@ -89,6 +89,16 @@ $(BUILD)/tools/demo-workload: examples/demo-workload.c
 	@echo "  CC      $@"
 	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
 
+# The demo again, linked dynamically: refcnt-run can preload its allocation
+# tracker into this one, and names its arrays after the functions that
+# allocate them (make demo; what make install puts in $(PREFIX)/lib/refcnt).
+# The static one above runs in the selftests' guests, which have no libc.
+tools: $(BUILD)/demo/demo-workload
+$(BUILD)/demo/demo-workload: examples/demo-workload.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -pthread -o $@ $< -lnuma
+
 # Extract only the few files we use from the kernel source tarball.
 $(BUILD)/linux-source/.stamp: $(LINUX_SOURCE)
 	@echo "  EXTRACT kselftest harness and checkpatch from $(notdir $<)"
@@ -225,7 +235,8 @@ install: lib tools
 		$(DESTDIR)$(PREFIX)/lib/refcnt \
 		$(DESTDIR)$(PREFIX)/share/refcnt/examples $(DESTDIR)$(UDEVDIR)
 	install -m 0755 $(addprefix $(BUILD)/tools/,$(TOOLS_BIN)) $(DESTDIR)$(PREFIX)/bin/
-	install -m 0755 $(BUILD)/tools/demo-workload $(DESTDIR)$(PREFIX)/lib/refcnt/
+	install -m 0755 $(BUILD)/demo/demo-workload $(BUILD)/tools/librefcnt-track.so \
+		$(DESTDIR)$(PREFIX)/lib/refcnt/
 	install -m 0644 examples/demo-workload.c \
 		$(DESTDIR)$(PREFIX)/share/refcnt/examples/
 	$(if $(wildcard tools/man/*.1),install -m 0644 $(wildcard tools/man/*.1) \
@@ -269,6 +280,19 @@ $(REFCNTD_LIB): $(REFCNTD_OBJS)
 $(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -I$(TOP)/tools/src/refcntd -pthread
 $(BUILD)/tools/refcnt-run: TOOLS_LIBS := $(REFCNTD_LIB) $(TOOLS_LIBS)
 $(BUILD)/tools/refcnt-run: $(REFCNTD_LIB)
+# refcnt-run names objects with elfutils' libdwfl and libelf, linked
+# statically like the rest (the tools run in busybox guests): libdw.a needs
+# zlib, liblzma, libbz2 and libzstd. Its tracker's table layout is shared.
+$(BUILD)/tools/refcnt-run: TOOLS_LIBS += -ldw -lelf -lz -llzma -lbz2 -lzstd
+$(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -DREFCNT_LIBDIR='"$(PREFIX)/lib/refcnt"'
+$(BUILD)/tools/refcnt-run: tools/src/track/track-table.h
+# --html: the page's template, built in as a C string.
+$(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -I$(BUILD)/tools/gen
+$(BUILD)/tools/refcnt-run: $(BUILD)/tools/gen/report-html.h
+$(BUILD)/tools/gen/report-html.h: tools/src/run/report.html
+	@mkdir -p $(dir $@)
+	@{ echo 'static const char report_html_template[] ='; \
+	   sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' $<; echo ';'; } >$@
 
 $(BUILD)/tools/refcntd: tools/src/refcntd/main.c $(REFCNTD_LIB) $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@echo "  CC      $@"
@@ -300,3 +324,35 @@ install-refcntd: tools
 	test -e $(DESTDIR)/etc/refcntd.conf || \
 		install -m 0644 etc/refcntd.conf $(DESTDIR)/etc/refcntd.conf
 	install -m 0644 packaging/refcntd.service $(DESTDIR)/lib/systemd/system/
+
+# librefcnt-track.so, the allocation tracker refcnt-run preloads into its
+# command (tools/src/track/): shared, with librefcnt.a (position-independent)
+# inside; only the interposed functions are exported. Installed out of the
+# PATH, in $(PREFIX)/lib/refcnt/, where refcnt-run looks for it.
+TRACK_SRCS := $(wildcard tools/src/track/*.c)
+TRACK_HDRS := $(wildcard tools/src/track/*.h)
+tools: $(BUILD)/tools/librefcnt-track.so
+$(BUILD)/tools/librefcnt-track.so: $(TRACK_SRCS) $(TRACK_HDRS) $(TOOLS_LIBREFCNT)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared \
+		-fvisibility=hidden -pthread -I$(TOP)/uapi -I$(TOP)/lib/include \
+		-Wl,-z,defs -Wl,-z,now -o $@ $(TRACK_SRCS) $(TOOLS_LIBREFCNT)
+
+# refcnt-run's object tests (tools/testing/objects/objects-check): the
+# program they run, dynamic (so that the tracker preloads into it), a
+# stripped copy and a static one (bad input).
+OBJECTS_OUT := $(BUILD)/objects
+.PHONY: objects-tests
+objects-tests: $(addprefix $(OBJECTS_OUT)/,obj-workload obj-workload-stripped obj-workload-static)
+$(OBJECTS_OUT)/obj-workload: tools/testing/objects/obj-workload.c tools/testing/truth/truth-mark.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -o $@ $< -lnuma
+$(OBJECTS_OUT)/obj-workload-stripped: $(OBJECTS_OUT)/obj-workload
+	@strip --strip-all -o $@ $<
+$(OBJECTS_OUT)/obj-workload-static: tools/testing/objects/obj-workload.c tools/testing/truth/truth-mark.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -static -o $@ $< -lnuma 2>&1 | \
+		{ grep -v -e getaddrinfo -e affinity_ip || true; }
