@@ -36,7 +36,8 @@ __thread int track_busy __attribute__((tls_model("initial-exec")));
 #define LEAVES_CAP	(1U << 14)
 
 /* What dlsym allocates before the real functions are known. */
-static char boot_heap[256 * 1024] __attribute__((aligned(64)));
+char track_boot_heap[256 * 1024] __attribute__((aligned(64)));
+const size_t track_boot_size = sizeof(track_boot_heap);
 static size_t boot_used;
 static int init_state;		/* 0 not started, 1 running, 2 done */
 static __thread int in_init __attribute__((tls_model("initial-exec")));
@@ -47,17 +48,11 @@ void *track_boot_alloc(size_t size)
 	size_t at = __atomic_fetch_add(&boot_used, (size + 63) & ~(size_t)63,
 				       __ATOMIC_RELAXED);
 
-	if (at + size > sizeof(boot_heap)) {
+	if (at + size > sizeof(track_boot_heap)) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	return boot_heap + at;	/* static: zeroed, as calloc wants */
-}
-
-int track_boot_owns(const void *p)
-{
-	return (const char *)p >= boot_heap &&
-	       (const char *)p < boot_heap + sizeof(boot_heap);
+	return track_boot_heap + at;	/* static: zeroed, as calloc wants */
 }
 
 uint64_t track_now_ns(void)
@@ -197,6 +192,7 @@ static void open_table(void)
 	h->start_ns = track_now_ns();
 	track_objects_init();
 	track_readings_init(h);
+	track_small_init();
 	point_at(h);
 	__atomic_store_n(&h->magic, TRACK_MAGIC, __ATOMIC_RELEASE);
 }
@@ -287,6 +283,12 @@ void track_init(void)
 	track_busy++;
 	resolve();
 	open_table();
+	/*
+	 * glibc's backtrace() loads libgcc_s the first time, which allocates:
+	 * done now, it never has to happen inside an allocator's call later.
+	 */
+	if (T.h)
+		track_stack_prime();
 	pthread_atfork(NULL, NULL, after_fork_child);
 	track_busy--;
 	in_init = 0;

@@ -5,7 +5,11 @@
  * (the threshold, REFCNT_TRACK_THRESHOLD) as an object, a small one folded
  * into the site of its return address. free() and realloc() end a large
  * object. Calls made while the tracker itself runs, or before the real
- * functions are known (dlsym allocates), pass through.
+ * functions are known (dlsym allocates), pass through; so do the mmap()s
+ * an allocator makes for itself while it serves a call (jemalloc's, for
+ * one: that memory holds the allocations, which are recorded), and that
+ * keeps the tracker from anything that could allocate while the allocator
+ * holds its locks.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -15,6 +19,9 @@
 #include "track.h"
 
 #define RA()	((uintptr_t)__builtin_return_address(0))
+
+/* The real allocator's call, with the tracker off for what it calls. */
+#define REAL_CALL(expr)	({ track_busy++; __typeof__(expr) r_ = (expr); track_busy--; r_; })
 
 /* Record p, size bytes of kind, allocated from ra. */
 static inline void note(void *p, size_t size, enum track_kind kind, uintptr_t ra)
@@ -47,7 +54,7 @@ TRACK_API void *malloc(size_t size)
 
 	if (!ready(real.malloc) && !real.malloc)
 		return track_boot_alloc(size);
-	p = real.malloc(size);
+	p = REAL_CALL(real.malloc(size));
 	note(p, size, TRACK_MALLOC, RA());
 	return p;
 }
@@ -62,7 +69,7 @@ TRACK_API void *calloc(size_t n, size_t size)
 	}
 	if (!ready(real.calloc) && !real.calloc)
 		return track_boot_alloc(n * size);
-	p = real.calloc(n, size);
+	p = REAL_CALL(real.calloc(n, size));
 	note(p, n * size, TRACK_CALLOC, RA());
 	return p;
 }
@@ -75,7 +82,9 @@ TRACK_API void free(void *p)
 		return;		/* nothing real was allocated yet */
 	if (T.h && !track_busy && track_maybe_large(p))
 		track_release(p, 0, 0);
+	track_busy++;
 	real.free(p);
+	track_busy--;
 }
 
 TRACK_API void *realloc(void *old, size_t size)
@@ -94,7 +103,7 @@ TRACK_API void *realloc(void *old, size_t size)
 	/* The old object's counters up to now: it may move or be freed. */
 	if (old && T.h && !track_busy && track_maybe_large(old))
 		track_release(old, 0, TRACK_O_REALLOCED);
-	p = real.realloc(old, size);
+	p = REAL_CALL(real.realloc(old, size));
 	if (size)
 		note(p, size, TRACK_REALLOC, RA());
 	return p;
@@ -106,7 +115,7 @@ TRACK_API int posix_memalign(void **out, size_t align, size_t size)
 
 	if (!ready(real.posix_memalign) && !real.posix_memalign)
 		return ENOMEM;
-	rc = real.posix_memalign(out, align, size);
+	rc = REAL_CALL(real.posix_memalign(out, align, size));
 	if (!rc)
 		note(*out, size, TRACK_MEMALIGN, RA());
 	return rc;
@@ -118,7 +127,7 @@ TRACK_API void *aligned_alloc(size_t align, size_t size)
 
 	if (!ready(real.aligned_alloc) && !real.aligned_alloc)
 		return NULL;
-	p = real.aligned_alloc(align, size);
+	p = REAL_CALL(real.aligned_alloc(align, size));
 	note(p, size, TRACK_MEMALIGN, RA());
 	return p;
 }
@@ -129,7 +138,7 @@ TRACK_API void *memalign(size_t align, size_t size)
 
 	if (!ready(real.memalign) && !real.memalign)
 		return NULL;
-	p = real.memalign(align, size);
+	p = REAL_CALL(real.memalign(align, size));
 	note(p, size, TRACK_MEMALIGN, RA());
 	return p;
 }
@@ -140,7 +149,7 @@ TRACK_API void *valloc(size_t size)
 
 	if (!ready(real.valloc) && !real.valloc)
 		return NULL;
-	p = real.valloc(size);
+	p = REAL_CALL(real.valloc(size));
 	note(p, size, TRACK_MEMALIGN, RA());
 	return p;
 }
@@ -151,7 +160,7 @@ TRACK_API void *pvalloc(size_t size)
 
 	if (!ready(real.pvalloc) && !real.pvalloc)
 		return NULL;
-	p = real.pvalloc(size);
+	p = REAL_CALL(real.pvalloc(size));
 	note(p, size, TRACK_MEMALIGN, RA());
 	return p;
 }

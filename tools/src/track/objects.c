@@ -25,7 +25,6 @@
 #define LIVE_CAP	(1U << 18)
 #define LIVE_FREE	0
 #define LIVE_GONE	1		/* a deleted entry, probing goes on */
-#define FILTER_BITS	(1U << 16)
 #define QUERY_CHUNK	512		/* pages per range query */
 #define MAX_CNODES	1024
 
@@ -36,7 +35,7 @@ struct live {
 };
 
 static struct live *live;
-static uint64_t filter[FILTER_BITS / 64];
+uint64_t track_filter[TRACK_FILTER_BITS / 64];
 static int lock_word;
 
 static struct refcnt_node *qnode;
@@ -55,19 +54,7 @@ static void unlock(void)
 	__atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
 }
 
-static inline uint32_t hash_addr(uint64_t a)
-{
-	a ^= a >> 31;
-	a *= 0x9e3779b97f4a7c15ULL;
-	return (uint32_t)(a >> 32);
-}
-
-int track_maybe_large(const void *p)
-{
-	uint32_t b = hash_addr((uintptr_t)p) & (FILTER_BITS - 1);
-
-	return (__atomic_load_n(&filter[b / 64], __ATOMIC_RELAXED) >> (b % 64)) & 1;
-}
+#define hash_addr track_hash_addr
 
 /* Under the lock. */
 static void live_put(uint64_t start, uint32_t obj)
@@ -78,8 +65,8 @@ static void live_put(uint64_t start, uint32_t obj)
 		if (live[i].start == LIVE_FREE || live[i].start == LIVE_GONE) {
 			live[i].start = start;
 			live[i].obj = obj;
-			b = hash_addr(start) & (FILTER_BITS - 1);
-			__atomic_fetch_or(&filter[b / 64], 1ULL << (b % 64),
+			b = hash_addr(start) & (TRACK_FILTER_BITS - 1);
+			__atomic_fetch_or(&track_filter[b / 64], 1ULL << (b % 64),
 					  __ATOMIC_RELAXED);
 			return;
 		}
@@ -262,15 +249,6 @@ static uint32_t take_reading(uint32_t obj, uint64_t start, uint64_t len,
 	}
 	T.reads[i] = r;
 	return i + 1;
-}
-
-void track_small(void *p, size_t size, enum track_kind kind, uintptr_t ra)
-{
-	int site = track_site_small(ra, kind, size);
-
-	if (site >= 0)
-		track_pages_mark(p, size, site);
-	__atomic_fetch_add(&T.h->bytes_small, size, __ATOMIC_RELAXED);
 }
 
 void track_large(void *p, size_t size, size_t len, enum track_kind kind,

@@ -10,8 +10,10 @@
  */
 #include "track.h"
 
-static __thread uint64_t last_key __attribute__((tls_model("initial-exec")));
-static __thread uint32_t *last_leaf __attribute__((tls_model("initial-exec")));
+__thread uint64_t track_last_key __attribute__((tls_model("initial-exec")));
+__thread uint32_t *track_last_leaf __attribute__((tls_model("initial-exec")));
+#define last_key track_last_key
+#define last_leaf track_last_leaf
 
 static inline uint32_t hash64(uint64_t k)
 {

@@ -70,6 +70,13 @@ static int take_stack(uint64_t *frames)
 	return k;
 }
 
+void track_stack_prime(void)
+{
+	uint64_t frames[TRACK_MAX_FRAMES];
+
+	take_stack(frames);
+}
+
 /*
  * The site of key: found, or a new one with its key set (*claimed: the
  * caller fills it in). Index, or -1 when the sites are full or MAX_PROBES
@@ -112,7 +119,7 @@ static int site_slot(uint64_t key, int *claimed)
 	return -1;
 }
 
-int track_site_small(uintptr_t ra, enum track_kind kind, size_t size)
+int track_site_small(uintptr_t ra, enum track_kind kind)
 {
 	int claimed, i = site_slot(ra, &claimed);
 	struct track_site *s;
@@ -125,8 +132,6 @@ int track_site_small(uintptr_t ra, enum track_kind kind, size_t size)
 		s->nframes = take_stack(s->frames);
 		__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
 	}
-	__atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
 	return i;
 }
 

@@ -118,7 +118,6 @@ struct track_header {
 	uint64_t dropped_reads;
 	uint64_t dropped_pages;
 	uint64_t calls[TRACK_NR_CALLS];
-	uint64_t bytes_small;		/* bytes of the small allocations */
 	uint64_t bytes_large;
 };
 

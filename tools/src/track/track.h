@@ -9,13 +9,18 @@
  *   mmap.c     mmap, munmap, mremap and libnuma's numa_alloc_* / numa_free
  *   sites.c    call sites: the return address of a small allocation, the
  *              call stack of a large one (glibc's backtrace())
+ *   small.c    the small allocations' fast path: a per-thread cache of
+ *              the last site and of the counts not yet added to it
  *   objects.c  large allocations and mappings: the objects, the live ones
  *              by address, and the readings of their counters
  *   pages.c    the page map: which site last allocated on each base page
  *
- * The fast path (a small allocation) costs a site lookup by return address,
- * two atomic adds and one store in the page map; a large one takes its call
- * stack and, where the counters can be read, reads them (see objects.c).
+ * The fast path (a small allocation from the same return address as the
+ * thread's last one) costs a few compares and adds in thread-local memory,
+ * and a store in the page map when the page changes; a new return address
+ * a hash probe; every 64 calls two atomic adds. A large allocation takes
+ * its call stack and, where the counters can be read, reads them
+ * (objects.c).
  */
 #ifndef REFCNT_TRACK_H
 #define REFCNT_TRACK_H
@@ -76,7 +81,14 @@ extern __thread int track_busy __attribute__((tls_model("initial-exec")));
 void track_init(void);		/* idempotent, early callers included */
 int track_resolving(void);	/* inside dlsym: serve from the bootstrap heap */
 void *track_boot_alloc(size_t size);
-int track_boot_owns(const void *p);
+extern char track_boot_heap[];
+extern const size_t track_boot_size;
+
+static inline int track_boot_owns(const void *p)
+{
+	return (const char *)p >= track_boot_heap &&
+	       (const char *)p < track_boot_heap + track_boot_size;
+}
 uint64_t track_now_ns(void);
 pid_t track_tid(void);
 
@@ -92,16 +104,26 @@ static inline void track_count(enum track_call c)
 }
 
 /* sites.c */
-/* Site of a small allocation called from ra (index), or -1 if full. */
-int track_site_small(uintptr_t ra, enum track_kind kind, size_t size);
+/* Site of small allocations called from ra (index), or -1 if full. */
+int track_site_small(uintptr_t ra, enum track_kind kind);
 /* Site of a large allocation: the caller's call stack; -1 if full. */
 int track_site_stack(enum track_kind kind);
+/* Load what taking a stack needs (libgcc_s), at start-up. */
+void track_stack_prime(void);
 
 /* pages.c */
 void track_pages_mark(const void *p, size_t size, int site);
+/* The calling thread's last leaf: its key and its entries. */
+extern __thread uint64_t track_last_key __attribute__((tls_model("initial-exec")));
+extern __thread uint32_t *track_last_leaf __attribute__((tls_model("initial-exec")));
+
+/* small.c */
+void track_small(void *p, size_t size, enum track_kind kind, uintptr_t ra);
+/* The calling thread's counts not yet added to their site, added. */
+void track_small_flush(void);
+void track_small_init(void);
 
 /* objects.c */
-void track_small(void *p, size_t size, enum track_kind kind, uintptr_t ra);
 void track_large(void *p, size_t size, size_t len, enum track_kind kind,
 		 int arg_node);
 /*
@@ -114,7 +136,23 @@ int track_release(void *p, size_t len, uint32_t flags);
 void track_moved(void *old, void *p, size_t len);
 /* mbind() on the object starting at p: placed on purpose, on node. */
 void track_placed(void *p, int node);
-int track_maybe_large(const void *p);
+#define TRACK_FILTER_BITS	(1U << 14)	/* 2 KiB: it stays in the L1 cache */
+extern uint64_t track_filter[TRACK_FILTER_BITS / 64];
+
+static inline uint32_t track_hash_addr(uint64_t a)
+{
+	a ^= a >> 31;
+	a *= 0x9e3779b97f4a7c15ULL;
+	return (uint32_t)(a >> 32);
+}
+
+/* May p be a live large object? One load for any other pointer. */
+static inline int track_maybe_large(const void *p)
+{
+	uint32_t b = track_hash_addr((uintptr_t)p) & (TRACK_FILTER_BITS - 1);
+
+	return (__atomic_load_n(&track_filter[b / 64], __ATOMIC_RELAXED) >> (b % 64)) & 1;
+}
 void track_objects_init(void);
 void track_readings_init(struct track_header *h);
 
