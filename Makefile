@@ -356,3 +356,23 @@ $(OBJECTS_OUT)/obj-workload-static: tools/testing/objects/obj-workload.c tools/t
 	@echo "  CC      $@"
 	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -static -o $@ $< -lnuma 2>&1 | \
 		{ grep -v -e getaddrinfo -e affinity_ip || true; }
+
+# refcnt-run's benchmarks (tools/testing/objects/objects-bench, in make
+# bench): the tracker's workloads, and refcnt-run's code resolving and
+# reporting objects on the host (no module).
+.PHONY: objects-bench-bin
+objects-bench-bin: $(OBJECTS_OUT)/track-bench $(OBJECTS_OUT)/resolve-bench
+$(OBJECTS_OUT)/track-bench: tools/testing/objects/track-bench.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+$(OBJECTS_OUT)/resolve-bench: tools/testing/objects/resolve-bench.c \
+		$(wildcard tools/src/run/*.c tools/src/run/*.h) $(TOOLS_COMMON) \
+		tools/src/heatmap.c $(REFCNTD_LIB) $(TOOLS_LIBREFCNT) $(BUILD)/tools/gen/report-html.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -I$(BUILD)/tools/gen -pthread \
+		-DREFCNT_LIBDIR='"$(PREFIX)/lib/refcnt"' -o $@ $< \
+		$(wildcard tools/src/run/*.c) tools/src/rtools.c tools/src/heatmap.c \
+		$(REFCNTD_LIB) $(TOOLS_LIBREFCNT) -lnuma -ldw -lelf -lz -llzma -lbz2 -lzstd \
+		-lpng -lz -lm

@@ -20,13 +20,16 @@
 /* JSON inside <script>: "<" only occurs in strings, where \u003c is it. */
 static void put_escaped(FILE *f, const char *s, size_t len)
 {
-	size_t i;
+	const char *end = s + len, *lt;
 
-	for (i = 0; i < len; i++)
-		if (s[i] == '<')
-			fputs("\\u003c", f);
-		else
-			fputc(s[i], f);
+	while (s < end) {
+		lt = memchr(s, '<', end - s);
+		fwrite(s, 1, (lt ? lt : end) - s, f);
+		if (!lt)
+			break;
+		fputs("\\u003c", f);
+		s = lt + 1;
+	}
 }
 
 void report_html(const char *path, char **argv, int exit_code)

@@ -328,6 +328,9 @@ struct snapshot {
 
 struct snapshot *take_snapshot(pid_t tid, pid_t tgid,
 				struct thread_info *threads, int nr_threads);
+/* Its first half: maps, symbols, the tracker's table, objects; no counts. */
+struct snapshot *snapshot_objects(pid_t tid, pid_t tgid,
+				   struct thread_info *threads, int nr_threads);
 void free_snapshot(struct snapshot *s);
 /* qsort() order of region pointers: most references first. */
 int cmp_region_refs(const void *a, const void *b);

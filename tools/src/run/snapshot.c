@@ -441,18 +441,14 @@ static void read_exe(struct snapshot *s, pid_t tid)
  * Read the maps, objects and counters of tid's process (tgid), whose
  * threads are threads[]. NULL if it cannot.
  */
-struct snapshot *take_snapshot(pid_t tid, pid_t tgid,
-				struct thread_info *threads, int nr_threads)
+struct snapshot *snapshot_objects(pid_t tid, pid_t tgid,
+				   struct thread_info *threads, int nr_threads)
 {
 	struct snapshot *s = xcalloc(1, sizeof(*s));
 
 	s->tid = tid;
 	s->threads = threads;
 	s->nr_threads = nr_threads;
-	if (!qext) {
-		qext = xcalloc(QUERY_CHUNK, sizeof(*qext));
-		qhw = xcalloc(QUERY_CHUNK, sizeof(*qhw));
-	}
 	s->hot = xcalloc(opt.top > 0 ? opt.top : 1, sizeof(*s->hot));
 	s->matrix = xcalloc((size_t)ctr.nr_cnodes * ctr.nr, sizeof(uint64_t));
 	read_exe(s, tid);
@@ -463,6 +459,21 @@ struct snapshot *take_snapshot(pid_t tid, pid_t tgid,
 	s->syms = syms_open(s->maps, s->maps_len);
 	s->track = track_read(tgid);
 	objects_build(s, tid);
+	return s;
+}
+
+struct snapshot *take_snapshot(pid_t tid, pid_t tgid,
+				struct thread_info *threads, int nr_threads)
+{
+	struct snapshot *s;
+
+	if (!qext) {
+		qext = xcalloc(QUERY_CHUNK, sizeof(*qext));
+		qhw = xcalloc(QUERY_CHUNK, sizeof(*qhw));
+	}
+	s = snapshot_objects(tid, tgid, threads, nr_threads);
+	if (!s)
+		return NULL;
 	if (query_regions(s, tid)) {
 		free_snapshot(s);
 		return NULL;
