@@ -212,7 +212,8 @@ static int choose_feed(void)
 	if ((auto_ && hinting_possible()) || !strcmp(f, "hinting")) {
 		chosen = "hinting";
 		opt.hinting = 1;
-		hinting_unbound = auto_;
+		/* NUMA balancing scans unbound tasks: bind only if asked to. */
+		hinting_unbound = !opt.membind;
 	}
 	return 0;
 }

@@ -307,7 +307,9 @@ static void json_tracking(FILE *f, const struct snapshot *s)
 {
 	char buf[1024];
 
-	fprintf(f, "{\"tracked\": %s, \"status\": ", s && s->track ? "true" : "false");
+	fprintf(f, "{\"executable\": ");
+	json_str_or_null(f, s ? s->exe : NULL);
+	fprintf(f, ", \"tracked\": %s, \"status\": ", s && s->track ? "true" : "false");
 	rt_json_str(f, s ? track_status(s, buf, sizeof(buf)) : "no snapshot");
 	fprintf(f, ", \"static\": %s, \"threshold\": %llu",
 		s && s->exe_static == 1 ? "true" : "false",
@@ -399,6 +401,17 @@ static void json_hot(FILE *f, const struct snapshot *s)
 	fprintf(f, "%s]", s && s->nr_hot ? "\n  " : "");
 }
 
+static int untraced_first;
+
+/* A process that wrote a table but was not traced (no --follow-children). */
+static void json_untraced(void *arg, pid_t pid)
+{
+	if (find_proc(pid))
+		return;
+	fprintf(arg, "%s%d", untraced_first ? "" : ", ", (int)pid);
+	untraced_first = 0;
+}
+
 void report_json(FILE *f, char **argv, int exit_code, long period,
 			long old_period)
 {
@@ -458,7 +471,10 @@ void report_json(FILE *f, char **argv, int exit_code, long period,
 		json_regions(f, p->snap, "    ");
 		fprintf(f, "}");
 	}
-	fprintf(f, "\n  ]");
+	fprintf(f, "\n  ],\n  \"untraced_pids\": [");
+	untraced_first = 1;
+	track_tables(json_untraced, f);
+	fprintf(f, "]");
 	migrate_report_json(f);
 	fprintf(f, "\n}\n");
 }

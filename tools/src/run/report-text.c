@@ -276,6 +276,8 @@ static void on_untraced(void *arg, pid_t pid)
 {
 	struct untraced *u = arg;
 
+	if (find_proc(pid))
+		return;
 	if (!u->n++)
 		fprintf(u->f, "\n   not traced (their allocations were recorded, but refcnt-run did not follow them: --follow-children):");
 	fprintf(u->f, " %d", (int)pid);
@@ -301,7 +303,7 @@ void report_text(FILE *f)
 			(unsigned long long)count_stats.unresolved);
 	for (p = procs; p; p = p->next)
 		text_proc(f, p);
-	track_untraced(on_untraced, &u);
+	track_tables(on_untraced, &u);
 	if (u.n)
 		fprintf(f, "\n");
 	migrate_report_text(f);

@@ -20,7 +20,11 @@
  *   names.c     an object's name and where it comes from, resolved after
  *               the run
  *   report-text.c, report-json.c, report-heatmap.c, report-html.c
- *               the reports
+ *               the reports, each drawn from the snapshots (procs) after
+ *               the run; an analysis of a run (refcnt-policy's comparison
+ *               of placement policies, say) joins them as one more
+ *               report_*() called from report() in refcnt-run.c
+ *   report-objects.c  what the reports say alike about objects
  *   trace.c     the ptrace loop: exits, threads, children
  *   child.c     starting the command: fork, seize, placement, exec
  *   util.c      helpers
@@ -156,7 +160,8 @@ struct track_data *track_read(pid_t pid);
 void track_free(struct track_data *t);
 const struct track_reading *track_reading_of(const struct track_data *t,
 					     uint32_t idx1);
-void track_untraced(void (*cb)(void *arg, pid_t pid), void *arg);
+/* cb(arg, pid) for every process that wrote a table. */
+void track_tables(void (*cb)(void *arg, pid_t pid), void *arg);
 void track_cleanup(void);
 int track_is_table(const char *path);
 const char *track_kind_name(uint32_t kind);

@@ -280,8 +280,8 @@ const struct track_reading *track_reading_of(const struct track_data *t,
 	return idx1 && idx1 <= t->nr_reads ? &t->reads[idx1 - 1] : NULL;
 }
 
-/* The processes that wrote a table and were not traced. */
-void track_untraced(void (*cb)(void *arg, pid_t pid), void *arg)
+/* The processes that wrote a table (the caller knows which it traced). */
+void track_tables(void (*cb)(void *arg, pid_t pid), void *arg)
 {
 	struct dirent *de;
 	DIR *d;
@@ -292,7 +292,7 @@ void track_untraced(void (*cb)(void *arg, pid_t pid), void *arg)
 		if (!strncmp(de->d_name, TRACK_FILE_PREFIX, strlen(TRACK_FILE_PREFIX))) {
 			pid_t pid = atoi(de->d_name + strlen(TRACK_FILE_PREFIX));
 
-			if (pid > 0 && !find_proc(pid))
+			if (pid > 0)
 				cb(arg, pid);
 		}
 	closedir(d);

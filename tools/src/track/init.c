@@ -24,10 +24,6 @@
 
 #include "track.h"
 
-struct track_real real;
-struct track_state T;
-__thread int track_busy __attribute__((tls_model("initial-exec")));
-
 /* Areas of the table. */
 #define SITES_CAP	(1U << 16)
 #define INDEX_CAP	(1U << 17)
@@ -35,42 +31,9 @@ __thread int track_busy __attribute__((tls_model("initial-exec")));
 #define READS_CAP	(1U << 15)
 #define LEAVES_CAP	(1U << 14)
 
-/* What dlsym allocates before the real functions are known. */
-char track_boot_heap[256 * 1024] __attribute__((aligned(64)));
-const size_t track_boot_size = sizeof(track_boot_heap);
-static size_t boot_used;
 static int init_state;		/* 0 not started, 1 running, 2 done */
 static __thread int in_init __attribute__((tls_model("initial-exec")));
 static char table_dir[PATH_MAX];
-
-void *track_boot_alloc(size_t size)
-{
-	size_t at = __atomic_fetch_add(&boot_used, (size + 63) & ~(size_t)63,
-				       __ATOMIC_RELAXED);
-
-	if (at + size > sizeof(track_boot_heap)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return track_boot_heap + at;	/* static: zeroed, as calloc wants */
-}
-
-uint64_t track_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static __thread pid_t my_tid __attribute__((tls_model("initial-exec")));
-
-pid_t track_tid(void)
-{
-	if (!my_tid)
-		my_tid = (pid_t)syscall(SYS_gettid);
-	return my_tid;
-}
 
 #define REAL(name) \
 	(*(void **)&real.name = dlsym(RTLD_NEXT, #name))
@@ -240,7 +203,7 @@ static void after_fork_child(void)
 	uint32_t i, n;
 	int fd;
 
-	my_tid = 0;
+	track_tid_forget();
 	if (!h)
 		return;
 	track_busy++;
@@ -260,11 +223,6 @@ static void after_fork_child(void)
 	if (fd >= 0)
 		close(fd);
 	track_busy--;
-}
-
-int track_resolving(void)
-{
-	return in_init;
 }
 
 void track_init(void)

@@ -3,6 +3,8 @@
  * librefcnt-track.so, the allocation tracker refcnt-run preloads into its
  * command: its parts and what they share.
  *
+ *   state.c    what the parts share: the real functions, the table, the
+ *              bootstrap heap, clock and thread id
  *   init.c     start-up, the real functions (dlsym RTLD_NEXT), the table
  *              file, fork
  *   malloc.c   malloc, calloc, realloc, free and the aligned allocators
@@ -79,8 +81,10 @@ extern __thread int track_busy __attribute__((tls_model("initial-exec")));
 
 /* init.c */
 void track_init(void);		/* idempotent, early callers included */
-int track_resolving(void);	/* inside dlsym: serve from the bootstrap heap */
+
+/* state.c */
 void *track_boot_alloc(size_t size);
+void track_tid_forget(void);
 extern char track_boot_heap[];
 extern const size_t track_boot_size;
 
