@@ -5,10 +5,13 @@
 # Makefile, next to this script) names, in its order, as root, with
 # refcnt.ko loaded (default parameters). REFCNT_KO=<path to refcnt.ko>
 # lets lifecycle_test unload and reload it; without it those tests skip.
+# REFCNT_TEST_KO=<path to refcnt_test.ko>, the test rig's test module
+# (tools/testing/kmod/), lets the tests that feed synthetic samples or
+# time the entry point load it; without it those tests skip.
 #
 # Output: each binary's own TAP stream as it runs, framed by
 #   # selftests: refcnt: <binary>
-#   # selftests: refcnt: <binary>: exit <status>
+#   # selftests: refcnt: <binary>: exit <status> (<seconds> s)
 # Counting is left to tools/testing/tap-summary (on the host: make check
 # runs it on the guest's log). So that it sees every failure, a binary
 # that is missing, or exits with a status other than 0 or 4 (skip) while
@@ -58,6 +61,7 @@ while read -r t; do
 	fi
 	: >"$out"
 	: >"$rcf"
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	# The binary's output, shown and kept in $out, up to the marker line
 	# that carries its exit status: a process it leaves behind, still
 	# holding the pipe, cannot keep the reader (and so the run) waiting.
@@ -85,6 +89,7 @@ while read -r t; do
 		fi
 		;;
 	esac
-	echo "# selftests: refcnt: $t: exit $rc"
+	echo "# selftests: refcnt: $t: exit $rc ($(awk -v t0="$t0" \
+		'{ printf "%.1f", $1 - t0 }' /proc/uptime) s)"
 done <tests.list
 exit $status

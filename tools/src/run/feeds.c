@@ -25,7 +25,7 @@
 #define PARAMS		"/sys/module/refcnt/parameters/"
 #define FAULT_PERIOD	PARAMS "fault_period"
 #define PEBS_PERIOD	PARAMS "pebs_period"
-#define HUB_PARAM	PARAMS "hub"
+#define HUB_PARAM	"/sys/module/refcnt_hub/parameters/enable"
 #define FEED_STATS	"/sys/kernel/refcnt/"
 #define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
 
