@@ -94,7 +94,8 @@ tools: $(addprefix $(BUILD)/tools/,$(TOOLS))
 
 $(addprefix $(BUILD)/tools/,$(TOOLS_HEATMAP)): tools/src/heatmap.c tools/src/heatmap.h
 # refcnt-run's parts.
-$(BUILD)/tools/refcnt-run: $(wildcard tools/src/run/*.c tools/src/run/*.h)
+$(BUILD)/tools/refcnt-run: $(wildcard tools/src/run/*.c tools/src/run/*.h) \
+	tools/src/trace/policy.c tools/src/trace/policy.h
 
 $(BUILD)/tools/%: tools/src/%.c $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@mkdir -p $(dir $@)
@@ -420,12 +421,12 @@ $(OBJECTS_OUT)/track-bench: tools/testing/objects/track-bench.c
 	@$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
 $(OBJECTS_OUT)/resolve-bench: tools/testing/objects/resolve-bench.c \
 		$(wildcard tools/src/run/*.c tools/src/run/*.h) $(TOOLS_COMMON) \
-		tools/src/heatmap.c $(REFCNTD_LIB) $(TOOLS_LIBREFCNT) $(BUILD)/tools/gen/report-html.h
+		tools/src/trace/policy.c tools/src/heatmap.c $(REFCNTD_LIB) $(TOOLS_LIBREFCNT) $(BUILD)/tools/gen/report-html.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -I$(BUILD)/tools/gen -pthread \
 		-DREFCNT_LIBDIR='"$(PREFIX)/lib/refcnt"' -o $@ $< \
-		$(wildcard tools/src/run/*.c) tools/src/rtools.c tools/src/heatmap.c \
+		$(wildcard tools/src/run/*.c) tools/src/trace/policy.c tools/src/rtools.c tools/src/heatmap.c \
 		$(REFCNTD_LIB) $(TOOLS_LIBREFCNT) -lnuma -ldw -lelf -lz -llzma -lbz2 -lzstd \
 		-lpng -lz -lm
 

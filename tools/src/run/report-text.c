@@ -242,6 +242,17 @@ static void proc_heading(FILE *f, const struct proc *p)
 			buf);
 }
 
+/* What the placement policies would have made of the same references. */
+static void policy_sentence(FILE *f, const struct snapshot *s)
+{
+	struct pl_result r;
+
+	if (snapshot_policies(s, &r))
+		return;
+	fprintf(f, "\n   placement policies over its counted pages (refcnt-policy's): ");
+	pl_sentence(f, &r);
+}
+
 static void text_proc(FILE *f, const struct proc *p)
 {
 	const struct snapshot *s = p->snap;
@@ -264,6 +275,7 @@ static void text_proc(FILE *f, const struct proc *p)
 	hot_pages(f, s);
 	object_advice(f, s, order, n);
 	remote_notes(f, order, n);
+	policy_sentence(f, s);
 	free(order);
 }
 

@@ -39,6 +39,7 @@
 
 #include "rtools.h"
 #include "track/track-table.h"
+#include "trace/policy.h"
 
 /*
  * The parts return 0, or a negative errno or -1 with the cause printed;
@@ -329,6 +330,8 @@ struct snapshot {
 	struct lost_page *lostq;
 	size_t nr_lostq, cap_lostq;
 	int lost_known;		/* lost counts could be read (paddr, devices) */
+	struct pl_table pl;	/* pages x counters, for the policies' sentence */
+	int pl_ok;		/* pl holds every counted page */
 };
 
 struct snapshot *take_snapshot(pid_t tid, pid_t tgid,
@@ -354,6 +357,11 @@ void add_page(struct region *r, const struct page_counts *pc);
 uint64_t remote_refs(const struct region *r);
 /* qsort() order of region pointers: most remote references first. */
 int cmp_region_remote(const void *a, const void *b);
+/*
+ * The placement policies compared over the counted pages (policy.c), as
+ * refcnt-policy does: 0, or -1 when there is nothing to compare.
+ */
+int snapshot_policies(const struct snapshot *s, struct pl_result *r);
 
 /* ---------------------------------------------------------- objects.c */
 

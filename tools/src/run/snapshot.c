@@ -41,6 +41,7 @@ void free_snapshot(struct snapshot *s)
 	free(s->threads);
 	free(s->matrix);
 	free(s->lostq);
+	pl_free(&s->pl);
 	syms_close(s->syms);
 	track_free(s->track);
 	free(s);
@@ -183,6 +184,55 @@ static void page_counts(const struct rcb_page_counters *e,
 }
 
 /* Add the entries of one query chunk to region ri and its objects. */
+static void policy_init(struct snapshot *s)
+{
+	int nid[RCB_MAX_COUNTERS], c;
+
+	for (c = 0; c < ctr.nr; c++)
+		nid[c] = counter_nid(c);
+	s->pl_ok = !pl_init(&s->pl, ctr.nr, nid);
+}
+
+/* A counted page into the policies' table (on failure: no sentence). */
+static void policy_page(struct snapshot *s, uint64_t vaddr,
+			const struct page_counts *pc)
+{
+	long k;
+	int c;
+
+	if (!s->pl_ok || !pc->total)
+		return;
+	k = pl_add(&s->pl, vaddr / info.rcb_granularity);
+	if (k < 0) {
+		s->pl_ok = 0;
+		return;
+	}
+	for (c = 0; c < ctr.nr; c++)
+		s->pl.refs[(size_t)k * ctr.nr + c] = pc->refs[c];
+	/* The counter (column) of the page's node: its group's. */
+	s->pl.pages[k].home = pc->cnodeid / ctr.nodes_per_counter;
+}
+
+int snapshot_policies(const struct snapshot *s, struct pl_result *r)
+{
+	int mem[RCB_MAX_COUNTERS], nr_mem = 0, c;
+	size_t i;
+
+	if (!s->pl_ok || !s->pl.nr_pages)
+		return -1;
+	/* The memory nodes: those holding pages of the command. */
+	for (c = 0; c < ctr.nr; c++)
+		for (i = 0; i < s->pl.nr_pages; i++)
+			if (s->pl.pages[i].home == c) {
+				mem[nr_mem++] = c;
+				break;
+			}
+	if (!nr_mem)
+		return -1;
+	pl_compare(&s->pl, mem, nr_mem, NULL, 0, r);
+	return r->total ? 0 : -1;
+}
+
 static void account(struct snapshot *s, int ri, uint64_t vaddr,
 		    const struct rcb_page_counters *ext,
 		    const struct rcb_page_counters *hw, size_t n)
@@ -212,6 +262,7 @@ static void account(struct snapshot *s, int ri, uint64_t vaddr,
 		if (e->paddr)
 			lost_queue(s, e->paddr, pc.cnodeid, ri, o);
 		keep_hot(s, e, &hw[i], vaddr, pc.total, ri, o);
+		policy_page(s, vaddr, &pc);
 	}
 }
 
@@ -451,6 +502,7 @@ struct snapshot *snapshot_objects(pid_t tid, pid_t tgid,
 	s->nr_threads = nr_threads;
 	s->hot = xcalloc(opt.top > 0 ? opt.top : 1, sizeof(*s->hot));
 	s->matrix = xcalloc((size_t)ctr.nr_cnodes * ctr.nr, sizeof(uint64_t));
+	policy_init(s);
 	read_exe(s, tid);
 	if (read_maps(s, tid)) {
 		free_snapshot(s);
