@@ -410,6 +410,17 @@ $(OBJECTS_OUT)/obj-workload-static: tools/testing/objects/obj-workload.c tools/t
 	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -static -o $@ $< -lnuma 2>&1 | \
 		{ grep -v -e getaddrinfo -e affinity_ip || true; }
 
+# librefcnt-track.so on the host (make track-check, a make check step of
+# well under a second): the tracker preloaded into a child, its table read.
+.PHONY: track-check
+track-check: $(OBJECTS_OUT)/track_test
+	@$(OBJECTS_OUT)/track_test
+$(OBJECTS_OUT)/track_test: tools/testing/objects/track_test.c tools/src/track/track-table.h \
+		$(BUILD)/tools/librefcnt-track.so $(LINUX_SOURCE_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Werror -D_GNU_SOURCE -I$(KSFT_DIR) -o $@ $<
+
 # refcnt-run's benchmarks (tools/testing/objects/objects-bench, in make
 # bench): the tracker's workloads, and refcnt-run's code resolving and
 # reporting objects on the host (no module).
