@@ -25,6 +25,9 @@
 #                         the hub device (tools/testing/hub-bench)
 #   make core-check       the core of kmod/ in user space: unit tests, the
 #                         stress under TSan and ASan+UBSan, a short fuzz run
+#   make pmu-check        the PEBS/IBS feed's perf attributes, built by
+#                         kmod/pmu*.c in user space, against the rules of
+#                         6.1, 6.12 and the newest kernel read
 #   make fuzz             fuzz the core against a model of refcnt(5)'s
 #                         counters (FUZZ_OPS operations, default 10 million)
 #   make truth            the QEMU plugin that counts every guest reference
@@ -61,7 +64,7 @@ MODULE_OUT := $(BUILD)/$(KVER)
 
 .PHONY: all lib module selftests tools checkpatch check demo bench install dkms-check \
 	shellcheck kernel-doc check-long \
-	intree-check clean FORCE core-check fuzz
+	intree-check clean FORCE core-check fuzz pmu-check
 .PHONY: truth accuracy
 
 all: lib selftests tools
@@ -265,6 +268,10 @@ bench:
 # The core of kmod/ built natively (tools/testing/core/Makefile).
 core-check:
 	@$(MAKE) --no-print-directory -C tools/testing/core check O=$(BUILD)/core
+
+# The PMU feed's attributes against the kernels' rules (tools/testing/pmu).
+pmu-check:
+	@$(MAKE) --no-print-directory -C tools/testing/pmu check O=$(BUILD)/pmu
 
 FUZZ_OPS ?= 10000000
 fuzz:

@@ -8,8 +8,10 @@
  * (cpu -1: they follow the thread), inherited by the threads it creates
  * and, with RCB_COUNT_CHILDREN, by its child processes: perf gives an
  * inherited event the overflow handler and context of its parent. The
- * handler drops samples outside the session's ranges and runs the rest
- * through the machine-wide feed's own sample code.
+ * handler runs the samples through the machine-wide feed's own sample
+ * code, with the session's ranges. A feed prepares each session's events
+ * as it does its machine-wide ones (the PEBS/IBS feed: one set per core
+ * PMU, and the PMU held against the machine-wide feed).
  *
  * The last close of the file releases the events, inherited ones too,
  * then waits out handlers still running before the session is freed:
@@ -46,16 +48,31 @@
 #define REFCNT_SESSION_FEEDS	2
 
 /**
- * struct refcnt_session_feed - one feed a session runs: its events' context
+ * struct refcnt_session_target - the context of a session's event
+ * @t:		its feed, stream and the session's ranges
  * @session:	the session
+ */
+struct refcnt_session_target {
+	struct refcnt_feed_target t;
+	struct refcnt_session *session;
+};
+
+/**
+ * struct refcnt_session_feed - one feed a session runs
  * @feed:	the feed, whose operations make the events and take their
  *		samples
- * @period:	events per sample, 0 when the session does not run it
+ * @period:	events per sample, 0 when the session does not run it; as
+ *		the feed's prepare() took it
+ * @prepared:	the feed's prepare() succeeded: finish() is owed
+ * @setup:	what it made
+ * @targets:	the contexts of event k of every thread
  */
 struct refcnt_session_feed {
-	struct refcnt_session *session;
 	struct refcnt_feed *feed;
 	unsigned int period;
+	bool prepared;
+	void *setup;
+	struct refcnt_session_target targets[REFCNT_FEED_TASK_EVENTS];
 };
 
 /**
@@ -95,17 +112,18 @@ static struct perf_event *refcnt_session_pins[REFCNT_FAULT_EVENTS];
 static void refcnt_session_pin(struct refcnt_feed *feed)
 {
 	int cpu = cpumask_first(cpu_online_mask);
-	struct perf_event_attr attr;
+	struct refcnt_feed_event fe;
 	struct perf_event *ev;
 	unsigned int k;
 
 	mutex_lock(&refcnt_session_pin_lock);
 	for (k = 0; k < ARRAY_SIZE(refcnt_session_pins); k++) {
-		if (refcnt_session_pins[k] || feed->ops->attr(feed, cpu, k, &attr))
+		if (refcnt_session_pins[k] ||
+		    feed->ops->attr(feed, NULL, cpu, k, &fe))
 			continue;
-		attr.disabled = 1;
-		attr.sample_period = 1;
-		ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL,
+		fe.attr.disabled = 1;
+		fe.attr.sample_period = 1;
+		ev = perf_event_create_kernel_counter(&fe.attr, cpu, NULL, NULL,
 						      NULL);
 		if (!IS_ERR(ev))
 			refcnt_session_pins[k] = ev;
@@ -131,35 +149,33 @@ void refcnt_session_exit(void)
 	mutex_unlock(&refcnt_session_pin_lock);
 }
 
-/* Whether @addr lies in one of the session's ranges. NMI-safe. */
-static bool refcnt_session_inside(const struct refcnt_session *s, u64 addr)
-{
-	unsigned int i;
-
-	if (!s->nr_ranges)
-		return true;
-	for (i = 0; i < s->nr_ranges; i++)
-		if (addr - s->ranges[i].start < s->ranges[i].len)
-			return true;
-	return false;
-}
-
-/* The session's statistics, then the feed's own sample code. */
+/*
+ * The feed's own sample code, with the session's ranges, then the
+ * session's statistics. Samples the feed filters (a PMU's kernel-mode
+ * ones, ops without an address, a cache's in memory-side mode) count
+ * only in @samples, and in the feed's statistics.
+ */
 static void refcnt_session_overflow(struct perf_event *event,
 				    struct perf_sample_data *data,
 				    struct pt_regs *regs)
 {
-	struct refcnt_session_feed *sf = event->overflow_handler_context;
-	struct refcnt_session *s = sf->session;
-	bool counted;
+	struct refcnt_session_target *st = event->overflow_handler_context;
+	struct refcnt_session *s = st->session;
 
 	atomic64_inc(&s->samples);
-	if (!refcnt_session_inside(s, data->addr)) {
+	switch (refcnt_feed_sample(&st->t, event, data, regs)) {
+	case REFCNT_SAMPLE_COUNTED:
+		atomic64_inc(&s->delivered);
+		break;
+	case REFCNT_SAMPLE_UNRESOLVED:
+		atomic64_inc(&s->unresolved);
+		break;
+	case REFCNT_SAMPLE_OUTSIDE:
 		atomic64_inc(&s->outside);
-		return;
+		break;
+	default:
+		break;
 	}
-	counted = refcnt_feed_sample(sf->feed, event, data, regs);
-	atomic64_inc(counted ? &s->delivered : &s->unresolved);
 }
 
 /* Release the events, wait for their handlers, free the session. */
@@ -171,6 +187,10 @@ static void refcnt_session_free(struct refcnt_session *s)
 		perf_event_release_kernel(s->events[i]);
 	if (s->nr_events)
 		synchronize_rcu();
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++)
+		if (s->feeds[i].prepared)
+			refcnt_feed_finish(s->feeds[i].feed, true,
+					   s->feeds[i].setup);
 	kvfree(s->events);
 	kfree(s);
 }
@@ -238,6 +258,12 @@ static int refcnt_session_threads(struct task_struct *task,
 	return -ENOSPC;
 }
 
+/* Events a feed may give one task. */
+static unsigned int refcnt_session_task_events(const struct refcnt_feed *feed)
+{
+	return feed->nr_task_events ?: feed->nr_events;
+}
+
 /*
  * Give @task the events of the session's feed @sf, inherited by the
  * threads it creates (and by its children with @children). On failure,
@@ -248,24 +274,29 @@ static int refcnt_session_attach(struct refcnt_session *s,
 				 struct refcnt_session_feed *sf, bool children)
 {
 	struct refcnt_feed *feed = sf->feed;
-	struct perf_event_attr attr;
+	struct refcnt_feed_event fe;
 	struct perf_event *ev;
 	unsigned int k;
 	int err;
 
-	for (k = 0; sf->period && k < feed->nr_events; k++) {
-		err = feed->ops->attr(feed, -1, k, &attr);
+	for (k = 0; sf->period && k < refcnt_session_task_events(feed); k++) {
+		err = feed->ops->attr(feed, sf->setup, -1, k, &fe);
+		if (err == REFCNT_FEED_NO_EVENT)
+			break;
 		if (err)
-			return refcnt_feed_start_error(feed, err);
-		attr.sample_period = sf->period;
-		attr.inherit = 1;
-		attr.inherit_thread = !children;
-		ev = perf_event_create_kernel_counter(&attr, -1, task,
-						      refcnt_session_overflow,
-						      sf);
+			return refcnt_feed_start_error(feed, err, NULL);
+		sf->targets[k] = (struct refcnt_session_target){
+			.t = { .feed = feed, .stream = fe.stream,
+			       .ranges = s->ranges, .nr_ranges = s->nr_ranges },
+			.session = s,
+		};
+		ev = refcnt_feed_event_create(&fe, sf->period, -1, task,
+					      !children,
+					      refcnt_session_overflow,
+					      &sf->targets[k]);
 		if (IS_ERR(ev))
 			return PTR_ERR(ev) == -ESRCH ? -ESRCH :
-			       refcnt_feed_start_error(feed, PTR_ERR(ev));
+			       refcnt_feed_start_error(feed, PTR_ERR(ev), NULL);
 		s->events[s->nr_events++] = ev;
 	}
 	return 0;
@@ -296,7 +327,7 @@ static int refcnt_session_attach_all(struct refcnt_session *s,
 
 	for (i = 0; i < REFCNT_SESSION_FEEDS; i++)
 		if (s->feeds[i].period)
-			per_task += s->feeds[i].feed->nr_events;
+			per_task += refcnt_session_task_events(s->feeds[i].feed);
 	do {
 		max = get_nr_threads(task) + 8;
 		tasks = kvcalloc(max, sizeof(*tasks), GFP_KERNEL);
@@ -348,16 +379,38 @@ static int refcnt_session_args(void __user *argp, struct rcb_count *c,
 	return 0;
 }
 
-/* The session's feeds: which feed each period of struct rcb_count runs. */
-static void refcnt_session_feeds(struct refcnt_session *s,
-				 const struct rcb_count *c)
+/*
+ * The session's feeds: which feed each period of struct rcb_count runs,
+ * each prepared for the session. Return: 0, or the errno of a feed that
+ * refuses (the PEBS/IBS feed: EINVAL for a period its PMU refuses,
+ * EOPNOTSUPP without one, EBUSY while its machine-wide feed runs).
+ */
+static int refcnt_session_feeds(struct refcnt_session *s,
+				const struct rcb_count *c)
 {
-	const struct refcnt_session_feed feeds[REFCNT_SESSION_FEEDS] = {
-		{ s, &refcnt_fault_feed, c->fault_period },
-		{ s, &refcnt_pebs_feed, c->pebs_period },
+	struct refcnt_feed *const feeds[REFCNT_SESSION_FEEDS] = {
+		&refcnt_fault_feed, &refcnt_pebs_feed,
 	};
+	const unsigned int periods[REFCNT_SESSION_FEEDS] = {
+		c->fault_period, c->pebs_period,
+	};
+	unsigned int i;
+	int err;
 
-	memcpy(s->feeds, feeds, sizeof(feeds));
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++) {
+		struct refcnt_session_feed *sf = &s->feeds[i];
+
+		sf->feed = feeds[i];
+		sf->period = periods[i];
+		if (!sf->period)
+			continue;
+		err = refcnt_feed_prepare(sf->feed, true, &sf->period,
+					  &sf->setup);
+		if (err)
+			return err;
+		sf->prepared = true;
+	}
+	return 0;
 }
 
 /**
@@ -381,10 +434,14 @@ long refcnt_session_start(void __user *argp)
 	if (err)
 		goto free;
 	s->nr_ranges = c.nr_ranges;
-	refcnt_session_feeds(s, &c);
 	task = refcnt_target_get(c.pid, NULL);
 	if (IS_ERR(task)) {
 		err = PTR_ERR(task);
+		goto free;
+	}
+	err = refcnt_session_feeds(s, &c);
+	if (err) {
+		put_task_struct(task);
 		goto free;
 	}
 	if (c.fault_period)

@@ -171,13 +171,23 @@ FIXTURE_TEARDOWN(cpus)
 		rc_load("");
 }
 
-/* fault_cpus is the online CPUs: the feed follows them. */
+/*
+ * fault_cpus is the online CPUs: the feed follows them. It does so from a
+ * work item queued by the CPU hotplug callback, so allow it a moment (a
+ * debug kernel under TCG takes seconds) before comparing.
+ */
 static void expect_follows(struct __test_metadata *_metadata)
 {
 	char online[256], cpus[256];
+	int tries;
 
-	read_line(SYSCPU "/online", online, sizeof(online));
-	read_line(RC_FEEDDIR "/fault_cpus", cpus, sizeof(cpus));
+	for (tries = 0; tries < 200; tries++) {
+		read_line(SYSCPU "/online", online, sizeof(online));
+		read_line(RC_FEEDDIR "/fault_cpus", cpus, sizeof(cpus));
+		if (!strcmp(online, cpus))
+			break;
+		usleep(50 * 1000);
+	}
 	EXPECT_STREQ(online, cpus);
 }
 

@@ -362,8 +362,9 @@ struct rcb_count_range {
  * @flags:	RCB_COUNT_*
  * @fault_period: page-fault feed for the process: every Nth fault of each
  *		of its threads counts N references; 0 off
- * @pebs_period: PEBS/IBS feed for the process: one precise load sample
- *		every N loads, weighted N; 0 off. At least one period is on.
+ * @pebs_period: PEBS/IBS feed for the process: one precise sample every
+ *		N events (loads and stores, or IBS ops), weighted N, with the
+ *		machine-wide feed's settings; 0 off. At least one period is on.
  * @ranges:	user pointer to @nr_ranges struct rcb_count_range, or 0
  * @nr_ranges:	0 (the whole address space) to RCB_COUNT_MAX_RANGES: only
  *		samples whose data address lies in one of the ranges count
@@ -374,7 +375,8 @@ struct rcb_count_range {
  * the feeds run as perf events of the process's threads (those it has
  * and those they create), and of its children with RCB_COUNT_CHILDREN,
  * until the last close of the descriptor. Independent of the machine-wide
- * fault_period and pebs_period: with both on, a sample counts twice.
+ * fault_period: with both on, a sample counts twice. The PMU is either
+ * the machine-wide pebs_period's or the sessions': EBUSY for the second.
  */
 struct rcb_count {
 	__s32 pid;

@@ -12,9 +12,18 @@
  * rings NAPI-like: a pass takes at most a budget of records per ring, a
  * work item makes passes up to a bound or until the rings are empty,
  * requeues at once while a ring has more and polls every jiffy once they
- * are empty. Each record goes to refcnt.ko as the feed "hub"
- * (refcnt_feed_reference(), kmod/feed.h), from its vCPU's node as the
- * header gives it, weighted by the device's period.
+ * are empty. The records go to refcnt.ko as the feed "hub" (kmod/feed.h),
+ * from their vCPU's node as the header gives it; the emulated PMU's
+ * samples in the same rings go as the feed "hubpmu", through the PMU
+ * feed's own sample code (refcnt_pmu_sample()).
+ *
+ * A pass adds up the records of a ring (one vCPU, so one node) that fall
+ * in one hardware page: each page's sum goes to refcnt.ko as one delivery
+ * (refcnt_feed_references()), weighted by the device's period times the
+ * records. A pass brings in a burst what the vCPU did over milliseconds;
+ * as one delivery it folds as it crosses the threshold instead of pegging
+ * (Documentation/design.rst, "Weighted references"), and the drain makes
+ * one call per page instead of one per record.
  *
  * The region is memory the host can write at any time: the header is
  * copied and checked once at probe, every index is read once and checked
@@ -27,6 +36,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hash.h>
 #include <linux/io.h>
 #include <linux/kobject.h>
 #include <linux/log2.h>
@@ -56,6 +66,28 @@
 #define REFCNT_HUB_BUDGET	8192
 #define REFCNT_HUB_PASSES	8
 
+/*
+ * Hardware pages a pass adds up at once: a direct-mapped table; a page
+ * that finds its slot taken delivers what the slot held first.
+ */
+#define REFCNT_HUB_SUMS		256
+
+/**
+ * struct refcnt_hub_sum - the records of one pass to one hardware page
+ * @page:	paddr >> granularity shift, plus 1; 0 when the slot is free
+ * @paddr:	the first record's address
+ * @vaddr:	its virtual address, for the event context
+ * @pid:	its task, as the guest said it
+ * @records:	records added up
+ */
+struct refcnt_hub_sum {
+	u64 page;
+	u64 paddr;
+	u64 vaddr;
+	pid_t pid;
+	u32 records;
+};
+
 /**
  * struct refcnt_hub_rx - the driver's side of one ring
  * @ctrl:	the ring's control block in the region
@@ -80,6 +112,8 @@ struct refcnt_hub_rx {
  * @drain_lock:	one consumer per ring: the work or a sync
  * @work:	the drain passes
  * @running:	the feed is on: passes requeue themselves
+ * @granularity_shift: refcnt.ko's hardware page, which the sums add up
+ * @sum:	a pass's sums per hardware page (under drain_lock)
  * @rx:		one per ring
  */
 struct refcnt_hub {
@@ -88,6 +122,8 @@ struct refcnt_hub {
 	struct mutex drain_lock;	/* the rings' one consumer */
 	struct delayed_work work;
 	bool running;
+	unsigned int granularity_shift;
+	struct refcnt_hub_sum sum[REFCNT_HUB_SUMS];
 	struct refcnt_hub_rx rx[];
 };
 
@@ -113,6 +149,16 @@ static struct refcnt_feed refcnt_hub_feed = {
 	.group = &refcnt_hub_group,
 };
 
+/*
+ * The emulated PMU's samples (PEBS-like and IBS-like records of the same
+ * rings), a feed of their own: statistics hubpmu_*, with the precise
+ * ones (kernel, noaddr, cached).
+ */
+static struct refcnt_feed refcnt_hub_pmu_feed = {
+	.name = "hubpmu",
+	.precise = true,
+};
+
 /* The producer does not report this vCPU's references in between. */
 static __always_inline void refcnt_hub_mute(void)
 {
@@ -124,6 +170,84 @@ static __always_inline void refcnt_hub_unmute(void)
 	asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x52, 0x43, 0x48, 0x55" ::: "memory");
 }
 
+/* Deliver a page's sum as one delivery. */
+static void refcnt_hub_deliver(struct refcnt_hub *h, struct refcnt_hub_sum *s,
+			       int cnode)
+{
+	struct refcnt_ctx ctx = { .pid = s->pid, .vaddr = s->vaddr };
+	u64 count = (u64)s->records * h->hdr.period;
+
+	if (refcnt_feed_references(&refcnt_hub_feed, s->paddr, cnode, count,
+				   s->records, &ctx))
+		refcnt_hub_stats.references += count;
+	s->page = 0;
+}
+
+/* Add a record to its page's sum. */
+static void refcnt_hub_add(struct refcnt_hub *h, int cnode, u64 paddr,
+			   u64 vaddr, pid_t pid)
+{
+	u64 page = (paddr >> h->granularity_shift) + 1;
+	struct refcnt_hub_sum *s = &h->sum[hash_64(page, ilog2(REFCNT_HUB_SUMS))];
+
+	if (s->page == page && s->records < U32_MAX) {
+		s->records++;
+		return;
+	}
+	if (s->page)
+		refcnt_hub_deliver(h, s, cnode);
+	*s = (struct refcnt_hub_sum){ .page = page, .paddr = paddr,
+				      .vaddr = vaddr, .pid = pid,
+				      .records = 1 };
+}
+
+/* Deliver every sum of the pass. */
+static void refcnt_hub_flush(struct refcnt_hub *h, int cnode)
+{
+	unsigned int i;
+
+	for (i = 0; i < REFCNT_HUB_SUMS; i++)
+		if (h->sum[i].page)
+			refcnt_hub_deliver(h, &h->sum[i], cnode);
+}
+
+/*
+ * One sample of the emulated PMU, into the code the PMU feed's overflow
+ * handler runs (refcnt_pmu_sample(), with pebs_memside's stream), with
+ * the sample data and registers the hardware would give. The physical
+ * address goes with every sample that has a data address: the handler
+ * would look it up in the sampled task's page tables, which a drain in a
+ * work item does not run in; the device computed it at the access.
+ */
+static void refcnt_hub_pmu_sample(int cnode,
+				  const struct refcnt_hub_record *r)
+{
+	static const enum refcnt_pmu_op ops[] = {
+		[REFCNT_HUB_REC_LOAD] = REFCNT_PMU_LOADS,
+		[REFCNT_HUB_REC_STORE] = REFCNT_PMU_STORES,
+		[REFCNT_HUB_REC_OP] = REFCNT_PMU_OPS,
+	};
+	u16 kind = READ_ONCE(r->kind), flags = READ_ONCE(r->flags);
+	struct perf_sample_data data;
+	struct pt_regs regs;
+	u32 weight = READ_ONCE(r->weight);
+
+	if (kind >= ARRAY_SIZE(ops) || !weight || cnode < 0)
+		return;
+	perf_sample_data_init(&data, 0, weight);
+	if (flags & REFCNT_HUB_F_ADDR) {
+		data.addr = READ_ONCE(r->vaddr);
+		data.phys_addr = READ_ONCE(r->paddr);
+		data.sample_flags |= PERF_SAMPLE_ADDR | PERF_SAMPLE_PHYS_ADDR;
+	}
+	data.data_src.val = READ_ONCE(r->data_src);
+	data.sample_flags |= PERF_SAMPLE_DATA_SRC;
+	refcnt_pmu_regs(&regs, READ_ONCE(r->ip), flags & REFCNT_HUB_F_USER);
+	refcnt_feed_pmu_sample(&refcnt_hub_pmu_feed,
+			       refcnt_pmu_stream(ops[kind]), &data, &regs,
+			       cnode, weight);
+}
+
 /*
  * Take up to @budget records of @rx, or up to @stop if it is nearer.
  * Returns the records left before @stop, or 0 when the head is bad.
@@ -131,8 +255,7 @@ static __always_inline void refcnt_hub_unmute(void)
 static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 				 u64 budget, u64 stop)
 {
-	u32 mask = h->hdr.ring_records - 1, weight = h->hdr.period;
-	struct refcnt_ctx ctx = {};
+	u32 mask = h->hdr.ring_records - 1;
 	u64 head, n, i;
 
 	/* Pairs with the producer's release: the records below are written. */
@@ -147,13 +270,16 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 	n = min(stop - rx->tail, budget);
 	for (i = 0; i < n; i++) {
 		const struct refcnt_hub_record *r = &rx->rec[(rx->tail + i) & mask];
-		u64 paddr = READ_ONCE(r->paddr);
 
-		ctx.vaddr = READ_ONCE(r->vaddr);
-		if (refcnt_feed_reference(&refcnt_hub_feed, paddr, rx->cnode,
-					  weight, &ctx))
-			refcnt_hub_stats.references += weight;
+		/* Samples of the emulated PMU: not the hub's references. */
+		if (READ_ONCE(r->kind) != REFCNT_HUB_REC_REF) {
+			refcnt_hub_pmu_sample(rx->cnode, r);
+			continue;
+		}
+		refcnt_hub_add(h, rx->cnode, READ_ONCE(r->paddr),
+			       READ_ONCE(r->vaddr), READ_ONCE(r->pid));
 	}
+	refcnt_hub_flush(h, rx->cnode);
 	rx->tail += n;
 	/* The records are read: the producer may write their slots again. */
 	smp_store_release(&rx->ctrl->tail, rx->tail);
@@ -333,7 +459,8 @@ static int refcnt_hub_check(const struct refcnt_hub_header *hdr, u64 len)
 	    hdr->size > len || !hdr->nr_rings ||
 	    hdr->nr_rings > REFCNT_HUB_MAX_VCPUS ||
 	    hdr->ring_records < 16 || !is_power_of_2(hdr->ring_records) ||
-	    !hdr->period || hdr->flags & ~REFCNT_HUB_MISSES ||
+	    !hdr->period ||
+	    hdr->flags & ~(REFCNT_HUB_MISSES | REFCNT_HUB_LLC) ||
 	    hdr->ring_stride % 4096)
 		return -EINVAL;
 	ring_bytes = REFCNT_HUB_RING_CTRL +
@@ -405,6 +532,7 @@ static int refcnt_hub_probe(struct pci_dev *pdev, const struct pci_device_id *id
 		return -ENOMEM;
 	h->pdev = pdev;
 	h->hdr = hdr;
+	h->granularity_shift = refcnt_granularity_shift();
 	mutex_init(&h->drain_lock);
 	INIT_DELAYED_WORK(&h->work, refcnt_hub_work);
 	refcnt_hub_rings(h, base);
@@ -575,17 +703,24 @@ static int __init refcnt_hub_init(void)
 	err = refcnt_feed_register(&refcnt_hub_feed);
 	if (err)
 		return err;
+	err = refcnt_feed_register(&refcnt_hub_pmu_feed);
+	if (err)
+		goto out_hub;
 	err = pci_register_driver(&refcnt_hub_driver);
-	if (err) {
-		refcnt_feed_unregister(&refcnt_hub_feed);
-		return err;
-	}
+	if (err)
+		goto out_pmu;
 	mutex_lock(&refcnt_hub_lock);
 	refcnt_hub_ready = true;
 	if (enable && refcnt_hub_start())
 		enable = 0;
 	mutex_unlock(&refcnt_hub_lock);
 	return 0;
+
+out_pmu:
+	refcnt_feed_unregister(&refcnt_hub_pmu_feed);
+out_hub:
+	refcnt_feed_unregister(&refcnt_hub_feed);
+	return err;
 }
 
 /* The driver first: once unbound, nothing delivers to the feed. */
@@ -595,6 +730,7 @@ static void __exit refcnt_hub_exit(void)
 	refcnt_hub_ready = false;
 	mutex_unlock(&refcnt_hub_lock);
 	pci_unregister_driver(&refcnt_hub_driver);
+	refcnt_feed_unregister(&refcnt_hub_pmu_feed);
 	refcnt_feed_unregister(&refcnt_hub_feed);
 }
 
