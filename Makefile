@@ -120,7 +120,8 @@ tools: $(addprefix $(BUILD)/tools/,$(TOOLS))
 
 $(addprefix $(BUILD)/tools/,$(TOOLS_HEATMAP)): tools/src/heatmap.c tools/src/heatmap.h
 # refcnt-run's parts.
-$(BUILD)/tools/refcnt-run: $(wildcard tools/src/run/*.c tools/src/run/*.h)
+$(BUILD)/tools/refcnt-run: $(wildcard tools/src/run/*.c tools/src/run/*.h) \
+	tools/src/trace/policy.c tools/src/trace/policy.h
 
 $(BUILD)/tools/%: tools/src/%.c $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@mkdir -p $(dir $@)
@@ -132,6 +133,16 @@ $(BUILD)/tools/demo-workload: examples/demo-workload.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread $(TOOLS_STATIC) -o $@ $< -lnuma
+
+# The demo again, linked dynamically: refcnt-run can preload its allocation
+# tracker into this one, and names its arrays after the functions that
+# allocate them (make demo; what make install puts in $(PREFIX)/lib/refcnt).
+# The static one above runs in the selftests' guests, which have no libc.
+tools: $(BUILD)/demo/demo-workload
+$(BUILD)/demo/demo-workload: examples/demo-workload.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -pthread -o $@ $< -lnuma
 
 $(LINUX_SOURCE_STAMP): $(LINUX_SOURCE)
 	@echo "  EXTRACT kselftest harness, checkpatch and kernel-doc from $(notdir $<)"
@@ -319,7 +330,8 @@ install-tools: tools
 		$(DESTDIR)$(PREFIX)/lib/refcnt \
 		$(DESTDIR)$(PREFIX)/share/refcnt/examples $(DESTDIR)$(UDEVDIR)
 	install -m 0755 $(addprefix $(BUILD)/tools/,$(TOOLS_BIN)) $(DESTDIR)$(PREFIX)/bin/
-	install -m 0755 $(BUILD)/tools/demo-workload $(DESTDIR)$(PREFIX)/lib/refcnt/
+	install -m 0755 $(BUILD)/demo/demo-workload $(BUILD)/tools/librefcnt-track.so \
+		$(DESTDIR)$(PREFIX)/lib/refcnt/
 	install -m 0644 examples/demo-workload.c \
 		$(DESTDIR)$(PREFIX)/share/refcnt/examples/
 	$(if $(wildcard tools/man/*.1),install -m 0644 $(wildcard tools/man/*.1) \
@@ -388,6 +400,19 @@ $(REFCNTD_LIB): $(REFCNTD_OBJS)
 $(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -I$(TOP)/tools/src/refcntd -pthread
 $(BUILD)/tools/refcnt-run: TOOLS_LIBS := $(REFCNTD_LIB) $(TOOLS_LIBS)
 $(BUILD)/tools/refcnt-run: $(REFCNTD_LIB)
+# refcnt-run names objects with elfutils' libdwfl and libelf, linked
+# statically like the rest (the tools run in busybox guests): libdw.a needs
+# zlib, liblzma, libbz2 and libzstd. Its tracker's table layout is shared.
+$(BUILD)/tools/refcnt-run: TOOLS_LIBS += -ldw -lelf -lz -llzma -lbz2 -lzstd
+$(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -DREFCNT_LIBDIR='"$(PREFIX)/lib/refcnt"'
+$(BUILD)/tools/refcnt-run: tools/src/track/track-table.h
+# --html: the page's template, built in as a C string.
+$(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -I$(BUILD)/tools/gen
+$(BUILD)/tools/refcnt-run: $(BUILD)/tools/gen/report-html.h
+$(BUILD)/tools/gen/report-html.h: tools/src/run/report.html
+	@mkdir -p $(dir $@)
+	@{ echo 'static const char report_html_template[] ='; \
+	   sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' $<; echo ';'; } >$@
 
 $(BUILD)/tools/refcntd: tools/src/refcntd/main.c $(REFCNTD_LIB) $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@echo "  CC      $@"
@@ -422,6 +447,69 @@ install-refcntd: tools
 	sed 's|/usr/sbin/|$(PREFIX)/sbin/|g' packaging/refcntd.service \
 		>$(DESTDIR)/lib/systemd/system/refcntd.service
 	chmod 0644 $(DESTDIR)/lib/systemd/system/refcntd.service
+
+# librefcnt-track.so, the allocation tracker refcnt-run preloads into its
+# command (tools/src/track/): shared, with librefcnt.a (position-independent)
+# inside; only the interposed functions are exported. Installed out of the
+# PATH, in $(PREFIX)/lib/refcnt/, where refcnt-run looks for it.
+TRACK_SRCS := $(wildcard tools/src/track/*.c)
+TRACK_HDRS := $(wildcard tools/src/track/*.h)
+tools: $(BUILD)/tools/librefcnt-track.so
+$(BUILD)/tools/librefcnt-track.so: $(TRACK_SRCS) $(TRACK_HDRS) $(TOOLS_LIBREFCNT)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared \
+		-fvisibility=hidden -pthread -I$(TOP)/uapi -I$(TOP)/lib/include \
+		-Wl,-z,defs -Wl,-z,now -o $@ $(TRACK_SRCS) $(TOOLS_LIBREFCNT)
+
+# refcnt-run's object tests (tools/testing/objects/objects-check): the
+# program they run, dynamic (so that the tracker preloads into it), a
+# stripped copy and a static one (bad input).
+OBJECTS_OUT := $(BUILD)/objects
+.PHONY: objects-tests
+objects-tests: $(addprefix $(OBJECTS_OUT)/,obj-workload obj-workload-stripped obj-workload-static)
+$(OBJECTS_OUT)/obj-workload: tools/testing/objects/obj-workload.c tools/testing/truth/truth-mark.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -o $@ $< -lnuma
+$(OBJECTS_OUT)/obj-workload-stripped: $(OBJECTS_OUT)/obj-workload
+	@strip --strip-all -o $@ $<
+$(OBJECTS_OUT)/obj-workload-static: tools/testing/objects/obj-workload.c tools/testing/truth/truth-mark.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -static -o $@ $< -lnuma 2>&1 | \
+		{ grep -v -e getaddrinfo -e affinity_ip || true; }
+
+# librefcnt-track.so on the host (make track-check, a make check step of
+# well under a second): the tracker preloaded into a child, its table read.
+.PHONY: track-check
+track-check: $(OBJECTS_OUT)/track_test
+	@$(OBJECTS_OUT)/track_test
+$(OBJECTS_OUT)/track_test: tools/testing/objects/track_test.c tools/src/track/track-table.h \
+		$(BUILD)/tools/librefcnt-track.so $(LINUX_SOURCE_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Werror -D_GNU_SOURCE -I$(KSFT_DIR) -o $@ $<
+
+# refcnt-run's benchmarks (tools/testing/objects/objects-bench, in make
+# bench): the tracker's workloads, and refcnt-run's code resolving and
+# reporting objects on the host (no module).
+.PHONY: objects-bench-bin
+objects-bench-bin: $(OBJECTS_OUT)/track-bench $(OBJECTS_OUT)/resolve-bench
+$(OBJECTS_OUT)/track-bench: tools/testing/objects/track-bench.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+$(OBJECTS_OUT)/resolve-bench: tools/testing/objects/resolve-bench.c \
+		$(wildcard tools/src/run/*.c tools/src/run/*.h) $(TOOLS_COMMON) \
+		tools/src/trace/policy.c tools/src/heatmap.c $(REFCNTD_LIB) $(TOOLS_LIBREFCNT) $(BUILD)/tools/gen/report-html.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -I$(BUILD)/tools/gen -pthread \
+		-DREFCNT_LIBDIR='"$(PREFIX)/lib/refcnt"' -o $@ $< \
+		$(wildcard tools/src/run/*.c) tools/src/trace/policy.c tools/src/rtools.c tools/src/heatmap.c \
+		$(REFCNTD_LIB) $(TOOLS_LIBREFCNT) -lnuma -ldw -lelf -lz -llzma -lbz2 -lzstd \
+		-lpng -lz -lm
 
 # The trace analyses (Documentation/trace-format.rst, "Analyses"): the
 # refcnt-truth plugin's traces and lackey's read by tools/src/trace/, the
