@@ -39,6 +39,13 @@ static struct kobject *refcnt_kobj;
 static int refcnt_feed_cpuhp;
 /* CPUs that went offline since the last resync: their events are dead. */
 static cpumask_t refcnt_feed_gone;
+/*
+ * CPUs between their offline callback and the next online one: still
+ * online for a while, but perf is about to detach their events, so the
+ * resync must not give them new ones (they would be dead once the CPU
+ * is back, and it would look covered).
+ */
+static cpumask_t refcnt_feed_dying;
 
 /* The perf events' overflow handler: the event's target is its context. */
 static void refcnt_feed_overflow(struct perf_event *event,
@@ -210,7 +217,8 @@ static int refcnt_feed_cover(struct refcnt_feed *feed, unsigned int period)
 
 	for_each_online_cpu(cpu) {
 		if (cpumask_test_cpu(cpu, &feed->cpus) ||
-		    cpumask_test_cpu(cpu, &feed->skipped))
+		    cpumask_test_cpu(cpu, &feed->skipped) ||
+		    cpumask_test_cpu(cpu, &refcnt_feed_dying))
 			continue;
 		err = refcnt_feed_cpu_start(feed, cpu, period);
 		if (err == REFCNT_FEED_NO_EVENT)
@@ -301,6 +309,7 @@ static DECLARE_WORK(refcnt_feed_resync_work, refcnt_feed_resync);
  */
 static int refcnt_feed_cpu_online(unsigned int cpu)
 {
+	cpumask_clear_cpu(cpu, &refcnt_feed_dying);
 	queue_work(system_unbound_wq, &refcnt_feed_resync_work);
 	return 0;
 }
@@ -308,6 +317,7 @@ static int refcnt_feed_cpu_online(unsigned int cpu)
 static int refcnt_feed_cpu_offline(unsigned int cpu)
 {
 	/* Marked before queued: the resync that follows releases them. */
+	cpumask_set_cpu(cpu, &refcnt_feed_dying);
 	cpumask_set_cpu(cpu, &refcnt_feed_gone);
 	queue_work(system_unbound_wq, &refcnt_feed_resync_work);
 	return 0;
