@@ -232,7 +232,12 @@ static void refcnt_hub_pmu_sample(int cnode,
 	struct pt_regs regs;
 	u32 weight = READ_ONCE(r->weight);
 
-	if (kind >= ARRAY_SIZE(ops) || !weight || cnode < 0)
+	if (kind >= ARRAY_SIZE(ops)) {
+		/* No such record: a bad producer's. */
+		refcnt_hub_stats.malformed++;
+		return;
+	}
+	if (!weight || cnode < 0)
 		return;
 	perf_sample_data_init(&data, 0, weight);
 	if (flags & REFCNT_HUB_F_ADDR) {
