@@ -142,7 +142,7 @@ tools: $(BUILD)/demo/demo-workload
 $(BUILD)/demo/demo-workload: examples/demo-workload.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -pthread -o $@ $< -lnuma
+	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread -o $@ $< -lnuma
 
 $(LINUX_SOURCE_STAMP): $(LINUX_SOURCE)
 	@echo "  EXTRACT kselftest harness, checkpatch and kernel-doc from $(notdir $<)"
