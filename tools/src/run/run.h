@@ -441,6 +441,8 @@ void report_json(FILE *f, char **argv, int exit_code, long period,
 		 long old_period);
 void report_heatmap(const struct proc *m);
 void report_html(const char *path, char **argv, int exit_code);
+/* Is object r listed (with references, labelled, or a tracked allocation)? */
+int object_shown(const struct region *r);
 /* Objects a report lists, most remote references first; *n of them. */
 struct region **objects_shown(const struct snapshot *s, int *n);
 /* Samples behind r's count (references / the feed's weight). */
