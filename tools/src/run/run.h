@@ -334,6 +334,10 @@ struct snapshot {
 	int pl_ok;		/* pl holds every counted page */
 };
 
+/*
+ * The snapshot of tid's process at its exit, or NULL. threads[] (malloc'ed)
+ * becomes the snapshot's: freed with it, or here when there is none.
+ */
 struct snapshot *take_snapshot(pid_t tid, pid_t tgid,
 				struct thread_info *threads, int nr_threads);
 /* Its first half: maps, symbols, the tracker's table, objects; no counts. */
