@@ -18,9 +18,10 @@
  *   pages.c    the page map: which site last allocated on each base page
  *
  * The fast path (a small allocation from the same return address as the
- * thread's last one) costs a few compares and adds in thread-local memory,
- * and a store in the page map when the page changes; a new return address
- * a hash probe; every 64 calls two atomic adds. A large allocation takes
+ * thread's last one, on a page of the thread's last leaf of the page map),
+ * inlined into the wrappers, costs a few compares and adds in thread-local
+ * memory, and a store in the page map when the page changes hands; a new
+ * return address a hash probe; every 64 calls two atomic adds. A large allocation takes
  * its call stack and, where the counters can be read, reads them
  * (objects.c).
  */
