@@ -296,7 +296,7 @@ static void own_feed(void)
 
 	if (new_pebs) {
 		snprintf(what, sizeof(what),
-			 "the command's own PEBS/IBS session: one load sample every %ld loads of its threads, weighted %ld",
+			 "the command's own PEBS/IBS session: one sample every %ld loads and stores (IBS: ops) of its threads, weighted %ld",
 			 new_pebs, new_pebs);
 		add_feed("pebs", new_pebs, got, what, pebs_meaning());
 	}
@@ -336,7 +336,7 @@ void feeds_end(void)
 	/* The sessions' samples count in the feeds' statistics too. */
 	if (mend.pebs_period > 0) {
 		snprintf(what, sizeof(what),
-			 "the machine-wide PEBS/IBS feed: one load sample every %ld loads, weighted %ld (every process)",
+			 "the machine-wide PEBS/IBS feed: one sample every %ld loads and stores (IBS: ops), weighted %ld (every process)",
 			 mend.pebs_period, mend.pebs_period);
 		add_feed("pebs", mend.pebs_period,
 			 mend.pebs_delivered - mstart.pebs_delivered, what,
