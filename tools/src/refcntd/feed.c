@@ -90,6 +90,7 @@ static int start_pebs(long period, int asked)
 	return err;
 }
 
+/* Hinting faults (1: asked for, 2: auto's choice) or first touches (0). */
 static int start_faults(long period, int hinting)
 {
 	long nb = read_long(NUMA_BALANCING);
@@ -97,11 +98,14 @@ static int start_faults(long period, int hinting)
 
 	if (hinting && nb >= 0 && !(nb & 1)) {
 		err = write_long(NUMA_BALANCING, nb | 1);
-		if (err) {
+		if (err && hinting == 1) {
 			rd_log(3, "feed = hinting: cannot write %s: %s", NUMA_BALANCING, strerror(-err));
 			return err;
 		}
-		set_nb = nb;
+		if (err)
+			nb = -1;
+		else
+			set_nb = nb;
 	}
 	hinting = hinting && nb >= 0;
 	err = write_long(FAULT_PERIOD, period);
@@ -137,8 +141,10 @@ int rd_feed_start(const struct rd_config *c)
 	long p = c->feed_period;
 	int err;
 
-	if (!strcmp(c->feed, "none"))
+	if (!strcmp(c->feed, "none")) {
+		rd_feed_name = "none";
 		return 0;
+	}
 	if (!strcmp(c->feed, "hub")) {
 		if (read_long(HUB_ENABLE) != 1) {
 			rd_log(3, "feed = hub: the hub feed is off (%s; it needs the hub device of refcnt's QEMU rig)",
@@ -160,7 +166,8 @@ int rd_feed_start(const struct rd_config *c)
 			return err;
 	}
 	return start_faults(p && strcmp(c->feed, "auto") ? p : 1,
-			    strcmp(c->feed, "faults") != 0);
+			    !strcmp(c->feed, "hinting") ? 1 :
+			    !strcmp(c->feed, "auto") ? 2 : 0);
 }
 
 void rd_feed_stop(void)
