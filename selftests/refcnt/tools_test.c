@@ -519,7 +519,7 @@ TEST_F_TIMEOUT(tools, run_counts_only_its_command, 300)
  */
 TEST_F_TIMEOUT(tools, run_chooses_the_best_feed, 300)
 {
-	char *autof[] = { "refcnt-run", "-q", "--json", "-o", TMP "/auto.json",
+	char *autof[] = { "refcnt-run", "--json", "-o", TMP "/auto.json",
 			  "--", "/bin/true", NULL };
 	char *pebs[] = { "refcnt-run", "-q", "--feed=pebs", "-o", "/dev/null",
 			 "--", "/bin/true", NULL };

@@ -63,20 +63,20 @@ static void print_json(FILE *f, const struct rd_stats *s)
 {
 	int i;
 
-	fprintf(f, "{\"feed\": \"%s\", \"events\": %" PRIu64 ", \"lost\": %" PRIu64
+	fprintf(f, "{\"events\": %" PRIu64 ", \"lost\": %" PRIu64
 		", \"below_threshold\": %" PRIu64 ", \"moved\": %" PRIu64
 		", \"moved_bytes\": %" PRIu64 ", \"dry_run\": %" PRIu64
 		", \"rate_limited\": %" PRIu64 ", \"frozen\": %" PRIu64
 		", \"melted\": %" PRIu64 ", \"scans\": %" PRIu64
 		", \"context_from_rmap\": %" PRIu64
 		", \"refused\": %" PRIu64 ", \"refused_by_reason\": {",
-		rd_feed_name, s->events, s->lost, s->below, s->moved, s->moved_bytes,
+		s->events, s->lost, s->below, s->moved, s->moved_bytes,
 		s->dry_run, s->rate_limited, s->frozen, s->melted, s->scans,
 		s->rmapped, refused_total(s));
 	for (i = 0; i < RD_REF_NR; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "",
 			rd_refusal_names[i], s->refused[i]);
-	fprintf(f, "}}\n");
+	fprintf(f, "}, \"feed\": \"%s\"}\n", rd_feed_name);
 }
 
 void rd_stats_print(FILE *f, const struct rd_stats *s, int json)
