@@ -31,37 +31,6 @@
 #define RC_PAGES		256
 #define RC_HPAGE		(2UL << 20)
 
-/* A writable file's old contents, to restore at teardown. */
-struct rc_knob {
-	const char *path;
-	char old[64];
-	bool saved;
-};
-
-static int rc_knob_set(struct rc_knob *k, const char *path, const char *val)
-{
-	int fd, n;
-
-	k->path = path;
-	if (!k->saved && rc_read_file(path, k->old, sizeof(k->old)) >= 0)
-		k->saved = true;
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return n;
-}
-
-static void rc_knob_restore(struct rc_knob *k)
-{
-	if (k->saved) {
-		rc_knob_set(k, k->path, k->old);
-		k->saved = false;
-	}
-}
-
 /* First CPU of a node, -1 if it has none. */
 static int rc_node_cpu(int node)
 {

@@ -506,6 +506,30 @@ int rc_restore_default(void)
 
 /* ---------------------------------------------------------------- misc */
 
+int rc_knob_set(struct rc_knob *k, const char *path, const char *val)
+{
+	int fd, n;
+
+	k->path = path;
+	if (!k->saved && rc_read_file(path, k->old, sizeof(k->old)) >= 0)
+		k->saved = true;
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+void rc_knob_restore(struct rc_knob *k)
+{
+	if (k->saved) {
+		rc_knob_set(k, k->path, k->old);
+		k->saved = false;
+	}
+}
+
 static void *rc_park(void *arg)
 {
 	pause();

@@ -115,6 +115,16 @@ void rc_expected_info(const struct rc_nodes *cnodes, int node,
  * refcnt_test): each holds refcnt.ko.
  */
 const char *rc_ko_path(void);
+/* A writable file's old contents, to restore at teardown. */
+struct rc_knob {
+	const char *path;
+	char old[64];
+	bool saved;
+};
+
+int rc_knob_set(struct rc_knob *k, const char *path, const char *val);
+void rc_knob_restore(struct rc_knob *k);
+
 bool rc_module_loaded(void);
 int rc_load(const char *params);
 int rc_unload(void);
