@@ -21,10 +21,13 @@
  *  - reload_streaming: load and unload 20 times while the device streams
  *  - unbind_rebind, no_device, foreign_left_alone
  *  - host_garbage (last: it may leave the header broken)
+ *
+ * `hub_test -t NAME...` runs only the tests named (harness_filter.h).
  */
 #include <linux/refcnt_hub.h>
 
 #include "refcnt_counters.h"
+#include "harness_filter.h"
 
 #include <dirent.h>
 #include <glob.h>
@@ -175,7 +178,7 @@ static uint32_t pmu_program(unsigned char *base, uint32_t refs, uint32_t mode,
 			    uint32_t period, uint32_t flags);
 
 FIXTURE(hub) {
-	struct rc_nodes online, cpu, mem;
+	struct rc_nodes online, cnodes, cpu, mem;
 	bool none;
 };
 
@@ -192,6 +195,7 @@ FIXTURE_SETUP(hub)
 	if (self->none)
 		return;
 	ASSERT_EQ(0, rc_node_list("online", &self->online));
+	ASSERT_EQ(0, rc_cnode_list(&self->cnodes));
 	ASSERT_EQ(0, rc_node_list("has_cpu", &self->cpu));
 	ASSERT_EQ(0, rc_node_list("has_memory", &self->mem));
 	ASSERT_EQ(0, put(HUB_PARAM, "1"));
@@ -457,7 +461,7 @@ TEST_F_TIMEOUT(hub, exact, 900)
 			}
 			for (k = 0; k < 5; k++) {
 				r = exact_pair(_metadata, a, b,
-					       rc_list_index(&self->online, a));
+					       rc_list_index(&self->cnodes, a));
 				if (r != 2)
 					break;
 			}
@@ -968,7 +972,7 @@ TEST_F_TIMEOUT(hub, pmu_samples, 300)
 	p = node_pages(b, EXACT_PAGES);
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, rcd_open(&d, b));
-	me = rcd_counter(&d, rc_list_index(&self->online, a));
+	me = rcd_counter(&d, rc_list_index(&self->cnodes, a));
 	for (j = 0; j < EXACT_PAGES; j++)
 		pa[j] = paddr_of(p + j * rc_page_size());
 	ring = own_ring(base, size);
@@ -1085,7 +1089,7 @@ TEST_F_TIMEOUT(hub, granularity_256, 300)
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, rcd_open(&d, self->mem.id[0]));
 	ASSERT_EQ(256U, d.info.rcb_granularity);
-	ca = rcd_counter(&d, rc_list_index(&self->online, a));
+	ca = rcd_counter(&d, rc_list_index(&self->cnodes, a));
 	ASSERT_EQ(0, hub_sync_cpu());
 	for (k = 0; k < 16; k++)
 		ASSERT_EQ(0, set_counts(&d, paddr_of(p + k * 256), before[k]));
@@ -1219,4 +1223,4 @@ TEST_F_TIMEOUT(hub, host_garbage, 300)
 	EXPECT_LT(u0, rc_feed_stat("hub_unresolved"));
 }
 
-TEST_HARNESS_MAIN
+RC_HARNESS_MAIN
