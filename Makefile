@@ -419,8 +419,10 @@ $(BUILD)/tools/refcntd: tools/src/refcntd/main.c $(REFCNTD_LIB) $(TOOLS_COMMON) 
 	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -I$(TOP)/tools/src/refcntd \
 		$(TOOLS_STATIC) -o $@ $< tools/src/rtools.c $(REFCNTD_LIB) $(TOOLS_LIBS) -lm
 
-# make placement: refcntd against NUMA balancing, memory tiering and DAMON
-# on the workloads of examples/placement-workloads.c, in QEMU guests.
+# make placement: refcntd on each feed against NUMA balancing, memory
+# tiering, DAMON and interleaving, on Debian's programs (hpcc, redis,
+# stress-ng) and examples/placement-workloads.c, in the Debian guest,
+# scored by the truth (tools/testing/placement/).
 tools: $(BUILD)/tools/placement-workloads
 $(BUILD)/tools/placement-workloads: examples/placement-workloads.c
 	@mkdir -p $(dir $@)
