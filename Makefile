@@ -26,6 +26,9 @@
 #   make truth            the QEMU plugin that counts every guest reference
 #                         (refcnt-vm --truth) and its guest programs
 #   make accuracy         how close each feed's counts are to the truth
+#   make papi             PAPI (Debian's source) with the refcnt component,
+#                         its utilities, examples/papi and the component's
+#                         tests, static, into build/papi/bin
 #
 # The kselftest harness and checkpatch.pl come from Debian's linux-source-6.1
 # package; they are extracted into build/, never copied into the tree.
@@ -44,7 +47,7 @@ MODULE_OUT := $(BUILD)/$(KVER)
 
 .PHONY: all lib module selftests tools checkpatch check demo bench install dkms-check \
 	intree-check clean FORCE core-check fuzz
-.PHONY: truth accuracy
+.PHONY: truth accuracy papi
 
 all: lib selftests tools
 
@@ -192,6 +195,11 @@ truth:
 
 accuracy:
 	@tools/testing/refcnt-accuracy
+
+# PAPI with the refcnt component (papi/components/refcnt), from Debian's
+# PAPI source package: tools/testing/papi-build.
+papi: lib
+	@tools/testing/papi-build
 
 demo:
 	@TRUTH=$(TRUTH) HUB=$(HUB) tools/testing/refcnt-demo

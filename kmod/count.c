@@ -357,8 +357,9 @@ static int refcnt_count_args(void __user *argp, struct rcb_count *c,
 
 	if (copy_from_user(c, argp, sizeof(*c)))
 		return -EFAULT;
-	if (c->flags & ~RCB_COUNT_FLAGS || c->pad || c->reserved[0] ||
-	    c->reserved[1] || (!c->fault_period && !c->pebs_period) ||
+	/* Instruction ranges, threads and the hub: not yet. */
+	if (c->flags & ~RCB_COUNT_CHILDREN || c->nr_iranges || c->iranges ||
+	    c->reserved[0] || (!c->fault_period && !c->pebs_period) ||
 	    c->nr_ranges > RCB_COUNT_MAX_RANGES || c->pid < 0)
 		return -EINVAL;
 	if (copy_from_user(ranges, u64_to_user_ptr(c->ranges),
