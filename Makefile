@@ -198,7 +198,7 @@ accuracy:
 
 # PAPI with the refcnt component (papi/components/refcnt), from Debian's
 # PAPI source package: tools/testing/papi-build.
-papi: lib
+papi: lib $(BUILD)/linux-source/.stamp
 	@tools/testing/papi-build
 
 demo:
