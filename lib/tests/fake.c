@@ -433,7 +433,7 @@ static int fake_count_start(const struct rcb_count *c)
 	fake_stats.last_count = *c;
 	if (c->flags & ~RCB_COUNT_FLAGS || c->reserved[0] ||
 	    (!c->fault_period && !c->pebs_period &&
-	     !(c->flags & RCB_COUNT_HUB)))
+	     !(c->flags & RCB_COUNT_DEVICES)))
 		return fake_err(EINVAL);
 	fake_stats.session_fd = memfd_create("fake-session", MFD_CLOEXEC);
 	return fake_stats.session_fd;
@@ -483,7 +483,8 @@ static int fake_feeds_get(struct rcb_feeds_query *q)
 		  .state = RCB_FEED_PRESENT },
 		{ .name = "hub", .caps = RCB_FEED_DATA_ADDR |
 		  RCB_FEED_INSTR_ADDR | RCB_FEED_LOADS | RCB_FEED_STORES |
-		  RCB_FEED_SESSION, .state = RCB_FEED_PRESENT | RCB_FEED_ON,
+		  RCB_FEED_SESSION | RCB_FEED_DEVICE,
+		  .state = RCB_FEED_PRESENT | RCB_FEED_ON,
 		  .period = 64 },
 	};
 	struct rcb_feed_info *out = (void *)(uintptr_t)q->feeds;

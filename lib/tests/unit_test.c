@@ -786,7 +786,7 @@ static void test_count_open(void)
 	struct rcb_count_range ir[1] = { { 0x401000, 0x80 } };
 	const struct rcb_count *c = &fake_stats.last_count;
 	struct refcnt_count_attr a = {
-		.pid = 77, .flags = RCB_COUNT_THREAD | RCB_COUNT_HUB,
+		.pid = 77, .flags = RCB_COUNT_THREAD | RCB_COUNT_DEVICES,
 		.data_ranges = d, .nr_data_ranges = 2,
 		.instr_ranges = ir, .nr_instr_ranges = 1,
 	};
@@ -797,7 +797,7 @@ static void test_count_open(void)
 	fake_reset();
 	fd = refcnt_count_open(&a);
 	CHECK(fd > 0, "refcnt_count_open = %d (%s)", fd, strerror(errno));
-	CHECK(c->pid == 77 && c->flags == (RCB_COUNT_THREAD | RCB_COUNT_HUB) &&
+	CHECK(c->pid == 77 && c->flags == (RCB_COUNT_THREAD | RCB_COUNT_DEVICES) &&
 	      !c->fault_period && !c->pebs_period &&
 	      c->ranges == (uintptr_t)d && c->nr_ranges == 2 &&
 	      c->iranges == (uintptr_t)ir && c->nr_iranges == 1 &&

@@ -201,7 +201,7 @@ TEST_F(papi, counts_equal_librefcnt)
 	char *buf = lh_alloc(len, true);
 	struct rcb_count_range r = { (uintptr_t)buf, len };
 	struct refcnt_count_attr a = {
-		.flags = RCB_COUNT_HUB | RCB_COUNT_THREAD,
+		.flags = RCB_COUNT_DEVICES | RCB_COUNT_THREAD,
 		.data_ranges = &r, .nr_data_ranges = 1,
 	};
 	struct rcb_count_totals t;

@@ -416,10 +416,13 @@ struct rcb_count_range {
 #define RCB_COUNT_CHILDREN	(1U << 0)
 /* @pid is a thread id: count that thread alone (with its children). */
 #define RCB_COUNT_THREAD	(1U << 1)
-/* The hub device's references too (QEMU guests of refcnt-vm --hub). */
-#define RCB_COUNT_HUB		(1U << 2)
+/*
+ * The device feeds too (RCB_FEED_DEVICE: a memory-side device that says
+ * which task made each reference, as the hub device of the QEMU guests).
+ */
+#define RCB_COUNT_DEVICES	(1U << 2)
 #define RCB_COUNT_FLAGS		(RCB_COUNT_CHILDREN | RCB_COUNT_THREAD | \
-				 RCB_COUNT_HUB)
+				 RCB_COUNT_DEVICES)
 /* Most data ranges, and most instruction ranges, of one counting session. */
 #define RCB_COUNT_MAX_RANGES	64
 
@@ -433,7 +436,7 @@ struct rcb_count_range {
  *		of its threads counts N references; 0 off
  * @pebs_period: PEBS/IBS feed for the process: one precise sample every
  *		N memory operations, weighted N; 0 off. At least one feed is
- *		on: a period, or RCB_COUNT_HUB.
+ *		on: a period, or RCB_COUNT_DEVICES.
  * @ranges:	user pointer to @nr_ranges struct rcb_count_range, or 0
  * @nr_ranges:	0 (the whole address space) to RCB_COUNT_MAX_RANGES: only
  *		samples whose data address lies in one of the ranges count
@@ -552,6 +555,12 @@ struct rcb_count_read {
 #define RCB_FEED_STORES		(1U << 3)
 /* A counting session can run it (RCB_COUNT_START). */
 #define RCB_FEED_SESSION	(1U << 4)
+/*
+ * A device feed: it delivers by itself at a period of its own, and a
+ * session runs it with RCB_COUNT_DEVICES (else through a period of
+ * struct rcb_count named after it).
+ */
+#define RCB_FEED_DEVICE		(1U << 5)
 /* struct rcb_feed_info.state */
 #define RCB_FEED_PRESENT	(1U << 0)	/* the machine has it */
 #define RCB_FEED_ON		(1U << 1)	/* on machine-wide (period) */
@@ -560,10 +569,10 @@ struct rcb_count_read {
  * struct rcb_feed_info - one feed, as RCB_FEEDS_GET describes it
  * @name:	"fault", "pebs", "hub"...: NUL-terminated
  * @caps:	RCB_FEED_* above (filters: DATA_ADDR, INSTR_ADDR, LOADS,
- *		STORES; SESSION)
+ *		STORES; SESSION, DEVICE)
  * @state:	RCB_FEED_PRESENT, RCB_FEED_ON
  * @period:	references per sample while on machine-wide, 0 when off;
- *		the hub's is the device's, whether on or not
+ *		a device feed's is the device's, whether on or not
  * @reserved:	written as zero
  */
 struct rcb_feed_info {

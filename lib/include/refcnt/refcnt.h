@@ -299,7 +299,7 @@ int refcnt_count_stop(int fd);
  * struct refcnt_count_attr - a counting session with totals (since 1.3)
  * @pid:		process to count, 0 the caller; with RCB_COUNT_THREAD
  *			a thread, 0 the calling thread
- * @flags:		RCB_COUNT_CHILDREN, RCB_COUNT_THREAD, RCB_COUNT_HUB
+ * @flags:		RCB_COUNT_CHILDREN, RCB_COUNT_THREAD, RCB_COUNT_DEVICES
  * @fault_period:	page-fault feed, 0 off
  * @pebs_period:	PEBS/IBS feed, 0 off (at least one feed on)
  * @data_ranges:	@nr_data_ranges data-address ranges (NULL and 0: any

@@ -23,9 +23,10 @@
  *	start_off and end_off, as the Itanium 2 did for its power-of-two
  *	ranges; instruction ranges are exact (offsets 0).
  *
- *	Environment: PAPI_REFCNT_FEED (hub, pebs or fault; by default the
- *	first of them the machine has) and PAPI_REFCNT_PERIOD (the feed's
- *	sampling period, for pebs and fault; the hub's is the device's).
+ *	Environment: PAPI_REFCNT_FEED (a feed's name: by default a device
+ *	feed, such as the hub of refcnt's QEMU guests, else pebs, else
+ *	fault) and PAPI_REFCNT_PERIOD (the sampling period of pebs and
+ *	fault; a device feed's is the device's).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -103,7 +104,7 @@ static struct {
 	int nr_events;
 	uint64_t granularity;
 	struct rcb_feed_info feed;	/* the feed sessions run */
-	unsigned int flags;		/* RCB_COUNT_HUB for the hub */
+	unsigned int flags;		/* RCB_COUNT_DEVICES, device feeds */
 	unsigned int fault_period, pebs_period;
 } rc;
 
@@ -143,25 +144,35 @@ static int rc_papi_err(int err)
 	}
 }
 
-/* The feed named by PAPI_REFCNT_FEED, or the best the machine has. */
+/* Whether a session can run the feed here. */
+static int rc_usable(const struct rcb_feed_info *f)
+{
+	return (f->state & RCB_FEED_PRESENT) && (f->caps & RCB_FEED_SESSION);
+}
+
+/*
+ * The feed named by PAPI_REFCNT_FEED, or the most exact the machine has:
+ * a device feed (every reference, at period 1), then pebs, then fault.
+ */
 static int rc_pick_feed(const struct rcb_feed_info *feeds, int n)
 {
-	static const char *const pref[] = { "hub", "pebs", "fault" };
+	static const char *const pref[] = { "pebs", "fault" };
 	const char *want = getenv("PAPI_REFCNT_FEED");
 	unsigned int p;
 	int i;
 
-	for (p = 0; p < sizeof(pref) / sizeof(pref[0]); p++) {
-		const char *name = want && *want ? want : pref[p];
-
-		for (i = 0; i < n; i++)
-			if (!strcmp(feeds[i].name, name) &&
-			    (feeds[i].state & RCB_FEED_PRESENT) &&
-			    (feeds[i].caps & RCB_FEED_SESSION))
+	for (i = 0; i < n; i++)
+		if (want && *want ? !strcmp(feeds[i].name, want) :
+		    (feeds[i].caps & RCB_FEED_DEVICE) != 0)
+			if (rc_usable(&feeds[i]))
 				return i;
-		if (want && *want)
-			return -1;
-	}
+	if (want && *want)
+		return -1;
+	for (p = 0; p < sizeof(pref) / sizeof(pref[0]); p++)
+		for (i = 0; i < n; i++)
+			if (!strcmp(feeds[i].name, pref[p]) &&
+			    rc_usable(&feeds[i]))
+				return i;
 	return -1;
 }
 
@@ -180,8 +191,8 @@ static int rc_feed_setup(void)
 					  "PAPI_REFCNT_PERIOD=%s is not a period",
 					  env);
 	}
-	if (!strcmp(rc.feed.name, "hub"))
-		rc.flags = RCB_COUNT_HUB;
+	if (rc.feed.caps & RCB_FEED_DEVICE)
+		rc.flags = RCB_COUNT_DEVICES;
 	else if (!strcmp(rc.feed.name, "pebs"))
 		rc.pebs_period = period ? period : RC_PEBS_PERIOD;
 	else if (!strcmp(rc.feed.name, "fault"))
