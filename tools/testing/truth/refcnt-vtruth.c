@@ -11,10 +11,11 @@
  *
  * User mode is told by the instruction's address: below the x86-64
  * canonical hole. Every mark "RCTD" (dump) writes the window's counts to
- * FILE.N (N = 1, 2, ...) and zeroes them:
+ * FILE.N (N = 1, 2, ...) and zeroes them, one line per instruction and
+ * G-byte virtual page it referenced, so that a data range, an
+ * instruction range and both at once can all be summed from it:
  *   # refcnt-vtruth granularity G
- *   page VADDR LOADS STORES     one per G-byte virtual page referenced
- *   insn VADDR LOADS STORES     one per instruction that referenced
+ *   ref INSN PAGE LOADS STORES
  * "RCTS" opens the window, "RCTE" closes it, as for refcnt-truth.
  *
  * The tables take a lock per vCPU: the vCPU that dumps reads the others'.
@@ -38,15 +39,15 @@ static const uint8_t mark_start[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'S
 static const uint8_t mark_stop[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'E' };
 static const uint8_t mark_dump[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'D' };
 
-/* Loads and stores of a page or an instruction. */
+/* What one instruction did to one virtual page. */
 struct tally {
+	uint64_t insn, page;	/* the key: address, page number */
 	uint64_t loads, stores;
 };
 
 struct vcpu {
 	pthread_mutex_t lock;
-	GHashTable *pages;	/* page number -> struct tally */
-	GHashTable *insns;	/* instruction address -> struct tally */
+	GHashTable *refs;	/* struct tally by (insn, page) */
 };
 
 static const char *out;
@@ -56,27 +57,40 @@ static int nr_vcpus;
 static volatile int window_open;
 static uint64_t dumps;
 
-static GHashTable *table_new(void)
+static guint key_hash(gconstpointer p)
 {
-	return g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
-				     g_free);
+	const struct tally *t = p;
+
+	return (guint)(t->insn * 0x9e3779b97f4a7c15ULL ^ t->page);
 }
 
-static void tally_add(GHashTable *t, uint64_t key, int store, uint64_t n)
+static gboolean key_equal(gconstpointer a, gconstpointer b)
 {
-	struct tally *v = g_hash_table_lookup(t, &key);
+	const struct tally *x = a, *y = b;
 
+	return x->insn == y->insn && x->page == y->page;
+}
+
+/* The tally is its own key: the table owns it. */
+static GHashTable *table_new(void)
+{
+	return g_hash_table_new_full(key_hash, key_equal, g_free, NULL);
+}
+
+static void tally_add(GHashTable *t, uint64_t insn, uint64_t page,
+		      uint64_t loads, uint64_t stores)
+{
+	struct tally key = { .insn = insn, .page = page }, *v;
+
+	v = g_hash_table_lookup(t, &key);
 	if (!v) {
-		uint64_t *k = g_new(uint64_t, 1);
-
-		*k = key;
 		v = g_new0(struct tally, 1);
-		g_hash_table_insert(t, k, v);
+		v->insn = insn;
+		v->page = page;
+		g_hash_table_add(t, v);
 	}
-	if (store)
-		v->stores += n;
-	else
-		v->loads += n;
+	v->loads += loads;
+	v->stores += stores;
 }
 
 /* udata: the address of the instruction that made the access. */
@@ -91,53 +105,48 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 		return;
 	v = &vcpus[vi];
 	pthread_mutex_lock(&v->lock);
-	tally_add(v->pages, vaddr / gran, store, 1);
-	tally_add(v->insns, ip, store, 1);
+	tally_add(v->refs, ip, vaddr / gran, !store, store);
 	pthread_mutex_unlock(&v->lock);
 }
 
-static int key_cmp(const void *a, const void *b)
+static int tally_cmp(const void *a, const void *b)
 {
-	uint64_t x = **(const uint64_t *const *)a;
-	uint64_t y = **(const uint64_t *const *)b;
+	const struct tally *x = *(const struct tally *const *)a;
+	const struct tally *y = *(const struct tally *const *)b;
 
-	return x < y ? -1 : x > y;
+	if (x->insn != y->insn)
+		return x->insn < y->insn ? -1 : 1;
+	return x->page < y->page ? -1 : x->page > y->page;
 }
 
-/* Every vCPU's table merged, in address order. */
-static void write_table(FILE *f, const char *what, int insns)
+/* Every vCPU's table merged, in address order; the tables zeroed. */
+static void write_table(FILE *f)
 {
 	GHashTable *all = table_new();
+	struct tally **t;
 	GHashTableIter it;
-	gpointer k, val;
+	gpointer k;
 	guint n, i;
-	uint64_t **keys;
 	int c;
 
 	for (c = 0; c < nr_vcpus; c++) {
-		GHashTable *t = insns ? vcpus[c].insns : vcpus[c].pages;
-
 		pthread_mutex_lock(&vcpus[c].lock);
-		g_hash_table_iter_init(&it, t);
-		while (g_hash_table_iter_next(&it, &k, &val)) {
-			const struct tally *v = val;
+		g_hash_table_iter_init(&it, vcpus[c].refs);
+		while (g_hash_table_iter_next(&it, &k, NULL)) {
+			const struct tally *v = k;
 
-			tally_add(all, *(uint64_t *)k, 0, v->loads);
-			tally_add(all, *(uint64_t *)k, 1, v->stores);
+			tally_add(all, v->insn, v->page, v->loads, v->stores);
 		}
-		g_hash_table_remove_all(t);
+		g_hash_table_remove_all(vcpus[c].refs);
 		pthread_mutex_unlock(&vcpus[c].lock);
 	}
-	keys = (uint64_t **)g_hash_table_get_keys_as_array(all, &n);
-	qsort(keys, n, sizeof(*keys), key_cmp);
-	for (i = 0; i < n; i++) {
-		const struct tally *v = g_hash_table_lookup(all, keys[i]);
-
-		fprintf(f, "%s 0x%" PRIx64 " %" PRIu64 " %" PRIu64 "\n", what,
-			insns ? *keys[i] : *keys[i] * gran, v->loads,
-			v->stores);
-	}
-	g_free(keys);
+	t = (struct tally **)g_hash_table_get_keys_as_array(all, &n);
+	qsort(t, n, sizeof(*t), tally_cmp);
+	for (i = 0; i < n; i++)
+		fprintf(f, "ref 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64 " %" PRIu64
+			"\n", t[i]->insn, t[i]->page * gran, t[i]->loads,
+			t[i]->stores);
+	g_free(t);
 	g_hash_table_destroy(all);
 }
 
@@ -155,8 +164,7 @@ static void dump(void)
 		return;
 	}
 	fprintf(f, "# refcnt-vtruth granularity %" PRIu64 "\n", gran);
-	write_table(f, "page", 0);
-	write_table(f, "insn", 1);
+	write_table(f);
 	if (fclose(f) || rename(tmp, path))
 		fprintf(stderr, PFX "cannot write %s: %s\n", path, strerror(errno));
 }
@@ -241,8 +249,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	for (i = 0; i < nr_vcpus; i++) {
 		pthread_mutex_init(&vcpus[i].lock, NULL);
-		vcpus[i].pages = table_new();
-		vcpus[i].insns = table_new();
+		vcpus[i].refs = table_new();
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans_cb);
 	return 0;
