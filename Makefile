@@ -308,3 +308,27 @@ install-refcntd: tools
 	test -e $(DESTDIR)/etc/refcntd.conf || \
 		install -m 0644 etc/refcntd.conf $(DESTDIR)/etc/refcntd.conf
 	install -m 0644 packaging/refcntd.service $(DESTDIR)/lib/systemd/system/
+
+# The trace analyses (Documentation/trace-format.rst, "Analyses"): the
+# refcnt-truth plugin's traces and lackey's read by tools/src/trace/, the
+# one place of trace-reading code (trace-read.c), with the analyses'
+# shared parts beside it; zstd and zlib for compressed traces.
+TRACE_TOOLS := refcnt-trace refcnt-conflicts refcnt-policy refcnt-replay refcnt-sharing \
+	refcnt-tdist
+TRACE_DIR := tools/src/trace
+TRACE_COMMON := $(wildcard $(TRACE_DIR)/*.c $(TRACE_DIR)/*.h)
+TOOLS_BIN += $(TRACE_TOOLS)
+tools: $(addprefix $(BUILD)/tools/,$(TRACE_TOOLS))
+$(addprefix $(BUILD)/tools/,$(TRACE_TOOLS)): TOOLS_CFLAGS += -I$(TOP)/$(TRACE_DIR)
+$(addprefix $(BUILD)/tools/,$(TRACE_TOOLS)): TOOLS_LIBS += -lzstd -lz
+$(addprefix $(BUILD)/tools/,$(TRACE_TOOLS)): $(TRACE_COMMON)
+# refcnt-tdist draws its bar charts with the heatmaps' renderer.
+$(BUILD)/tools/refcnt-tdist: tools/src/heatmap.c tools/src/heatmap.h
+
+# MACPO's controlled trace as a program (refcnt-conflicts(1)); its loop is
+# inside the truth window's marks, for refcnt-vm --trace.
+tools: $(BUILD)/tools/conflict-arrays
+$(BUILD)/tools/conflict-arrays: examples/conflict-arrays.c tools/testing/truth/truth-mark.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -DTRUTH_MARKS -I$(TOP)/tools/testing/truth -static -o $@ $<

@@ -687,24 +687,19 @@ int rt_heatmap_name_ok(const char *path)
 	return ext && (!strcasecmp(ext, ".svg") || !strcasecmp(ext, ".png"));
 }
 
-int rt_heatmap_write(const struct rt_heatmap *hm, const char *path,
-		     int width, int height)
+/* Open path as SVG or PNG, draw(cv, arg) on it, write it: 0 or -1. */
+static int rt_canvas_write(const char *path, int width, int height,
+			   const char *title,
+			   int (*draw)(struct rt_canvas *cv, const void *arg),
+			   const void *arg)
 {
 	struct rt_canvas cv = { .w = width, .h = height };
 	int svg, err;
 
-	if (!rt_heatmap_name_ok(path)) {
-		rt_err("%s: the heatmap's name must end in .svg or .png", path);
-		return -1;
-	}
 	svg = !strcasecmp(strrchr(path, '.'), ".svg");
 	if (width < 64 || height < 64 || width > 16384 || height > 16384) {
-		rt_err("heatmap size %dx%d: width and height must be 64..16384 pixels",
+		rt_err("image size %dx%d: width and height must be 64..16384 pixels",
 		       width, height);
-		return -1;
-	}
-	if (hm->rows <= 0 || hm->cols <= 0) {
-		rt_err("%s: nothing to draw", path);
 		return -1;
 	}
 	cv.s = (width >= 1600 && height >= 1000) ? 2 : 1;
@@ -717,9 +712,9 @@ int rt_heatmap_write(const struct rt_heatmap *hm, const char *path,
 		fprintf(cv.svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 			"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" shape-rendering=\"crispEdges\">\n<title>",
 			width, height, width, height);
-		xml_text(cv.svg, hm->title ? hm->title : "refcnt heatmap");
+		xml_text(cv.svg, title);
 		fputs("</title>\n", cv.svg);
-		err = rt_heatmap_draw(&cv, hm);
+		err = draw(&cv, arg);
 		fputs("</svg>\n", cv.svg);
 		if (fclose(cv.svg) && !err) {
 			rt_err("%s: %s", path, strerror(errno));
@@ -734,9 +729,123 @@ int rt_heatmap_write(const struct rt_heatmap *hm, const char *path,
 		rt_err("out of memory for a %dx%d image", width, height);
 		return -1;
 	}
-	err = rt_heatmap_draw(&cv, hm);
+	err = draw(&cv, arg);
 	if (!err)
-		err = rt_png_save(path, cv.px, width, height, hm->title);
+		err = rt_png_save(path, cv.px, width, height, title);
 	free(cv.px);
 	return err;
+}
+
+static int heatmap_draw(struct rt_canvas *cv, const void *arg)
+{
+	return rt_heatmap_draw(cv, arg);
+}
+
+int rt_heatmap_write(const struct rt_heatmap *hm, const char *path,
+		     int width, int height)
+{
+	if (!rt_heatmap_name_ok(path)) {
+		rt_err("%s: the heatmap's name must end in .svg or .png", path);
+		return -1;
+	}
+	if (hm->rows <= 0 || hm->cols <= 0) {
+		rt_err("%s: nothing to draw", path);
+		return -1;
+	}
+	return rt_canvas_write(path, width, height,
+			       hm->title ? hm->title : "refcnt heatmap",
+			       heatmap_draw, hm);
+}
+
+/* ------------------------------------------------------------ bars */
+
+/* A round step of about range / n: 1, 2 or 5 times a power of ten. */
+static double nice_step(double range, int n)
+{
+	double raw = range / n, p = 1;
+
+	if (raw <= 0)
+		return 1;
+	while (p * 10 <= raw)
+		p *= 10;
+	while (p > raw)
+		p /= 10;
+	if (raw > 5 * p)
+		return 10 * p;
+	if (raw > 2 * p)
+		return 5 * p;
+	if (raw > p)
+		return 2 * p;
+	return p;
+}
+
+static int bars_draw(struct rt_canvas *cv, const void *arg)
+{
+	const struct rt_bars *b = arg;
+	const int s = cv->s, left = 80 * s, right = 20 * s, top = 30 * s;
+	const int bottom = 50 * s;
+	int pw = cv->w - left - right, ph = cv->h - top - bottom, i;
+	double vmax = 0, step, t;
+	char buf[64];
+
+	if (pw < 10 || ph < 10) {
+		rt_err("image too small for the chart");
+		return -1;
+	}
+	for (i = 0; i < b->n; i++)
+		if (b->v[i] > vmax)
+			vmax = b->v[i];
+	if (vmax <= 0)
+		vmax = 1;
+	step = nice_step(vmax, 5);
+	vmax = ceil(vmax / step) * step;
+	cv_fill(cv, 0, 0, cv->w, cv->h, C_WHITE);
+	if (b->title)
+		cv_text(cv, cv->w / 2, 8 * s, b->title, 0, 0, C_TEXT);
+	/* the y axis: grid lines and counts */
+	for (t = 0; t <= vmax + step / 2; t += step) {
+		int y = top + ph - (int)(ph * t / vmax);
+
+		cv_fill(cv, left, y, left + pw, y + 1, C_ZERO);
+		rt_count_str(t, buf, sizeof(buf));
+		cv_text(cv, left - 6 * s, y - 3 * s, buf, 1, 0, C_TEXT);
+	}
+	for (i = 0; i < b->n; i++) {
+		int x0 = left + (int)((long long)pw * i / b->n);
+		int x1 = left + (int)((long long)pw * (i + 1) / b->n);
+		int y = top + ph - (int)(ph * b->v[i] / vmax);
+
+		if (x1 - x0 > 2)
+			x1--;
+		if (x1 <= x0)
+			x1 = x0 + 1;
+		cv_fill(cv, x0, y, x1, top + ph, rt_colour(0.25));
+	}
+	cv_fill(cv, left, top, left + 1, top + ph, C_GRID);
+	cv_fill(cv, left, top + ph, left + pw, top + ph + 1, C_GRID);
+	/* the x axis: first and last bin, and the label */
+	rt_count_str(b->x0, buf, sizeof(buf));
+	cv_text(cv, left, top + ph + 6 * s, buf, -1, 0, C_TEXT);
+	rt_count_str(b->x0 + b->xstep * b->n, buf, sizeof(buf));
+	cv_text(cv, left + pw, top + ph + 6 * s, buf, 1, 0, C_TEXT);
+	if (b->xlabel)
+		cv_text(cv, left + pw / 2, top + ph + 24 * s, b->xlabel, 0, 0, C_TEXT);
+	if (b->ylabel)
+		cv_text(cv, 4 * s, top - 16 * s, b->ylabel, -1, 0, C_TEXT);
+	return 0;
+}
+
+int rt_bars_write(const struct rt_bars *b, const char *path, int width,
+		  int height)
+{
+	if (!rt_heatmap_name_ok(path)) {
+		rt_err("%s: the chart's name must end in .svg or .png", path);
+		return -1;
+	}
+	if (b->n <= 0) {
+		rt_err("%s: nothing to draw", path);
+		return -1;
+	}
+	return rt_canvas_write(path, width, height,
+			       b->title ? b->title : "refcnt chart", bars_draw, b);
 }

@@ -54,4 +54,24 @@ int rt_heatmap_name_ok(const char *path);
 int rt_heatmap_write(const struct rt_heatmap *hm, const char *path,
 		     int width, int height);
 
+/**
+ * struct rt_bars - a bar chart of values over equal steps (a histogram
+ *		    of events over time, refcnt-tdist)
+ * @n:		bars
+ * @v:		their heights, >= 0
+ * @x0, @xstep:	where the first bar starts and each bar's width, in the
+ *		x axis' unit
+ * @title, @xlabel, @ylabel: texts (NULL: none)
+ */
+struct rt_bars {
+	int n;
+	const double *v;
+	double x0, xstep;
+	const char *title, *xlabel, *ylabel;
+};
+
+/* Write the chart as SVG or PNG (by path's extension), like the heatmaps. */
+int rt_bars_write(const struct rt_bars *b, const char *path, int width,
+		  int height);
+
 #endif /* REFCNT_HEATMAP_H */

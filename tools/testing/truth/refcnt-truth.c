@@ -5,7 +5,9 @@
  * by accessing node, and writes the counts in the layout of
  * `refcnt-dump --csv`, so a feed's counts can be compared row by row with
  * what the guest really did.  Loaded by `tools/testing/refcnt-vm --truth`;
- * see Documentation/testing.rst, "The truth from the emulator".
+ * see Documentation/testing.rst, "The truth from the emulator".  With
+ * trace=PREFIX it also writes every reference it counts as per-vCPU
+ * traces (trace-writer.c, Documentation/trace-format.rst).
  *
  * Counting takes no lock: each vCPU has its own table, merged at exit.
  * Only the optional last-level cache model takes a per-node lock, since a
@@ -33,6 +35,7 @@
 #include <qemu-plugin.h>
 
 #include "hub-producer.h"
+#include "trace-writer.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -51,6 +54,14 @@ static const uint8_t mark_start[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'S
 static const uint8_t mark_stop[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'E' };
 /* "RCTD": stop, write the counts so far to OUT.N (N = 1, 2, ...), zero them. */
 static const uint8_t mark_dump[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'D' };
+/*
+ * The seed's markers (smait_marker(cmd, num)): the same NOP with SIB byte
+ * 0xe0 + cmd (cmd 0-4, a form no assembler pads with) and num as the
+ * displacement. See truth-mark.h and trace-writer.c.
+ */
+#define MARK_CMD_SIB	0xe0
+/* mark_cb's udata: what the mark is, in bits 32-39; num below. */
+enum { MK_START = 1, MK_STOP, MK_DUMP, MK_CMD0 = 16 };
 
 struct ram {
 	int nid;
@@ -70,6 +81,7 @@ struct vcpu {
 	uint64_t insns, insns_window;
 	uint64_t io, unmapped;		/* references to MMIO, to non-RAM */
 	int node;			/* -1: not given */
+	int stopped;			/* a marker stopped this vCPU's window */
 } __attribute__((aligned(64)));
 
 static struct {
@@ -155,26 +167,32 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 	struct vcpu *v;
 	struct qemu_plugin_hwaddr *hw;
 	uint64_t pa;
-	int miss = -1, count;
+	int miss = -1, count, trace;
 
-	(void)udata;
 	if (vi >= (unsigned int)nr_vcpus)
 		return;
-	/* The hub reports all the time; the truth counts in its window. */
-	count = window_open && out_f;
-	if (!count && !hub_on)
-		return;
 	v = &vcpus[vi];
+	/* The hub reports all the time; the truth counts in its window. */
+	trace = trace_on && window_open && !v->stopped;
+	count = window_open && !v->stopped && out_f;
+	if (!count && !hub_on && !trace)
+		return;
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (!hw || qemu_plugin_hwaddr_is_io(hw)) {
 		v->io += count;
+		if (trace)
+			trace_ref(vi, info, vaddr, TRACE_PA_IO, udata);
 		return;
 	}
 	pa = map_phys(qemu_plugin_hwaddr_phys_addr(hw));
 	if (pa == NONE) {
 		v->unmapped += count;
+		if (trace)
+			trace_ref(vi, info, vaddr, TRACE_PA_OTHER, udata);
 		return;
 	}
+	if (trace)
+		trace_ref(vi, info, vaddr, pa, udata);
 	if (opt.llc_size && v->node >= 0 && (count || hub_misses))
 		miss = llc_miss(v->node, pa);
 	if (count) {
@@ -195,6 +213,8 @@ static void tb_exec_cb(unsigned int vi, void *udata)
 	vcpus[vi].insns += n;
 	if (hub_on)
 		hub_insns(vi, n);
+	if (trace_on)
+		trace_insns(vi, n);
 	if (window_open)
 		vcpus[vi].insns_window += n;
 }
@@ -202,21 +222,71 @@ static void tb_exec_cb(unsigned int vi, void *udata)
 static int dump_tables(const char *path);
 static uint64_t dumps;
 
+/* Whether vCPU vi's references count (and are traced) now. */
+static int truth_tracing(unsigned int vi)
+{
+	return window_open && vi < (unsigned int)nr_vcpus && !vcpus[vi].stopped;
+}
+
+/*
+ * A window mark or a marker. Stop and resume take effect with window=on;
+ * every one is a marker record in the vCPU's trace: start is resume-all,
+ * stop is stop-all, dump is stop-all with the dump's number.
+ */
 static void mark_cb(unsigned int vi, void *udata)
 {
-	(void)vi;
-	if (udata == (void *)2) {
+	uint64_t u = (uintptr_t)udata;
+	unsigned int what = u >> 32, cmd = what - MK_CMD0, i;
+	uint32_t num = (uint32_t)u;
+
+	if (what == MK_START)
+		cmd = TR_MARK_RESUME_ALL;
+	else if (what == MK_STOP || what == MK_DUMP)
+		cmd = TR_MARK_STOP_ALL;
+	if (what == MK_DUMP)
+		num = (uint32_t)dumps + 1;
+	if (opt.windowed && (cmd == TR_MARK_STOP || cmd == TR_MARK_RESUME) &&
+	    vi < (unsigned int)nr_vcpus)
+		__atomic_store_n(&vcpus[vi].stopped, cmd == TR_MARK_STOP,
+				 __ATOMIC_RELEASE);
+	/* Recorded before a stop takes effect, after a resume has. */
+	if (cmd != TR_MARK_RESUME_ALL)
+		trace_marker(vi, cmd, num);
+	if (what == MK_DUMP && opt.windowed) {
 		char path[4096];
 
 		__atomic_store_n(&window_open, 0, __ATOMIC_RELEASE);
 		snprintf(path, sizeof(path), "%s.%" PRIu64, opt.out, ++dumps);
-		dump_tables(path);
-	} else if (udata) {
+		if (opt.out)
+			dump_tables(path);
+	} else if (cmd == TR_MARK_RESUME_ALL && opt.windowed) {
+		for (i = 0; i < (unsigned int)nr_vcpus; i++)
+			__atomic_store_n(&vcpus[i].stopped, 0, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&marks, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&window_open, 1, __ATOMIC_RELEASE);
-	} else {
+	} else if (cmd == TR_MARK_STOP_ALL && opt.windowed) {
 		__atomic_store_n(&window_open, 0, __ATOMIC_RELEASE);
 	}
+	if (cmd == TR_MARK_RESUME_ALL)
+		trace_marker(vi, cmd, num);
+}
+
+/* What the instruction at d is as a mark: mark_cb's udata, or 0. */
+static uint64_t mark_of(const uint8_t *d, size_t n)
+{
+	if (n != 8 || d[0] != 0x0f || d[1] != 0x1f || d[2] != 0x84)
+		return 0;
+	if (d[3] >= MARK_CMD_SIB && d[3] < MARK_CMD_SIB + TR_NR_MARKS)
+		return (uint64_t)(MK_CMD0 + d[3] - MARK_CMD_SIB) << 32 |
+		       ((uint32_t)d[4] | (uint32_t)d[5] << 8 |
+			(uint32_t)d[6] << 16 | (uint32_t)d[7] << 24);
+	if (!memcmp(d, mark_start, 8))
+		return (uint64_t)MK_START << 32;
+	if (!memcmp(d, mark_stop, 8))
+		return (uint64_t)MK_STOP << 32;
+	if (!memcmp(d, mark_dump, 8))
+		return (uint64_t)MK_DUMP << 32;
+	return 0;
 }
 
 static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -229,27 +299,26 @@ static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 					     (void *)(uintptr_t)n);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-		const void *d = qemu_plugin_insn_data(insn);
+		const uint8_t *d = qemu_plugin_insn_data(insn);
 		int hm = hub_mark(d, qemu_plugin_insn_size(insn));
+
+		uint64_t mk;
 
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_cb,
 						 QEMU_PLUGIN_CB_NO_REGS,
-						 QEMU_PLUGIN_MEM_RW, NULL);
+						 QEMU_PLUGIN_MEM_RW,
+			trace_on ? trace_insn_udata(d, qemu_plugin_insn_size(insn)) : NULL);
 		if (hm)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, hub_mark_cb,
 				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)hm);
-		if (!opt.windowed || qemu_plugin_insn_size(insn) != 8)
+		if (!opt.windowed && !trace_on)
 			continue;
-		if (!memcmp(d, mark_start, 8))
+		mk = mark_of(d, qemu_plugin_insn_size(insn));
+		if (mk)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_cb,
-				QEMU_PLUGIN_CB_NO_REGS, (void *)1);
-		else if (!memcmp(d, mark_stop, 8))
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_cb,
-				QEMU_PLUGIN_CB_NO_REGS, NULL);
-		else if (!memcmp(d, mark_dump, 8))
-			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_cb,
-				QEMU_PLUGIN_CB_NO_REGS, (void *)2);
+				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)mk);
 	}
+	trace_tb(tb);
 }
 
 /* ------------------------------------------------------------ output */
@@ -414,8 +483,12 @@ static void atexit_cb(qemu_plugin_id_t id, void *udata)
 
 	(void)id;
 	(void)udata;
+	if (trace_close())
+		bad = -1;
 	if (!out_f) {
 		hub_summary(NULL);
+		if (bad)
+			_exit(1);
 		return;
 	}
 	bad |= write_table(out_f, 0, loc, rem);
@@ -426,6 +499,7 @@ static void atexit_cb(qemu_plugin_id_t id, void *udata)
 	if (llc_f)
 		write_summary(sum_f, "llc_misses", mloc, mrem);
 	hub_summary(sum_f);
+	trace_summary(sum_f);
 	/* The tables last: their presence says the run's counts are whole. */
 	bad |= close_rename(sum_f, sum_tmp, sum_path);
 	if (llc_f)
@@ -552,7 +626,10 @@ static int parse_opt(const char *arg)
 
 		if (r <= 0)
 			return r;
-		fprintf(stderr, PFX "unknown option '%s' (options: out, llc_out, ram, online, vcpus, granularity, window, llc_size, llc_ways, hub, hub_period, hub_misses, hub_out, hub_garble)\n",
+		r = trace_parse_opt(key, v);
+		if (r <= 0)
+			return r;
+		fprintf(stderr, PFX "unknown option '%s' (options: out, llc_out, ram, online, vcpus, granularity, window, llc_size, llc_ways, hub, hub_period, hub_misses, hub_out, hub_garble, trace, trace_compress, trace_level, trace_code, trace_clock)\n",
 			key);
 		return -1;
 	}
@@ -575,8 +652,8 @@ static int check_opts(void)
 {
 	int i;
 
-	if (!opt.out && !hub_on) {
-		fprintf(stderr, PFX "no out=FILE or hub=FILE given\n");
+	if (!opt.out && !hub_on && !trace_on) {
+		fprintf(stderr, PFX "no out=FILE, hub=FILE or trace=PREFIX given\n");
 		return -1;
 	}
 	if (!opt.nr_ram || !opt.nr_online) {
@@ -652,6 +729,22 @@ static int alloc_tables(void)
 	return 0;
 }
 
+/* The traces (trace=PREFIX): one per vCPU, told the nodes and the RAM. */
+static int install_trace(void)
+{
+	static struct trace_ram ram[MAX_NODES];
+	int nid[256], i;
+
+	for (i = 0; i < nr_vcpus && i < 256; i++)
+		nid[i] = vcpus[i].node >= 0 ? opt.online[vcpus[i].node] : -1;
+	for (i = 0; i < opt.nr_ram; i++) {
+		ram[i].nid = opt.ram[i].nid;
+		ram[i].base = opt.ram[i].base;
+		ram[i].size = opt.ram[i].size;
+	}
+	return trace_install(nr_vcpus, nid, ram, opt.nr_ram, truth_tracing);
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 					   const qemu_info_t *info,
 					   int argc, char **argv)
@@ -674,6 +767,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	}
 	if (hub_on && hub_install(nr_vcpus, opt.vcpu_node, opt.nr_vcpu_node,
 				  opt.gran))
+		return -1;
+	if (trace_on && install_trace())
 		return -1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans_cb);
 	qemu_plugin_register_atexit_cb(id, atexit_cb, NULL);

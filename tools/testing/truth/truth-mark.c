@@ -1,13 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * truth-mark start|stop|dump: open or close the refcnt-truth plugin's
- * counting window from a guest shell script (refcnt-vm --truth-window);
- * dump also writes the counts so far to the host's FILE.N and zeroes them.
+ * truth-mark start|stop|dump|marker CMD NUM: open or close the
+ * refcnt-truth plugin's counting window from a guest shell script
+ * (refcnt-vm --truth-window); dump also writes the counts so far to the
+ * host's FILE.N and zeroes them; marker is SMAIT's smait_marker(CMD, NUM),
+ * a marker record in the traces (refcnt-vm --trace), made by writing the
+ * marker's NOP (truth-mark.h) into an executable page and calling it.
  */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "truth-mark.h"
+
+static int marker(const char *cmd_s, const char *num_s)
+{
+	unsigned char code[9] = { 0x0f, 0x1f, 0x84 };
+	char *end1, *end2;
+	unsigned long cmd = strtoul(cmd_s, &end1, 0);
+	unsigned long long num = strtoull(num_s, &end2, 0);
+	void (*fn)(void);
+	void *p;
+
+	if (*end1 || *cmd_s == 0 || cmd > 4 || *end2 || *num_s == 0 ||
+	    num > UINT32_MAX) {
+		fprintf(stderr, "truth-mark: marker CMD NUM: CMD 0-4, NUM 0-4294967295\n");
+		return 2;
+	}
+	code[3] = 0xe0 + cmd;
+	code[4] = num;
+	code[5] = num >> 8;
+	code[6] = num >> 16;
+	code[7] = num >> 24;
+	code[8] = 0xc3;		/* ret */
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("truth-mark: mmap");
+		return 1;
+	}
+	memcpy(p, code, sizeof(code));
+	__builtin___clear_cache(p, (char *)p + sizeof(code));
+	fn = (void (*)(void))p;
+	fn();
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -23,6 +62,8 @@ int main(int argc, char **argv)
 		truth_mark_dump();
 		return 0;
 	}
-	fprintf(stderr, "usage: truth-mark start|stop|dump\n");
+	if (argc == 4 && !strcmp(argv[1], "marker"))
+		return marker(argv[2], argv[3]);
+	fprintf(stderr, "usage: truth-mark start|stop|dump|marker CMD NUM\n");
 	return 2;
 }

@@ -5,6 +5,13 @@
  * "RCTS" (start counting), "RCTE" (stop) or "RCTD" (dump).  Any x86 CPU runs them as
  * NOPs; the plugin recognises them when it translates them.  Windows add
  * up: every start-stop pair counts into the same tables.
+ *
+ * TRUTH_MARKER(cmd, num) is SMAIT's smait_marker(cmd, num), a marker
+ * record in the vCPU's trace (refcnt-vm --trace): the same NOP with SIB
+ * byte 0xe0 + cmd and num as the displacement, both constants. cmd: 0 no
+ * effect (a phase boundary), 1 stop this vCPU's window, 2 resume it, 3 stop
+ * every vCPU's (as stop), 4 resume every vCPU's (as start). Stop and
+ * resume take effect with --truth-window.
  */
 #ifndef REFCNT_TRUTH_MARK_H
 #define REFCNT_TRUTH_MARK_H
@@ -27,5 +34,9 @@ static inline void truth_mark_dump(void)
 	__asm__ volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x52, 0x43, 0x54, 0x44"
 			 ::: "memory");
 }
+
+#define TRUTH_MARKER(cmd, num)						\
+	__asm__ volatile(".byte 0x0f, 0x1f, 0x84, %c0\n\t.long %c1"	\
+			 :: "i"(0xe0 + (cmd)), "i"((unsigned int)(num)) : "memory")
 
 #endif
