@@ -104,6 +104,7 @@ static struct {
 	int nr_events;
 	uint64_t granularity;
 	struct rcb_feed_info feed;	/* the feed sessions run */
+	char feed_name[64];		/* its name: device feeds all of theirs */
 	unsigned int flags;		/* RCB_COUNT_DEVICES, device feeds */
 	unsigned int fault_period, pebs_period;
 } rc;
@@ -174,6 +175,30 @@ static int rc_pick_feed(const struct rcb_feed_info *feeds, int n)
 			    rc_usable(&feeds[i]))
 				return i;
 	return -1;
+}
+
+/*
+ * A session with RCB_COUNT_DEVICES runs every device feed present: what
+ * it can filter is what they all carry, and its name all of theirs.
+ */
+static void rc_device_feeds(const struct rcb_feed_info *feeds, int n)
+{
+	size_t len = 0;
+	int i;
+
+	snprintf(rc.feed_name, sizeof(rc.feed_name), "%s", rc.feed.name);
+	if (!(rc.feed.caps & RCB_FEED_DEVICE))
+		return;
+	for (i = 0; i < n; i++) {
+		if (!(feeds[i].caps & RCB_FEED_DEVICE) || !rc_usable(&feeds[i]))
+			continue;
+		rc.feed.caps &= feeds[i].caps;
+		len += snprintf(rc.feed_name + len, sizeof(rc.feed_name) - len,
+				"%s%.*s", len ? "+" : "",
+				(int)sizeof(feeds[i].name), feeds[i].name);
+		if (len >= sizeof(rc.feed_name))
+			break;
+	}
 }
 
 /* Periods and flags of the sessions for the feed picked. */
@@ -290,7 +315,7 @@ static int rc_probe(struct refcnt_node *node)
 				  "may not count: %s (refcnt.ko session)",
 				  strerror(errno));
 	return rc_disable(rc_papi_err(errno), "feed %s cannot run: %s",
-			  rc.feed.name, strerror(errno));
+			  rc.feed_name, strerror(errno));
 }
 
 /* The module's node, feeds and permission: what init decides on. */
@@ -333,6 +358,7 @@ static int rc_detect(void)
 	}
 	rc.feed = feeds[i];
 	rc.feed.name[sizeof(rc.feed.name) - 1] = '\0';
+	rc_device_feeds(feeds, n);
 	rc.granularity = info.rcb_granularity;
 	ret = rc_feed_setup();
 	if (ret == PAPI_OK)
@@ -356,7 +382,7 @@ static int _refcnt_init_component(int cidx)
 	rc_caps_str(caps, sizeof(caps), rc.feed.caps);
 	snprintf(_refcnt_vector.cmp_info.description, PAPI_MAX_STR_LEN,
 		 "refcnt.ko memory references: feed %s/%u, filters:%s",
-		 rc.feed.name, rc.fault_period ? rc.fault_period :
+		 rc.feed_name, rc.fault_period ? rc.fault_period :
 		 rc.pebs_period ? rc.pebs_period : rc.feed.period, caps);
 	_refcnt_vector.cmp_info.num_native_events = rc.nr_events;
 	_refcnt_vector.cmp_info.num_cntrs = rc.nr_events;
@@ -443,7 +469,7 @@ static int _refcnt_update_control_state(hwd_control_state_t *ctl,
 			return PAPI_ENOEVNT;
 		if (!rc_event_ok(ev)) {
 			SUBDBG("refcnt: feed %s does not tell %s\n",
-			       rc.feed.name, rc.events[ev].name);
+			       rc.feed_name, rc.events[ev].name);
 			return PAPI_ENOSUPP;
 		}
 		c->which[i] = ev;
@@ -562,7 +588,7 @@ static int rc_data_range(rc_control_t *c, _papi_int_addr_range_t *r)
 	r->start_off = 0;
 	r->end_off = 0;
 	if (!(rc.feed.caps & RCB_FEED_DATA_ADDR)) {
-		SUBDBG("refcnt: feed %s has no data addresses\n", rc.feed.name);
+		SUBDBG("refcnt: feed %s has no data addresses\n", rc.feed_name);
 		return PAPI_ENOSUPP;
 	}
 	if (!s && !e) {
@@ -592,7 +618,7 @@ static int rc_instr_range(rc_control_t *c, _papi_int_addr_range_t *r)
 	r->end_off = 0;
 	if (!(rc.feed.caps & RCB_FEED_INSTR_ADDR)) {
 		SUBDBG("refcnt: feed %s has no instruction addresses\n",
-		       rc.feed.name);
+		       rc.feed_name);
 		return PAPI_ENOSUPP;
 	}
 	if (!s && !e) {
