@@ -381,7 +381,7 @@ static int _refcnt_init_component(int cidx)
 		return ret;
 	rc_caps_str(caps, sizeof(caps), rc.feed.caps);
 	snprintf(_refcnt_vector.cmp_info.description, PAPI_MAX_STR_LEN,
-		 "refcnt.ko memory references: feed %s/%u, filters:%s",
+		 "refcnt.ko memory references: feed %.40s/%u, filters:%.30s",
 		 rc.feed_name, rc.fault_period ? rc.fault_period :
 		 rc.pebs_period ? rc.pebs_period : rc.feed.period, caps);
 	_refcnt_vector.cmp_info.num_native_events = rc.nr_events;
