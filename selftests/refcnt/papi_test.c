@@ -28,6 +28,11 @@
 #include <papi.h>
 
 #define PT_INTS		4096		/* the work: 4 pages of ints */
+/*
+ * Seconds a test may take: under TCG at period 1 a session's first
+ * records wait for the hub to drain what its ring held before.
+ */
+#define PT_TIMEOUT	600
 
 FIXTURE(papi) {
 	int cidx;
@@ -118,7 +123,7 @@ static void __attribute__((noinline)) pt_work(volatile int *a)
 }
 
 /* The native events: the fixed ones and one per node, each described. */
-TEST_F(papi, native_events)
+TEST_F_TIMEOUT(papi, native_events, PT_TIMEOUT)
 {
 	PAPI_event_info_t info;
 	int code = PAPI_NATIVE_MASK, seen = 0, nodes = 0, c, nr_nodes;
@@ -147,7 +152,7 @@ TEST_F(papi, native_events)
 }
 
 /* Data ranges round out to hardware pages, as refcnt_data_range() does. */
-TEST_F(papi, data_offsets)
+TEST_F_TIMEOUT(papi, data_offsets, PT_TIMEOUT)
 {
 	static const uint64_t cuts[][2] = {
 		{ 0, 4096 }, { 16, 65552 }, { 0x18cc, 0x118cc }, { 4095, 4097 },
@@ -178,7 +183,7 @@ TEST_F(papi, data_offsets)
 }
 
 /* Instruction ranges are exact: offsets 0 whatever the alignment. */
-TEST_F(papi, instr_offsets)
+TEST_F_TIMEOUT(papi, instr_offsets, PT_TIMEOUT)
 {
 	uintptr_t f = (uintptr_t)pt_work;
 	int so, eo;
@@ -195,7 +200,7 @@ TEST_F(papi, instr_offsets)
  * on the same range counting around it; local + remote + lost and the
  * per-node events add up to the references.
  */
-TEST_F(papi, counts_equal_librefcnt)
+TEST_F_TIMEOUT(papi, counts_equal_librefcnt, PT_TIMEOUT)
 {
 	size_t len = PT_INTS * sizeof(int);
 	char *buf = lh_alloc(len, true);
@@ -265,7 +270,7 @@ static long long pt_count_thread_work(int es, int *buf)
 	return v;
 }
 
-TEST_F(papi, thread_or_process)
+TEST_F_TIMEOUT(papi, thread_or_process, PT_TIMEOUT)
 {
 	size_t len = PT_INTS * sizeof(int);
 	char *buf = lh_alloc(len, true);
@@ -285,7 +290,7 @@ TEST_F(papi, thread_or_process)
 }
 
 /* PAPI_reset() and PAPI_read() while running. */
-TEST_F(papi, read_reset)
+TEST_F_TIMEOUT(papi, read_reset, PT_TIMEOUT)
 {
 	size_t len = PT_INTS * sizeof(int);
 	char *buf = lh_alloc(len, true);
@@ -309,7 +314,7 @@ TEST_F(papi, read_reset)
 }
 
 /* An instruction range counts its own code's references only. */
-TEST_F(papi, instr_range_counts)
+TEST_F_TIMEOUT(papi, instr_range_counts, PT_TIMEOUT)
 {
 	size_t len = PT_INTS * sizeof(int);
 	char *buf = lh_alloc(len, true);
@@ -342,7 +347,7 @@ TEST_F(papi, instr_range_counts)
 	EXPECT_EQ(PT_INTS, v[2]);
 }
 
-TEST_F(papi, error_eisrun)
+TEST_F_TIMEOUT(papi, error_eisrun, PT_TIMEOUT)
 {
 	ASSERT_EQ(PAPI_OK, PAPI_add_event(self->es, self->codes[0]));
 	ASSERT_EQ(PAPI_OK, PAPI_start(self->es));
@@ -353,7 +358,7 @@ TEST_F(papi, error_eisrun)
 	EXPECT_EQ(PAPI_OK, PAPI_stop(self->es, NULL));
 }
 
-TEST_F(papi, error_einval)
+TEST_F_TIMEOUT(papi, error_einval, PT_TIMEOUT)
 {
 	EXPECT_EQ(PAPI_EINVAL, pt_range(self->es, PAPI_DATA_ADDRESS, 8192,
 					4096, NULL, NULL));
