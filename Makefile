@@ -8,14 +8,18 @@
 #                         (TRUTH=1: and beside it what the demo really did;
 #                         counts from the hub device; HUB=0: the fault feed)
 #   make module KVER=v    build kmod/ for kernel release v (W=1, sparse C=2;
-#                         any warning fails) into build/v/refcnt.ko
+#                         any warning fails) into build/v/refcnt.ko, and the
+#                         test rig's modules (tools/testing/kmod/, never
+#                         installed) into build/v/refcnt_test.ko and
+#                         build/v/refcnt_hub.ko
 #   make module KDIR=d    the same against a kernel build directory d
 #   make lib              librefcnt (static, shared, refcnt.pc) into build/lib/,
 #                         the one build tools, selftests and install use
 #   make selftests        static test binaries into build/selftests/
 #   make tools            command-line tools into build/tools/
 #   make pmda             pmdarefcnt, the PCP agent, into build/pmda/
-#   make checkpatch       checkpatch.pl --strict over kmod/ and uapi/
+#   make checkpatch       checkpatch.pl --strict over kmod/, uapi/ and the
+#                         test rig's modules (tools/testing/kmod/)
 #   make bench            reference-path benchmark: natively (the core of
 #                         kmod/ in user space), then in a 4-node guest, then
 #                         the hub device (tools/testing/hub-bench)
@@ -43,6 +47,10 @@ KSFT_DIR := $(BUILD)/linux-source/tools/testing/selftests
 CHECKPATCH := $(BUILD)/linux-source/scripts/checkpatch.pl
 
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
+# The test rig's modules: test hooks and the hub device's driver.
+TESTMOD_DIR := tools/testing/kmod
+TESTMOD_SRCS := $(wildcard $(TESTMOD_DIR)/*.c) $(TESTMOD_DIR)/Kbuild
+TESTMOD_UAPI := $(wildcard $(TESTMOD_DIR)/uapi/linux/*.h)
 MODULE_OUT := $(BUILD)/$(KVER)
 
 .PHONY: all lib module selftests tools checkpatch check demo bench install dkms-check \
@@ -105,18 +113,27 @@ $(BUILD)/linux-source/.stamp: $(LINUX_SOURCE)
 	@touch $@
 
 # Each kernel gets its own copy of the sources: kbuild builds in place.
-module: $(KMOD_SRCS) uapi/linux/refcnt.h
+# The rig's modules build after refcnt.ko, against its Module.symvers.
+KBUILD_CHECKED = W=1 C=2 CHECK="sparse -Wno-unknown-attribute"
+module: $(KMOD_SRCS) uapi/linux/refcnt.h $(TESTMOD_SRCS) $(TESTMOD_UAPI)
 	@test -d $(KDIR) || { echo "no kernel build directory $(KDIR): install linux-headers-$(KVER) (tools/testing/refcnt-setup deps)" >&2; exit 1; }
-	@rm -rf $(MODULE_OUT)/kmod $(MODULE_OUT)/uapi
-	@mkdir -p $(MODULE_OUT)/kmod $(MODULE_OUT)/uapi/linux
+	@rm -rf $(MODULE_OUT)/kmod $(MODULE_OUT)/uapi $(MODULE_OUT)/testing
+	@mkdir -p $(MODULE_OUT)/kmod $(MODULE_OUT)/uapi/linux $(MODULE_OUT)/testing/uapi/linux
 	@cp $(KMOD_SRCS) $(MODULE_OUT)/kmod/
 	@cp uapi/linux/refcnt.h $(MODULE_OUT)/uapi/linux/
-	@set -o pipefail; $(MAKE) -C $(KDIR) M=$(MODULE_OUT)/kmod CONFIG_REFCNT=m \
-		W=1 C=2 CHECK="sparse -Wno-unknown-attribute" modules 2>&1 | tee $(MODULE_OUT)/build.log
+	@cp $(TESTMOD_SRCS) $(MODULE_OUT)/testing/
+	@cp $(TESTMOD_UAPI) $(MODULE_OUT)/testing/uapi/linux/
+	@set -o pipefail; { $(MAKE) -C $(KDIR) M=$(MODULE_OUT)/kmod CONFIG_REFCNT=m \
+		$(KBUILD_CHECKED) modules && \
+		$(MAKE) -C $(KDIR) M=$(MODULE_OUT)/testing $(KBUILD_CHECKED) \
+		KBUILD_EXTRA_SYMBOLS=$(MODULE_OUT)/kmod/Module.symvers modules; } \
+		2>&1 | tee $(MODULE_OUT)/build.log
 	@if grep -E '(warning|error):' $(MODULE_OUT)/build.log >/dev/null; then \
 		echo "module build for $(KVER) has warnings (W=1 or sparse): see $(MODULE_OUT)/build.log" >&2; exit 1; fi
-	@cp $(MODULE_OUT)/kmod/refcnt.ko $(MODULE_OUT)/refcnt.ko
+	@cp $(MODULE_OUT)/kmod/refcnt.ko $(MODULE_OUT)/testing/*.ko $(MODULE_OUT)/
 	@echo "  MODULE  $(MODULE_OUT)/refcnt.ko"
+	@for m in $(MODULE_OUT)/testing/*.ko; do \
+		echo "  MODULE  $(MODULE_OUT)/$${m##*/} (test rig)"; done
 
 selftests: $(BUILD)/linux-source/.stamp $(LIB_OUT)/librefcnt.a
 	@$(MAKE) -C selftests/refcnt O=$(BUILD)/selftests KSFT_DIR=$(KSFT_DIR) \
@@ -130,10 +147,11 @@ checkpatch: $(BUILD)/linux-source/.stamp
 		-f $(filter-out kmod/compat.h,$(wildcard kmod/*.c kmod/*.h)) \
 		kmod/Kbuild kmod/Kconfig
 	@perl $(CHECKPATCH) $(CHECKPATCH_FLAGS) --ignore BIT_MACRO \
-		-f uapi/linux/refcnt.h
+		-f uapi/linux/refcnt.h $(TESTMOD_UAPI)
 	@perl $(CHECKPATCH) $(CHECKPATCH_FLAGS) \
 		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f kmod/compat.h
-	@echo "  CHECKPATCH clean: kmod/ uapi/"
+	@perl $(CHECKPATCH) $(CHECKPATCH_FLAGS) -f $(TESTMOD_SRCS)
+	@echo "  CHECKPATCH clean: kmod/ uapi/ $(TESTMOD_DIR)/"
 
 check:
 	@tools/testing/refcnt-check

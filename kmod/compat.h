@@ -6,8 +6,21 @@
 #ifndef _REFCNT_COMPAT_H
 #define _REFCNT_COMPAT_H
 
+#include <linux/export.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/version.h>
+
+/*
+ * The symbol namespace of the feed interface (feed.h), for
+ * EXPORT_SYMBOL_NS_GPL() and MODULE_IMPORT_NS(): 6.13 made namespaces
+ * string literals; 6.1 to 6.12 stringify a bare name.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define REFCNT_NS	"REFCNT"
+#else
+#define REFCNT_NS	REFCNT
+#endif
 
 /* 6.3 made vma->vm_flags read-only behind vm_flags_{set,clear,mod}(). */
 static inline void refcnt_vm_flags_mod(struct vm_area_struct *vma,

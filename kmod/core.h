@@ -3,13 +3,13 @@
  * refcnt: the core, the emulated counter hardware of each node.
  *
  * Layering (after mm/damon): the core (topology.c, slots.c, sparse.c,
- * table.c, node.c, counter.c, fold.c, events.c) knows nothing of its
- * users: no files, ioctls, sysfs or user memory, only this header. The
- * feeds and the user interface (refcnt.h) call it through the functions
- * below. They may read the fields of a node that are fixed once it is
- * created (nid, cnodeid, home_counter, slots, nr_slots, nr_sets,
- * base_pages, table.len) and pass its parts (events, table) to the
- * functions that take them; nothing else of a node is theirs to touch.
+ * table.c, node.c, counter.c, fold.c, events.c, retire.c) knows nothing
+ * of its users: no files, ioctls, sysfs or user memory, only this header.
+ * The feeds (feed.h) and the user interface (refcnt.h) call it through
+ * the functions below. They may read the fields of a node that are fixed
+ * once it is created (nid, cnodeid, home_counter, slots, nr_slots,
+ * nr_sets, base_pages, table.len) and pass its parts (events, table) to
+ * the functions that take them; nothing else of a node is theirs to touch.
  */
 #ifndef _REFCNT_CORE_H
 #define _REFCNT_CORE_H
@@ -27,11 +27,8 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
-/*
- * Allocations made while loading: fail rather than call the OOM killer, so
- * a load that cannot get its memory fails cleanly (-ENOMEM).
- */
-#define REFCNT_LOAD_GFP		(GFP_KERNEL | __GFP_RETRY_MAYFAIL)
+#include "reference.h"
+#include "sparse.h"
 
 struct address_space;
 struct rcb_event;
@@ -81,25 +78,6 @@ struct refcnt_slot {
 };
 
 /**
- * struct refcnt_sparse - an array of u32 whose pages exist only once used
- * @pages:	one pointer per page of the array; NULL: all zeros
- * @nr_words:	u32 entries in the array
- * @nr_pages:	entries in @pages
- * @nr_allocated: pages allocated now
- * @nid:	node the pages come from
- *
- * Pages are installed with cmpxchg, so any context but NMI may allocate.
- * Users that may race with refcnt_sparse_clear() hold rcu_read_lock_sched().
- */
-struct refcnt_sparse {
-	struct page **pages;
-	u64 nr_words;
-	unsigned long nr_pages;
-	atomic_long_t nr_allocated;
-	int nid;
-};
-
-/**
  * struct refcnt_table - a node's extended counters and their mappings
  * @counters:	the extended counters, set-major
  * @len:	bytes of the counter buffer (sets * counters_per_set * 4)
@@ -134,6 +112,9 @@ struct refcnt_table {
  * @offlined:	counts dropped with memory that went offline (hardware,
  *		extended and lost). references = extended + hardware + lost
  *		+ discarded + overflowed + offlined, exactly
+ *
+ * The one list of them: every field is a u64 that sums as one
+ * (refcnt_stats_add()), and sysfs.c names each.
  */
 struct refcnt_stats {
 	u64 references;
@@ -148,15 +129,8 @@ struct refcnt_stats {
 	u64 offlined;
 };
 
-/**
- * struct refcnt_ctx - what a feed knows of a reference beyond its address
- * @pid:	referencing task's pid (in the initial pid namespace)
- * @vaddr:	virtual address referenced
- */
-struct refcnt_ctx {
-	pid_t pid;
-	u64 vaddr;
-};
+/* Statistics in struct refcnt_stats. */
+#define REFCNT_NR_STATS		(sizeof(struct refcnt_stats) / sizeof(u64))
 
 /* Event contexts remembered per node, indexed by set; a lossy cache. */
 #define REFCNT_CTX_SLOTS	64
@@ -298,32 +272,10 @@ int refcnt_slots_changed(int nid, const struct refcnt_node *node,
 int refcnt_slots_index(struct refcnt_node **nodes, unsigned int nr_nodes);
 void refcnt_slots_index_free(void);
 const struct refcnt_slot *refcnt_slot_lookup(u64 paddr);
+u64 refcnt_set_paddr(const struct refcnt_node *node, u64 set);
+u64 refcnt_paddr_set(const struct refcnt_node *node, u64 paddr);
 const struct refcnt_slot *refcnt_slot_lookup_run(u64 paddr, unsigned int *hint,
 						 u64 *end);
-
-/* sparse.c */
-int refcnt_sparse_init(struct refcnt_sparse *sp, int nid, u64 nr_words);
-void refcnt_sparse_destroy(struct refcnt_sparse *sp);
-u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp);
-u64 refcnt_sparse_clear(struct refcnt_sparse *sp, struct page **scratch);
-int refcnt_sparse_populate(struct refcnt_sparse *sp);
-u32 refcnt_sparse_read(struct refcnt_sparse *sp, u64 idx);
-
-/**
- * refcnt_sparse_word() - find an entry of a sparse array
- * @sp:		the array
- * @idx:	entry index, below @sp->nr_words
- *
- * Return: the entry, or NULL when its page does not exist (it reads 0).
- */
-static inline u32 *refcnt_sparse_word(struct refcnt_sparse *sp, u64 idx)
-{
-	struct page *page = READ_ONCE(sp->pages[idx / (PAGE_SIZE / 4)]);
-
-	if (!page)
-		return NULL;
-	return (u32 *)page_address(page) + idx % (PAGE_SIZE / 4);
-}
 
 /**
  * refcnt_sat_add() - add to a 32-bit count that saturates, never wraps
@@ -374,6 +326,19 @@ static inline u32 refcnt_home_count(struct refcnt_node *node, u64 first)
 	return refcnt_sparse_read(&node->hw, first + node->home_counter);
 }
 
+/**
+ * refcnt_slot_set() - the set that counts a physical address of a slot
+ * @slot:	the slot
+ * @paddr:	physical address inside @slot
+ *
+ * Return: the set's index in its node.
+ */
+static inline u64 refcnt_slot_set(const struct refcnt_slot *slot, u64 paddr)
+{
+	return slot->first_set +
+	       ((paddr - slot->base) >> refcnt_cfg.granularity_shift);
+}
+
 /* table.c */
 int refcnt_table_init(struct refcnt_table *table, int nid, size_t len);
 void refcnt_table_destroy(struct refcnt_table *table);
@@ -395,12 +360,11 @@ void refcnt_node_put(struct refcnt_node *node);
 size_t refcnt_node_table_bytes(const struct refcnt_node *node);
 void refcnt_node_stats(const struct refcnt_node *node,
 		       struct refcnt_stats *sum);
+void refcnt_stats_add(struct refcnt_stats *to, const struct refcnt_stats *s);
 struct refcnt_sparse *refcnt_node_counters(struct refcnt_node *node,
 					   bool extended);
 
-/* counter.c: the entry point every feed calls */
-bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
-		      const struct refcnt_ctx *ctx);
+/* counter.c: the entry point every feed calls (reference.h) */
 void refcnt_node_reference(struct refcnt_node *node, u64 set,
 			   unsigned int src_cnode, u32 count,
 			   const struct refcnt_ctx *ctx);
@@ -416,15 +380,15 @@ int refcnt_node_reset(struct refcnt_node *node);
 int refcnt_node_set_thresholds(struct refcnt_node *node, u32 abs, u32 diff);
 void refcnt_node_thresholds(const struct refcnt_node *node, u32 *abs,
 			    u32 *diff);
-int refcnt_node_read_sets(struct refcnt_node *node, u64 first, u64 nr,
-			  u32 *hw, u32 *ext, u32 *lost);
+void refcnt_node_read_sets(struct refcnt_node *node, u64 first, u64 nr,
+			   u32 *hw, u32 *ext, u32 *lost);
 
-/* layout.c: memory that comes and goes */
+/* retire.c: a layout replaced when memory comes or goes */
 void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
 			struct refcnt_stats *carry);
 
 /* events.c */
-int refcnt_events_init(struct refcnt_events *ev, int nid, u32 size);
+void refcnt_events_init(struct refcnt_events *ev, int nid, u32 size);
 void refcnt_events_destroy(struct refcnt_events *ev);
 bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec);
 bool refcnt_events_ready(struct refcnt_events *ev);

@@ -18,6 +18,7 @@
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 
+#include "compat.h"
 #include "core.h"
 
 static noinline u32 *refcnt_counter_alloc(struct refcnt_node *node,
@@ -162,7 +163,8 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
  * @count:	references
  * @ctx:	pid and virtual address if the feed knows them, or NULL
  *
- * The entry point of every feed. Any context, NMI included.
+ * The entry point of every feed, exported to feed modules (feed.h). Any
+ * context, NMI included.
  *
  * Return: false if @paddr is in no node's slots or @src_cnode is invalid.
  */
@@ -176,15 +178,14 @@ bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
 	rcu_read_lock_sched();
 	slot = refcnt_slot_lookup(paddr);
 	if (likely(slot && src_cnode < refcnt_topo.nr_cnodes)) {
-		refcnt_count(slot->node, slot->first_set +
-			     ((paddr - slot->base) >>
-			      refcnt_cfg.granularity_shift),
+		refcnt_count(slot->node, refcnt_slot_set(slot, paddr),
 			     src_cnode, count, ctx);
 		counted = true;
 	}
 	rcu_read_unlock_sched();
 	return counted;
 }
+EXPORT_SYMBOL_NS_GPL(refcnt_reference, REFCNT_NS);
 
 /**
  * refcnt_node_prepare() - make the counter pages a reference will need

@@ -25,7 +25,7 @@
  * @misc:	misc device; its nodename puts it at /dev/refcnt/nodeN
  * @lock:	protects @node
  * @node:	the node's current layout, NULL once the device is removed;
- *		the layout's owner (memhp.c) holds its reference
+ *		the layout's owner (layout.c) holds its reference
  * @ref:	holders: the registration and every open file, which uses
  *		@inode's address space until it is released
  * @inode:	anonymous inode whose address space all open files share

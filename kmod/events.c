@@ -21,15 +21,14 @@
  * @nid:	node whose memory backs it
  * @size:	capacity in records, a power of two
  *
- * Return: 0 or -ENOMEM.
+ * The ring itself comes with the first record.
  */
-int refcnt_events_init(struct refcnt_events *ev, int nid, u32 size)
+void refcnt_events_init(struct refcnt_events *ev, int nid, u32 size)
 {
 	spin_lock_init(&ev->lock);
 	init_waitqueue_head(&ev->wait);
 	ev->size = size;
 	ev->nid = nid;
-	return 0;
 }
 
 /**

@@ -1,103 +1,51 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt: the feeds' registry: what makes counters move on a real machine.
+ * refcnt: the feeds' registry.
  *
- * Each feed is a set of per-CPU kernel perf events whose overflow handler
- * delivers samples to refcnt_reference(): the sampled page faults
- * (feed_fault.c) and the PEBS/IBS precise memory samples (feed_pebs.c).
- * Here: their period parameters, turning them on and off, following CPUs
- * as they come online and go offline, and their statistics in
- * /sys/kernel/refcnt/.
+ * A feed registers its struct refcnt_feed (feed.h); the registry knows no
+ * feed by name. It keeps every feed's statistics per CPU and shows them in
+ * /sys/kernel/refcnt/<feed>_<statistic>, with the feed's own files beside
+ * them. A feed of perf events (one with operations) is turned on and off
+ * at a period through refcnt_feed_set() (behind the feed's module
+ * parameter, refcnt_feed_period_ops): the registry makes its events on
+ * every online CPU, follows CPUs as they come online and go offline, and
+ * sends their samples to the feed's sample operation.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/kobject.h>
-#include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
-#include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/sysfs.h>
-#include <linux/topology.h>
 #include <linux/workqueue.h>
 
+#include "compat.h"
 #include "refcnt.h"
 #include "feed.h"
 
-static DEFINE_PER_CPU(struct refcnt_feed_stats, refcnt_fault_stats);
-static DEFINE_PER_CPU(struct refcnt_feed_stats, refcnt_pebs_stats);
-
-struct refcnt_feed refcnt_fault_feed = {
-	.name = "fault",
-	.nr_events = REFCNT_FAULT_EVENTS,
-	.attr = refcnt_fault_attr,
-	.overflow = refcnt_fault_overflow,
-	.stats = &refcnt_fault_stats,
-};
-
-struct refcnt_feed refcnt_pebs_feed = {
-	.name = "pebs",
-	.nr_events = 1,
-	.attr = refcnt_pebs_attr,
-	.overflow = refcnt_pebs_overflow,
-	.stats = &refcnt_pebs_stats,
-};
-
-static unsigned int fault_period;
-static unsigned int pebs_period;
-/* Set once the nodes exist: parameters given at load start feeds then. */
-static bool refcnt_feeds_ready;
-
-/* Serialises turning feeds on and off. */
+/* Serialises registration and turning feeds on and off. */
 static DEFINE_MUTEX(refcnt_feed_lock);
+/* The registered feeds, under refcnt_feed_lock. */
+static LIST_HEAD(refcnt_feeds);
+/* /sys/kernel/refcnt, while the registry is up. */
+static struct kobject *refcnt_kobj;
+/* The CPU hotplug state our callbacks hold (dynamic: > 0). */
+static int refcnt_feed_cpuhp;
+/* CPUs that went offline since the last resync: their events are dead. */
+static cpumask_t refcnt_feed_gone;
 
-/**
- * refcnt_feed_cnode() - cnodeid of the CPU a sample is taken on
- *
- * Return: the cnodeid of this CPU's node.
- */
-unsigned int refcnt_feed_cnode(void)
+/* The perf events' overflow handler: the feed is the handler's context. */
+static void refcnt_feed_overflow(struct perf_event *event,
+				 struct perf_sample_data *data,
+				 struct pt_regs *regs)
 {
-	return refcnt_topo.nid_to_cnode[numa_node_id()];
-}
-
-/**
- * refcnt_feed_user() - deliver a sample at a user address of this task
- * @feed:	the feed, whose statistics count the outcome
- * @addr:	user address referenced
- * @cnode:	cnodeid the references come from
- * @weight:	references the sample stands for
- *
- * NMI-safe: the page is looked up with get_user_page_fast_only(), as
- * perf_virt_to_phys() does in NMI.
- *
- * Return: true if a counter counted it.
- */
-bool refcnt_feed_user(struct refcnt_feed *feed, u64 addr, unsigned int cnode,
-		      u64 weight)
-{
-	struct refcnt_ctx ctx = { .pid = task_tgid_nr(current), .vaddr = addr };
-	struct page *page;
-	bool counted;
-
-	if (!addr || addr >= TASK_SIZE ||
-	    !get_user_page_fast_only(addr & PAGE_MASK, 0, &page)) {
-		this_cpu_inc(feed->stats->unresolved);
-		return false;
-	}
-	counted = refcnt_reference(PFN_PHYS(page_to_pfn(page)) +
-				   (addr & ~PAGE_MASK), cnode,
-				   min_t(u64, weight, U32_MAX), &ctx);
-	put_page(page);
-	if (counted)
-		this_cpu_inc(feed->stats->delivered);
-	else
-		this_cpu_inc(feed->stats->unresolved);
-	return counted;
+	refcnt_feed_sample(event->overflow_handler_context, event, data, regs);
 }
 
 /* Release @feed's events on @cpu, if it has any. */
@@ -128,12 +76,13 @@ static int refcnt_feed_cpu_start(struct refcnt_feed *feed, unsigned int cpu,
 	for (k = 0; k < feed->nr_events; k++) {
 		struct perf_event *ev;
 
-		err = feed->attr(&attr, k);
+		err = feed->ops->attr(feed, cpu, k, &attr);
 		if (err)
 			return err;
 		attr.sample_period = period;
 		ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
-						      feed->overflow, NULL);
+						      refcnt_feed_overflow,
+						      feed);
 		if (IS_ERR(ev))
 			return PTR_ERR(ev);
 		feed->events[cpu * feed->nr_events + k] = ev;
@@ -200,38 +149,28 @@ static int refcnt_feed_start(struct refcnt_feed *feed, unsigned int period)
 	return 0;
 }
 
-static struct refcnt_feed *const refcnt_feeds[] = {
-	&refcnt_fault_feed,
-	&refcnt_pebs_feed,
-};
-
-/* The CPU hotplug state our callbacks hold, once set up (dynamic: > 0). */
-static int refcnt_feed_cpuhp;
-/* CPUs that went offline since the last resync: their events are dead. */
-static cpumask_t refcnt_feed_gone;
-
 /*
  * After CPUs came online or went offline: release the events of those
  * that went offline (perf detached them) and give the online ones that
  * have none theirs. A CPU the feed cannot sample (no memory, no PMU on
- * it) is left out, as the feed's *_cpus file shows, and dmesg says why.
+ * it) is left out, as the feed's <name>_cpus file shows, and dmesg says
+ * why.
  */
 static void refcnt_feed_resync(struct work_struct *work)
 {
-	unsigned int cpu, i;
+	struct refcnt_feed *feed;
+	unsigned int cpu;
 	int err;
 
 	mutex_lock(&refcnt_feed_lock);
 	for_each_possible_cpu(cpu) {
 		bool gone = cpumask_test_and_clear_cpu(cpu, &refcnt_feed_gone);
 
-		for (i = 0; i < ARRAY_SIZE(refcnt_feeds); i++)
-			if (refcnt_feeds[i]->events && (gone || !cpu_online(cpu)))
-				refcnt_feed_cpu_stop(refcnt_feeds[i], cpu);
+		list_for_each_entry(feed, &refcnt_feeds, list)
+			if (feed->events && (gone || !cpu_online(cpu)))
+				refcnt_feed_cpu_stop(feed, cpu);
 	}
-	for (i = 0; i < ARRAY_SIZE(refcnt_feeds); i++) {
-		struct refcnt_feed *feed = refcnt_feeds[i];
-
+	list_for_each_entry(feed, &refcnt_feeds, list) {
 		if (!feed->events || !feed->period)
 			continue;
 		err = refcnt_feed_cover(feed, feed->period);
@@ -264,208 +203,341 @@ static int refcnt_feed_cpu_offline(unsigned int cpu)
 	return 0;
 }
 
-/* Restart @feed with @period; if that fails, with the period it had. */
-static int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period)
+/**
+ * refcnt_feed_start_error() - the errno a feed gives for a failed event
+ * @feed:	a feed of perf events
+ * @err:	what perf said when one of its events was made
+ *
+ * Return: the errno for the caller of the feed, as its start_error
+ * operation maps it (-EOPNOTSUPP: the machine cannot run the feed).
+ */
+int refcnt_feed_start_error(struct refcnt_feed *feed, int err)
 {
-	unsigned int old = feed->period;
-	int err = 0;
-
-	mutex_lock(&refcnt_feed_lock);
-	/* Before the nodes exist, or once unloading, only the value counts. */
-	if (refcnt_feeds_ready) {
-		refcnt_feed_stop(feed);
-		if (period)
-			err = refcnt_feed_start(feed, period);
-		if (err && old)
-			refcnt_feed_start(feed, old);
-	}
-	mutex_unlock(&refcnt_feed_lock);
-	if (!err)
-		return 0;
-	/* perf says "no such PMU" several ways; a guest has none. */
-	if (feed == &refcnt_pebs_feed &&
-	    (err == -ENOENT || err == -ENODEV || err == -EINVAL ||
-	     err == -EOPNOTSUPP)) {
-		pr_warn("pebs feed: no precise memory-sampling PMU (PEBS/IBS) on this machine (%d)\n",
-			err);
-		return -EOPNOTSUPP;
-	}
-	pr_warn("%s feed: cannot start (%d)\n", feed->name, err);
-	return err;
+	return feed->ops->start_error ? feed->ops->start_error(feed, err) :
+					err;
 }
 
-static int refcnt_period_set(const char *val, const struct kernel_param *kp)
+/* @feed could not start: one line in dmesg; the errno to give. */
+static int refcnt_feed_refused(struct refcnt_feed *feed, int err)
 {
-	struct refcnt_feed *feed = kp->arg == &fault_period ?
-				   &refcnt_fault_feed : &refcnt_pebs_feed;
+	int mapped = refcnt_feed_start_error(feed, err);
+
+	if (mapped == -EOPNOTSUPP && feed->unsupported)
+		pr_warn("%s feed: %s (%d)\n", feed->name, feed->unsupported,
+			err);
+	else
+		pr_warn("%s feed: cannot start (%d)\n", feed->name, err);
+	return mapped;
+}
+
+/**
+ * refcnt_feed_set() - turn a feed of perf events on, off, or to a period
+ * @feed:	the feed
+ * @period:	events per sample, 0 for off
+ *
+ * Before the feed is registered, only the period is kept: registration
+ * starts it. A failed change changes nothing: the feed runs at its
+ * previous period (off, in the rare case that it could not be made
+ * again either).
+ *
+ * Return: 0, or a negative errno (-EOPNOTSUPP: the machine has no such
+ * events), with one line in dmesg; -EINVAL for a feed without events.
+ */
+int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period)
+{
+	unsigned int old;
+	int err = 0;
+
+	if (!feed->ops)
+		return -EINVAL;
+	mutex_lock(&refcnt_feed_lock);
+	if (!feed->registered) {
+		feed->period = period;
+		mutex_unlock(&refcnt_feed_lock);
+		return 0;
+	}
+	old = feed->period;
+	refcnt_feed_stop(feed);
+	if (period)
+		err = refcnt_feed_start(feed, period);
+	if (err && old)
+		refcnt_feed_start(feed, old);
+	mutex_unlock(&refcnt_feed_lock);
+	return err ? refcnt_feed_refused(feed, err) : 0;
+}
+
+static int refcnt_feed_period_set(const char *val,
+				  const struct kernel_param *kp)
+{
 	unsigned int period;
 	int err;
 
 	err = kstrtouint(val, 0, &period);
 	if (err)
 		return err;
-	err = refcnt_feed_set(feed, period);
-	/*
-	 * A failed write changes nothing: the feed runs with its previous
-	 * period, which the parameter keeps showing (0 in the rare case
-	 * that the previous period could not be restarted either).
-	 */
-	*(unsigned int *)kp->arg = err ? feed->period : period;
-	return err;
+	return refcnt_feed_set(kp->arg, period);
 }
 
-static const struct kernel_param_ops refcnt_period_ops = {
-	.set = refcnt_period_set,
-	.get = param_get_uint,
+static int refcnt_feed_period_get(char *buf, const struct kernel_param *kp)
+{
+	const struct refcnt_feed *feed = kp->arg;
+
+	return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(feed->period));
+}
+
+/*
+ * The module parameter of a feed of perf events (its kernel_param's arg
+ * is the feed): reads its period, writes refcnt_feed_set().
+ */
+const struct kernel_param_ops refcnt_feed_period_ops = {
+	.set = refcnt_feed_period_set,
+	.get = refcnt_feed_period_get,
 };
 
-module_param_cb(fault_period, &refcnt_period_ops, &fault_period, 0644);
-MODULE_PARM_DESC(fault_period,
-		 "Page-fault feed: deliver every Nth user page fault, weighted N (default 0: off)");
-module_param_cb(pebs_period, &refcnt_period_ops, &pebs_period, 0644);
-MODULE_PARM_DESC(pebs_period,
-		 "PEBS/IBS feed: one precise load sample every N loads, weighted N (default 0: off)");
-
-/* /sys/kernel/refcnt/<feed>_<stat> */
-static struct kobject *refcnt_kobj;
+/* The statistics files, in the order of struct refcnt_feed_stats. */
+#define REFCNT_FEED_CPUS	3
+static const char *const refcnt_feed_stat_names[] = {
+	"samples", "delivered", "unresolved", "cpus",
+};
 
 /* A feed's statistics summed over the CPUs: exact once the feed is quiet. */
-static struct refcnt_feed_stats
-refcnt_feed_stats_sum(const struct refcnt_feed *feed)
+static ssize_t refcnt_feed_stat_show(struct kobject *kobj,
+				     struct kobj_attribute *kattr, char *buf)
 {
-	struct refcnt_feed_stats sum = {};
+	const struct refcnt_feed_attr *a =
+		container_of(kattr, struct refcnt_feed_attr, kattr);
+	const struct refcnt_feed *feed = a->feed;
+	unsigned int stat = a - feed->attrs;
+	u64 sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		const struct refcnt_feed_stats *s = per_cpu_ptr(feed->stats, cpu);
+		const u64 *s = (const u64 *)per_cpu_ptr(feed->stats, cpu);
 
-		sum.samples += s->samples;
-		sum.delivered += s->delivered;
-		sum.unresolved += s->unresolved;
+		sum += READ_ONCE(s[stat]);
 	}
-	return sum;
+	return sysfs_emit(buf, "%llu\n", sum);
 }
 
-#define REFCNT_FEED_STAT(feed, stat)					\
-static ssize_t feed##_##stat##_show(struct kobject *kobj,		\
-				    struct kobj_attribute *attr, char *buf) \
-{									\
-	return sysfs_emit(buf, "%llu\n",				\
-			  refcnt_feed_stats_sum(&refcnt_##feed##_feed).stat); \
-}									\
-static struct kobj_attribute feed##_##stat##_attr = __ATTR_RO(feed##_##stat)
-
 /* The CPUs a feed samples now, as a CPU list ("0-1,3"), empty when off. */
-#define REFCNT_FEED_CPUS(feed)						\
-static ssize_t feed##_cpus_show(struct kobject *kobj,			\
-				struct kobj_attribute *attr, char *buf)	\
-{									\
-	ssize_t len;							\
-									\
-	flush_work(&refcnt_feed_resync_work);				\
-	mutex_lock(&refcnt_feed_lock);					\
-	len = sysfs_emit(buf, "%*pbl\n",				\
-			 cpumask_pr_args(&refcnt_##feed##_feed.cpus));	\
-	mutex_unlock(&refcnt_feed_lock);				\
-	return len;							\
-}									\
-static struct kobj_attribute feed##_cpus_attr = __ATTR_RO(feed##_cpus)
+static ssize_t refcnt_feed_cpus_show(struct kobject *kobj,
+				     struct kobj_attribute *kattr, char *buf)
+{
+	const struct refcnt_feed_attr *a =
+		container_of(kattr, struct refcnt_feed_attr, kattr);
+	ssize_t len;
 
-REFCNT_FEED_STAT(fault, samples);
-REFCNT_FEED_STAT(fault, delivered);
-REFCNT_FEED_STAT(fault, unresolved);
-REFCNT_FEED_STAT(pebs, samples);
-REFCNT_FEED_STAT(pebs, delivered);
-REFCNT_FEED_STAT(pebs, unresolved);
-REFCNT_FEED_CPUS(fault);
-REFCNT_FEED_CPUS(pebs);
+	flush_work(&refcnt_feed_resync_work);
+	mutex_lock(&refcnt_feed_lock);
+	len = sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(&a->feed->cpus));
+	mutex_unlock(&refcnt_feed_lock);
+	return len;
+}
 
-static struct attribute *refcnt_feed_attrs[] = {
-	&fault_samples_attr.attr,
-	&fault_delivered_attr.attr,
-	&fault_unresolved_attr.attr,
-	&pebs_samples_attr.attr,
-	&pebs_delivered_attr.attr,
-	&pebs_unresolved_attr.attr,
-	&fault_cpus_attr.attr,
-	&pebs_cpus_attr.attr,
-	NULL,
-};
+/* <name>_samples, _delivered, _unresolved, and _cpus for perf events. */
+static void refcnt_feed_attrs_init(struct refcnt_feed *feed)
+{
+	unsigned int i, n = feed->ops ? REFCNT_FEED_CPUS + 1 : REFCNT_FEED_CPUS;
 
-static const struct attribute_group refcnt_feed_group = {
-	.attrs = refcnt_feed_attrs,
-};
+	BUILD_BUG_ON(sizeof(struct refcnt_feed_stats) !=
+		     REFCNT_FEED_CPUS * sizeof(u64));
+	BUILD_BUG_ON(ARRAY_SIZE(refcnt_feed_stat_names) !=
+		     ARRAY_SIZE(feed->attrs));
+	for (i = 0; i < n; i++) {
+		struct refcnt_feed_attr *a = &feed->attrs[i];
 
-/**
- * refcnt_feeds_init() - publish feed statistics, start feeds asked at load
- *
- * From here on the feeds follow CPUs coming online and going offline.
- * A feed given at load that cannot start (the PEBS feed on a machine
- * without the PMU) is refused with one line in dmesg and left off; the
- * module loads and everything else works.
- *
- * Return: 0, or a negative errno when the statistics cannot be published.
- */
-int refcnt_feeds_init(void)
+		snprintf(a->name, sizeof(a->name), "%s_%s", feed->name,
+			 refcnt_feed_stat_names[i]);
+		sysfs_attr_init(&a->kattr.attr);
+		a->kattr.attr.name = a->name;
+		a->kattr.attr.mode = 0444;
+		a->kattr.show = i == REFCNT_FEED_CPUS ? refcnt_feed_cpus_show :
+							 refcnt_feed_stat_show;
+		a->feed = feed;
+		feed->attr_ptrs[i] = &a->kattr.attr;
+	}
+	feed->attr_ptrs[n] = NULL;
+	feed->stats_group.attrs = feed->attr_ptrs;
+}
+
+/* A registered feed of that name, under refcnt_feed_lock. */
+static bool refcnt_feed_name_taken(const char *name)
+{
+	struct refcnt_feed *feed;
+
+	list_for_each_entry(feed, &refcnt_feeds, list)
+		if (!strcmp(feed->name, name))
+			return true;
+	return false;
+}
+
+/* The files of a registered feed, made outside refcnt_feed_lock. */
+static int refcnt_feed_files(struct refcnt_feed *feed)
 {
 	int err;
 
-	refcnt_kobj = kobject_create_and_add("refcnt", kernel_kobj);
-	if (!refcnt_kobj)
+	err = sysfs_create_group(refcnt_kobj, &feed->stats_group);
+	if (err || !feed->group)
+		return err;
+	err = sysfs_create_group(refcnt_kobj, feed->group);
+	if (err)
+		sysfs_remove_group(refcnt_kobj, &feed->stats_group);
+	return err;
+}
+
+static void refcnt_feed_files_remove(struct refcnt_feed *feed)
+{
+	if (feed->group)
+		sysfs_remove_group(refcnt_kobj, feed->group);
+	sysfs_remove_group(refcnt_kobj, &feed->stats_group);
+}
+
+/*
+ * The feed is registered from now on, and a feed of perf events given a
+ * period before starts.
+ */
+static void refcnt_feed_go(struct refcnt_feed *feed)
+{
+	unsigned int period;
+	int err = 0;
+
+	mutex_lock(&refcnt_feed_lock);
+	feed->registered = true;
+	period = feed->period;
+	feed->period = 0;
+	if (feed->ops && period)
+		err = refcnt_feed_start(feed, period);
+	mutex_unlock(&refcnt_feed_lock);
+	if (err)
+		refcnt_feed_refused(feed, err);
+}
+
+/**
+ * refcnt_feed_register() - add a feed: its statistics, files and events
+ * @feed:	the feed, with @name, and @ops and @nr_events for a feed of
+ *		perf events, filled in; the rest zero
+ *
+ * Its statistics and files appear in /sys/kernel/refcnt. A feed of perf
+ * events given a period before (its module parameter, at load) starts;
+ * if the machine cannot run it, it stays off, with one line in dmesg, and
+ * registration still succeeds. Process context.
+ *
+ * Return: 0, or -EINVAL for a feed without a name or one too long,
+ * -EEXIST when a feed of that name is registered, -ENODEV when refcnt.ko
+ * is not up, -ENOMEM.
+ */
+int refcnt_feed_register(struct refcnt_feed *feed)
+{
+	int err = 0;
+
+	if (!feed->name || !*feed->name ||
+	    strlen(feed->name) > REFCNT_FEED_NAME_MAX ||
+	    (feed->ops && (!feed->ops->attr || !feed->ops->sample ||
+			   !feed->nr_events)))
+		return -EINVAL;
+	feed->stats = alloc_percpu(struct refcnt_feed_stats);
+	if (!feed->stats)
 		return -ENOMEM;
-	err = sysfs_create_group(refcnt_kobj, &refcnt_feed_group);
-	if (err)
-		goto put;
-	err = refcnt_hub_init(refcnt_kobj);
-	if (err)
-		goto remove;
+	refcnt_feed_attrs_init(feed);
+	mutex_lock(&refcnt_feed_lock);
+	if (!refcnt_kobj)
+		err = -ENODEV;
+	else if (refcnt_feed_name_taken(feed->name))
+		err = -EEXIST;
+	else
+		list_add_tail(&feed->list, &refcnt_feeds);
+	mutex_unlock(&refcnt_feed_lock);
+	if (!err) {
+		err = refcnt_feed_files(feed);
+		if (err) {
+			mutex_lock(&refcnt_feed_lock);
+			list_del(&feed->list);
+			mutex_unlock(&refcnt_feed_lock);
+		}
+	}
+	if (err) {
+		free_percpu(feed->stats);
+		feed->stats = NULL;
+		return err;
+	}
+	refcnt_feed_go(feed);
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_feed_register, REFCNT_NS);
+
+/**
+ * refcnt_feed_unregister() - remove a feed
+ * @feed:	a registered feed
+ *
+ * Its files go (waiting for readers), its events are released, and
+ * samples still being delivered on other CPUs are waited for, so that
+ * the feed's module may go once this returns. Process context.
+ */
+void refcnt_feed_unregister(struct refcnt_feed *feed)
+{
+	refcnt_feed_files_remove(feed);
+	mutex_lock(&refcnt_feed_lock);
+	feed->registered = false;
+	list_del(&feed->list);
+	if (feed->ops)
+		refcnt_feed_stop(feed);
+	mutex_unlock(&refcnt_feed_lock);
+	/*
+	 * A software event's handler runs with preemption off, and so does
+	 * a caller of the delivery functions in NMI or with interrupts off:
+	 * wait for those still running on another CPU.
+	 */
+	synchronize_rcu();
+	free_percpu(feed->stats);
+	feed->stats = NULL;
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_feed_unregister, REFCNT_NS);
+
+/**
+ * refcnt_feeds_init() - the registry: /sys/kernel/refcnt, CPU hotplug
+ *
+ * From here on feeds may register, and those of perf events follow CPUs
+ * coming online and going offline.
+ *
+ * Return: 0 or a negative errno.
+ */
+int refcnt_feeds_init(void)
+{
+	struct kobject *kobj;
+	int err;
+
+	kobj = kobject_create_and_add("refcnt", kernel_kobj);
+	if (!kobj)
+		return -ENOMEM;
 	/* No feed is on yet: nothing to call for the CPUs online now. */
 	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "refcnt/feed:online",
 					refcnt_feed_cpu_online,
 					refcnt_feed_cpu_offline);
-	if (err < 0)
-		goto hub;
+	if (err < 0) {
+		kobject_put(kobj);
+		return err;
+	}
 	refcnt_feed_cpuhp = err;
 	mutex_lock(&refcnt_feed_lock);
-	refcnt_feeds_ready = true;
+	refcnt_kobj = kobj;
 	mutex_unlock(&refcnt_feed_lock);
-	if (fault_period && refcnt_feed_set(&refcnt_fault_feed, fault_period))
-		fault_period = 0;
-	if (pebs_period && refcnt_feed_set(&refcnt_pebs_feed, pebs_period))
-		pebs_period = 0;
 	return 0;
-
-hub:
-	refcnt_hub_exit(refcnt_kobj);
-remove:
-	sysfs_remove_group(refcnt_kobj, &refcnt_feed_group);
-put:
-	kobject_put(refcnt_kobj);
-	return err;
 }
 
 /**
- * refcnt_feeds_exit() - stop every feed and wait for its samples in flight
+ * refcnt_feeds_exit() - take the registry down, every feed unregistered
  */
 void refcnt_feeds_exit(void)
 {
-	refcnt_hub_exit(refcnt_kobj);
+	struct kobject *kobj;
+
 	/* Waits for a CPU going on- or offline; none follows. */
 	cpuhp_remove_state_nocalls(refcnt_feed_cpuhp);
 	flush_work(&refcnt_feed_resync_work);
 	mutex_lock(&refcnt_feed_lock);
-	refcnt_feeds_ready = false;
-	refcnt_feed_stop(&refcnt_fault_feed);
-	refcnt_feed_stop(&refcnt_pebs_feed);
+	WARN_ON(!list_empty(&refcnt_feeds));
+	kobj = refcnt_kobj;
+	refcnt_kobj = NULL;
 	mutex_unlock(&refcnt_feed_lock);
-	refcnt_count_exit();
-	fault_period = 0;
-	pebs_period = 0;
-	/*
-	 * A software event's handler runs with preemption off: wait for any
-	 * still running on another CPU before the module text goes away.
-	 */
-	synchronize_rcu();
-	sysfs_remove_group(refcnt_kobj, &refcnt_feed_group);
-	kobject_put(refcnt_kobj);
+	kobject_put(kobj);
 }

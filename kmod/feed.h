@@ -1,19 +1,39 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * refcnt: what the feeds share. feed.c keeps the registry (each feed's
- * period parameter, perf events and statistics); each feed's own code is
- * in its file: feed_fault.c, feed_pebs.c (x86 only), feed_inject.c,
- * feed_hub.c (a PCI driver; its registry entry is refcnt_hub_init()).
+ * refcnt: the feed interface, what makes counters move.
+ *
+ * A feed turns what it observes into references by physical address. The
+ * feeds of refcnt.ko (feed_fault.c, feed_pebs.c) and feed modules apart
+ * from it (tools/testing/kmod/: the hub device's driver, the test module)
+ * use this interface alike; refcnt.ko exports it to GPL modules in the
+ * REFCNT symbol namespace: MODULE_IMPORT_NS(REFCNT_NS) (compat.h).
+ *
+ * A feed registers a struct refcnt_feed: a name, statistics the registry
+ * keeps per CPU and shows in /sys/kernel/refcnt/<name>_{samples,delivered,
+ * unresolved}, sysfs files of its own, and, for a feed of perf events,
+ * its operations. It then delivers references one of three ways:
+ *  - by physical address: refcnt_feed_reference();
+ *  - as a PMU sample (perf_sample_data and pt_regs), through the code a
+ *    real PMU's overflow handler runs: refcnt_feed_pmu_sample();
+ *  - as per-CPU perf events the registry makes and follows CPU hotplug
+ *    with, every period events, whose overflow handler calls the feed's
+ *    sample operation (which may end in refcnt_pmu_sample()).
  */
 #ifndef _REFCNT_FEED_H
 #define _REFCNT_FEED_H
 
-#include <linux/compiler.h>
 #include <linux/cpumask.h>
-#include <linux/errno.h>
+#include <linux/kobject.h>
+#include <linux/list.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
+#include <linux/sysfs.h>
+#include <linux/topology.h>
 #include <linux/types.h>
+
+#include "reference.h"
+
+struct refcnt_feed;
 
 /**
  * struct refcnt_feed_stats - what a feed did with its samples, in samples
@@ -29,102 +49,113 @@ struct refcnt_feed_stats {
 };
 
 /**
- * struct refcnt_feed - one feed: how to make its events, and their state
- * @name:	"fault" or "pebs"
- * @period:	events per delivered sample while on, 0 when off
- * @nr_events:	perf events per CPU
- * @attr:	fills in the attributes of event @k (0..@nr_events-1) of a
- *		CPU, sample period aside; -EOPNOTSUPP when the machine has
- *		no such event
- * @overflow:	the events' overflow handler
- * @events:	@nr_events perf events per CPU while on, CPU-major; a CPU
- *		coming online gets its events, one going offline loses them
- * @cpus:	the CPUs that have their events: the online ones while on
- * @stats:	its statistics, per CPU: the fault and NMI paths only add to
- *		their own CPU's (one instruction on x86, NMI-safe)
+ * struct refcnt_feed_ops - the operations of a feed of perf events
+ * @attr:	fill in the attributes of event @k (0..nr_events-1) of
+ *		CPU @cpu (-1: of a task, on any CPU), sample period aside;
+ *		a negative errno when the machine has no such event
+ * @sample:	deliver one sample of an event of the feed, from its
+ *		overflow handler (NMI for a PMU); true if a counter counted
+ *		it. The registry counts it in the feed's statistics
+ * @start_error: optional: the errno to give for @err, which perf gave
+ *		when an event was made; a PMU feed maps perf's several ways
+ *		of saying "no such PMU" to -EOPNOTSUPP here, and nowhere else
+ */
+struct refcnt_feed_ops {
+	int (*attr)(struct refcnt_feed *feed, int cpu, unsigned int k,
+		    struct perf_event_attr *attr);
+	bool (*sample)(struct refcnt_feed *feed, struct perf_event *event,
+		       struct perf_sample_data *data, struct pt_regs *regs);
+	int (*start_error)(struct refcnt_feed *feed, int err);
+};
+
+/* Longest feed name: sysfs file names are <name>_<statistic>. */
+#define REFCNT_FEED_NAME_MAX	15
+
+/**
+ * struct refcnt_feed_attr - one statistics file of a feed, the registry's
+ * @kattr:	the file
+ * @feed:	its feed
+ * @name:	"<feed>_<statistic>"
+ */
+struct refcnt_feed_attr {
+	struct kobj_attribute kattr;
+	struct refcnt_feed *feed;
+	char name[REFCNT_FEED_NAME_MAX + 16];
+};
+
+/**
+ * struct refcnt_feed - one feed of references
+ * @name:	its name, at most REFCNT_FEED_NAME_MAX characters: "fault",
+ *		"pebs", "hub"
+ * @ops:	for a feed of perf events, its operations; NULL for a feed
+ *		that delivers by itself
+ * @nr_events:	with @ops, the perf events per CPU (and per counted task)
+ * @unsupported: with @ops, what dmesg says when the machine cannot run
+ *		the feed (@start_error gave -EOPNOTSUPP), or NULL
+ * @group:	sysfs files of the feed's own, put beside its statistics in
+ *		/sys/kernel/refcnt (names start with the feed's), or NULL
+ * @period:	registry: events per sample while on, 0 when off; before
+ *		registration, the period to start with
+ * @events:	registry: @nr_events perf events per CPU while on,
+ *		CPU-major
+ * @cpus:	registry: the CPUs that have their events
+ * @stats:	registry: the statistics, per CPU: every path adds to its own
+ *		CPU's only (one instruction on x86, NMI-safe)
+ * @registered: registry: registered, and not being unregistered
+ * @list:	registry: in the list of registered feeds
+ * @attrs:	registry: the statistics files, and <name>_cpus with @ops
+ * @attr_ptrs:	registry: @attrs for @stats_group, NULL-terminated
+ * @stats_group: registry: @attrs in /sys/kernel/refcnt
+ *
+ * The feed's module owns it; the fields after @group are the registry's.
  */
 struct refcnt_feed {
 	const char *name;
-	unsigned int period;
+	const struct refcnt_feed_ops *ops;
 	unsigned int nr_events;
-	int (*attr)(struct perf_event_attr *attr, unsigned int k);
-	perf_overflow_handler_t overflow;
+	const char *unsupported;
+	const struct attribute_group *group;
+
+	/* private: the registry's (feed.c) */
+	unsigned int period;
 	struct perf_event **events;
 	cpumask_t cpus;
 	struct refcnt_feed_stats __percpu *stats;
+	bool registered;
+	struct list_head list;
+	struct refcnt_feed_attr attrs[4];
+	struct attribute *attr_ptrs[5];
+	struct attribute_group stats_group;
 };
 
-extern struct refcnt_feed refcnt_fault_feed;
-extern struct refcnt_feed refcnt_pebs_feed;
+int refcnt_feed_register(struct refcnt_feed *feed);
+void refcnt_feed_unregister(struct refcnt_feed *feed);
 
-/* feed.c */
-unsigned int refcnt_feed_cnode(void);
-bool refcnt_feed_user(struct refcnt_feed *feed, u64 addr, unsigned int cnode,
-		      u64 weight);
+bool refcnt_feed_reference(struct refcnt_feed *feed, u64 paddr,
+			   unsigned int src_cnode, u32 weight,
+			   const struct refcnt_ctx *ctx);
+bool refcnt_feed_pmu_sample(struct refcnt_feed *feed,
+			    struct perf_sample_data *data,
+			    struct pt_regs *regs, unsigned int src_cnode);
+bool refcnt_pmu_sample(struct perf_sample_data *data, struct pt_regs *regs,
+		       unsigned int src_cnode);
 
-/* feed_fault.c: minor and major faults, one event each per CPU */
-#define REFCNT_FAULT_EVENTS	2
-int refcnt_fault_attr(struct perf_event_attr *attr, unsigned int k);
-bool refcnt_fault_sample(struct perf_event *event,
-			 struct perf_sample_data *data);
-void refcnt_fault_overflow(struct perf_event *event,
-			   struct perf_sample_data *data, struct pt_regs *regs);
+int refcnt_nid_cnode(int nid);
+unsigned int refcnt_nr_cnodes(void);
+void refcnt_sync(void);
 
-/*
- * feed_pebs.c, built on x86 only: the PMU events it knows are x86's.
- * Elsewhere the feed cannot start and RCB_FEED_SAMPLES is not supported.
+/**
+ * refcnt_this_cnode() - cnodeid of the CPU we run on
+ *
+ * Any context, NMI included.
+ *
+ * Return: the cnodeid of this CPU's node; not below refcnt_nr_cnodes()
+ * (so refused by the entry points) for a node that came online after
+ * refcnt.ko was loaded.
  */
-#ifdef CONFIG_X86
-int refcnt_pebs_attr(struct perf_event_attr *attr, unsigned int k);
-void refcnt_pebs_overflow(struct perf_event *event,
-			  struct perf_sample_data *data, struct pt_regs *regs);
-bool refcnt_pebs_sample(struct perf_sample_data *data, unsigned int cnode);
-long refcnt_feed_samples(void __user *argp);
-#else
-static inline int refcnt_pebs_attr(struct perf_event_attr *attr,
-				   unsigned int k)
+static inline unsigned int refcnt_this_cnode(void)
 {
-	return -EOPNOTSUPP;
+	return refcnt_nid_cnode(numa_node_id());
 }
-
-static inline void refcnt_pebs_overflow(struct perf_event *event,
-					struct perf_sample_data *data,
-					struct pt_regs *regs)
-{
-}
-
-static inline bool refcnt_pebs_sample(struct perf_sample_data *data,
-				      unsigned int cnode)
-{
-	return false;
-}
-
-static inline long refcnt_feed_samples(void __user *argp)
-{
-	return -EOPNOTSUPP;
-}
-#endif
-
-/* feed_inject.c */
-long refcnt_inject(void __user *argp);
-
-/* count.c: the feeds of one counted process (RCB_COUNT_START) */
-long refcnt_count_start(void __user *argp);
-void refcnt_count_exit(void);
-/* feed_hub.c: the emulator's memory-side reference device (hub.h) */
-struct kobject;
-#ifdef CONFIG_X86
-int refcnt_hub_init(struct kobject *kobj);
-void refcnt_hub_exit(struct kobject *kobj);
-#else
-static inline int refcnt_hub_init(struct kobject *kobj)
-{
-	return 0;
-}
-
-static inline void refcnt_hub_exit(struct kobject *kobj)
-{
-}
-#endif
 
 #endif /* _REFCNT_FEED_H */

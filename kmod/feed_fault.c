@@ -12,9 +12,11 @@
  * or allocated per sample.
  */
 #include <linux/kernel.h>
+#include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 
+#include "refcnt.h"
 #include "feed.h"
 
 /*
@@ -26,15 +28,9 @@ static const u64 refcnt_fault_configs[REFCNT_FAULT_EVENTS] = {
 	PERF_COUNT_SW_PAGE_FAULTS_MAJ,
 };
 
-/**
- * refcnt_fault_attr() - the attributes of one of a CPU's fault events
- * @attr:	filled in, sample period aside
- * @k:		which event: minor (0) or major (1) faults, below
- *		REFCNT_FAULT_EVENTS
- *
- * Return: 0.
- */
-int refcnt_fault_attr(struct perf_event_attr *attr, unsigned int k)
+/* Minor (0) or major (1) faults, on a CPU or of a task: any machine. */
+static int refcnt_fault_attr(struct refcnt_feed *feed, int cpu,
+			     unsigned int k, struct perf_event_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -44,37 +40,35 @@ int refcnt_fault_attr(struct perf_event_attr *attr, unsigned int k)
 	return 0;
 }
 
-/**
- * refcnt_fault_sample() - deliver the sample of a handled fault
- * @event:	the fault event that overflowed: its period is the weight
- * @data:	its sample: addr is the faulting address
- *
- * The page is mapped, and we are still in handle_mm_fault(), preemption
- * off, so only lockless lookups. The machine-wide events and those of a
- * counted process (count.c) both end here.
- *
- * Return: true if a counter counted it.
+/*
+ * A handled fault: the page is mapped, and we are still in
+ * handle_mm_fault(), preemption off, so only lockless lookups. The
+ * event's period is the weight.
  */
-bool refcnt_fault_sample(struct perf_event *event,
-			 struct perf_sample_data *data)
+static bool refcnt_fault_sample(struct refcnt_feed *feed,
+				struct perf_event *event,
+				struct perf_sample_data *data,
+				struct pt_regs *regs)
 {
-	this_cpu_inc(refcnt_fault_feed.stats->samples);
-	if (!current->mm || (current->flags & PF_KTHREAD)) {
-		this_cpu_inc(refcnt_fault_feed.stats->unresolved);
+	if (!current->mm || (current->flags & PF_KTHREAD))
 		return false;
-	}
-	return refcnt_feed_user(&refcnt_fault_feed, data->addr,
-				refcnt_feed_cnode(), event->attr.sample_period);
+	return refcnt_feed_user(data->addr, refcnt_this_cnode(),
+				event->attr.sample_period);
 }
 
-/**
- * refcnt_fault_overflow() - a minor or major fault has been handled
- * @event:	the fault event that overflowed
- * @data:	its sample
- * @regs:	unused
- */
-void refcnt_fault_overflow(struct perf_event *event,
-			   struct perf_sample_data *data, struct pt_regs *regs)
-{
-	refcnt_fault_sample(event, data);
-}
+static const struct refcnt_feed_ops refcnt_fault_ops = {
+	.attr = refcnt_fault_attr,
+	.sample = refcnt_fault_sample,
+};
+
+/* The sampled page-fault feed; main.c registers it. */
+struct refcnt_feed refcnt_fault_feed = {
+	.name = "fault",
+	.ops = &refcnt_fault_ops,
+	.nr_events = REFCNT_FAULT_EVENTS,
+};
+
+module_param_cb(fault_period, &refcnt_feed_period_ops, &refcnt_fault_feed,
+		0644);
+MODULE_PARM_DESC(fault_period,
+		 "Page-fault feed: deliver every Nth user page fault, weighted N (default 0: off)");

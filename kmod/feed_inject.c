@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt: RCB_INJECT, the exact feed: references given by the caller.
+ * refcnt: RCB_INJECT, the exact feed: references given by the caller,
+ * to replay a trace of references into the counters (refcnt-replay) or
+ * to know exactly what the counters must show (the tests).
  *
  * Every entry is checked before any counts, so a bad one fails the whole
  * batch. The counter pages a reference needs are made first, where we
@@ -13,7 +15,6 @@
 #include <uapi/linux/refcnt.h>
 
 #include "refcnt.h"
-#include "feed.h"
 
 /* The slot of every entry, or -EINVAL if one is counted by no node. */
 static int refcnt_inject_check(const struct rcb_ref *refs,
@@ -36,8 +37,7 @@ static int refcnt_inject_refs(const struct rcb_ref *refs,
 
 	for (i = 0; i < n; i++) {
 		const struct refcnt_slot *s = slots[i];
-		u64 set = s->first_set + ((refs[i].paddr - s->base) >>
-					  refcnt_cfg.granularity_shift);
+		u64 set = refcnt_slot_set(s, refs[i].paddr);
 
 		if (!refs[i].count)
 			continue;

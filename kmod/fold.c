@@ -54,17 +54,6 @@ void refcnt_irq_work(struct irq_work *work)
 	queue_work(system_unbound_wq, &node->fold_work);
 }
 
-/* Physical address of the hardware page a set counts. */
-static u64 refcnt_set_paddr(const struct refcnt_node *node, u64 set)
-{
-	unsigned int i = node->nr_slots - 1;
-
-	while (i && node->slots[i].first_set > set)
-		i--;
-	return node->slots[i].base +
-	       ((set - node->slots[i].first_set) << refcnt_cfg.granularity_shift);
-}
-
 static void refcnt_event_init(const struct refcnt_node *node, u64 set,
 			      u32 type, struct rcb_event *ev)
 {
@@ -234,31 +223,26 @@ static void refcnt_service(struct refcnt_node *node)
 }
 
 /**
- * refcnt_fold_work() - the interrupt service of a node
- * @work:	the node's fold_work
+ * refcnt_node_sync() - run every pending interrupt of a node now
+ * @node:	the node
  *
  * Process context, under the node's fold_lock: queues the peg and
  * migration events raised and folds the sets raised.
- */
-void refcnt_fold_work(struct work_struct *work)
-{
-	struct refcnt_node *node = container_of(work, struct refcnt_node,
-						fold_work);
-
-	mutex_lock(&node->fold_lock);
-	refcnt_service(node);
-	mutex_unlock(&node->fold_lock);
-}
-
-/**
- * refcnt_node_sync() - run every pending interrupt of a node now
- * @node:	the node
  */
 void refcnt_node_sync(struct refcnt_node *node)
 {
 	mutex_lock(&node->fold_lock);
 	refcnt_service(node);
 	mutex_unlock(&node->fold_lock);
+}
+
+/**
+ * refcnt_fold_work() - the interrupt service of a node, deferred
+ * @work:	the node's fold_work
+ */
+void refcnt_fold_work(struct work_struct *work)
+{
+	refcnt_node_sync(container_of(work, struct refcnt_node, fold_work));
 }
 
 /**
@@ -345,11 +329,9 @@ void refcnt_node_thresholds(const struct refcnt_node *node, u32 *abs,
  * @hw:		room for nr * counters_per_set hardware counts, or NULL
  * @ext:	the same for extended counts, or NULL
  * @lost:	the same for lost references, or NULL
- *
- * Return: 0.
  */
-int refcnt_node_read_sets(struct refcnt_node *node, u64 first, u64 nr,
-			  u32 *hw, u32 *ext, u32 *lost)
+void refcnt_node_read_sets(struct refcnt_node *node, u64 first, u64 nr,
+			   u32 *hw, u32 *ext, u32 *lost)
 {
 	u64 i, idx = first * refcnt_topo.counters_per_set;
 	u64 n = nr * refcnt_topo.counters_per_set;
@@ -366,5 +348,4 @@ int refcnt_node_read_sets(struct refcnt_node *node, u64 first, u64 nr,
 			lost[i] = refcnt_sparse_read(&node->lost, idx + i);
 	}
 	mutex_unlock(&node->fold_lock);
-	return 0;
 }

@@ -15,7 +15,6 @@
 #include <uapi/linux/refcnt.h>
 
 #include "refcnt.h"
-#include "feed.h"
 
 /* Sets per RCB_SETS_READ round: bounds the kernel buffers. */
 #define REFCNT_READ_WORDS	4096
@@ -166,23 +165,6 @@ static long refcnt_thresholds_set(struct refcnt_file *rf, void __user *argp)
 					  t.diff_threshold);
 }
 
-static long refcnt_bench_ioctl(struct refcnt_file *rf, void __user *argp)
-{
-	struct rcb_bench b;
-	int err;
-
-	if (copy_from_user(&b, argp, sizeof(b)))
-		return -EFAULT;
-	if (b.flags || b.pad || !b.nr_refs || b.nr_refs > RCB_BENCH_MAX)
-		return -EINVAL;
-	err = refcnt_bench(rf->node, b.nr_refs, &b.entry_ns, &b.atomic_ns);
-	if (err)
-		return err;
-	if (copy_to_user(argp, &b, sizeof(b)))
-		return -EFAULT;
-	return 0;
-}
-
 static long refcnt_range_query_ioctl(void __user *argp)
 {
 	struct rcb_range_query q;
@@ -199,19 +181,17 @@ static long refcnt_range_query_ioctl(void __user *argp)
 	return err;
 }
 
-/* The commands that change counters or time the hardware. */
+/* The commands that change counters. */
 static bool refcnt_cmd_privileged(unsigned int cmd)
 {
 	return cmd == RCB_INJECT || cmd == RCB_RESET ||
-	       cmd == RCB_THRESHOLDS_SET || cmd == RCB_BENCH ||
-	       cmd == RCB_FEED_SAMPLES;
+	       cmd == RCB_THRESHOLDS_SET;
 }
 
 /* The commands that change a node's counters or settings. */
 static bool refcnt_cmd_changes_node(unsigned int cmd)
 {
-	return cmd == RCB_RESET || cmd == RCB_THRESHOLDS_SET ||
-	       cmd == RCB_BENCH;
+	return cmd == RCB_RESET || cmd == RCB_THRESHOLDS_SET;
 }
 
 static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
@@ -237,12 +217,8 @@ static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
 		return refcnt_node_reset(rf->node);
 	case RCB_THRESHOLDS_SET:
 		return refcnt_thresholds_set(rf, argp);
-	case RCB_BENCH:
-		return refcnt_bench_ioctl(rf, argp);
-	case RCB_FEED_SAMPLES:
-		return refcnt_feed_samples(argp);
 	case RCB_COUNT_START:
-		return refcnt_count_start(argp);
+		return refcnt_session_start(argp);
 	default:
 		return -ENOTTY;
 	}
@@ -254,10 +230,10 @@ static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
  * @cmd:	the command, exactly as uapi/linux/refcnt.h numbers it
  * @arg:	user pointer to its argument
  *
- * The commands that change counters or time the hardware need
- * CAP_SYS_ADMIN at the time of the call. Every command runs with the
- * layout fixed (refcnt_layout_rwsem); those that change a node's counters
- * or settings fail with -ESTALE on a file whose layout was retired.
+ * The commands that change counters need CAP_SYS_ADMIN at the time of
+ * the call. Every command runs with the layout fixed (refcnt_layout_rwsem);
+ * those that change a node's counters or settings fail with -ESTALE on a
+ * file whose layout was retired.
  *
  * Return: 0 or a positive count as the command says, or a negative errno;
  * -ENOTTY for an unknown command.

@@ -1,194 +1,259 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt: memory that comes and goes.
+ * refcnt: every node's current layout and device, and memory hotplug.
  *
- * A node's layout (its slots, sets and tables) is fixed once built. When
- * the node's online memory changes, a new layout is built and published
- * in its place, and the old one is retired here: the counts of memory
- * still online move to the sets of the new layout that count the same
- * hardware pages; those of memory gone offline are dropped, into the
- * 'offlined' statistic, so that the books stay exact. The old layout
- * itself is left as it was, frozen, for the files still open on it, and
- * its event queue tells their readers (RCB_EVENT_LAYOUT).
+ * At load, every node with memory online gets a layout (core: node.c) and
+ * a device. A memory notifier then follows memory coming online and going
+ * offline: once a block is online (MEM_ONLINE) or offline (MEM_OFFLINE),
+ * each node whose online memory no longer matches its slots gets a new
+ * layout, published in the slot index before the old one is retired
+ * (retire.c). A node that gains its first memory gets its device; one
+ * that loses all of it loses its device, whose files keep their layout
+ * until they are closed. See Documentation/admin-guide.rst.
  */
-#include <linux/mm.h>
-#include <linux/mutex.h>
-#include <linux/percpu.h>
-#include <linux/sched.h>
-#include <linux/wait.h>
-#include <uapi/linux/refcnt.h>
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include "core.h"
+#include <linux/err.h>
+#include <linux/memory.h>
+#include <linux/nodemask.h>
+#include <linux/notifier.h>
+#include <linux/rwsem.h>
+#include <linux/slab.h>
 
-#define REFCNT_WORDS_PER_PAGE	(PAGE_SIZE / sizeof(u32))
+#include "compat.h"
+#include "refcnt.h"
+#include "feed.h"
 
-/* The set of @node counting @paddr, or U64_MAX: it counts no such page. */
-static u64 refcnt_paddr_set(const struct refcnt_node *node, u64 paddr)
+/* Everything below changes with refcnt_layout_rwsem held for writing. */
+static struct refcnt_node *refcnt_nodes[MAX_NUMNODES];
+static struct refcnt_dev *refcnt_devs[MAX_NUMNODES];
+/* Layout generation of each node id, and what its last layout counted. */
+static u32 refcnt_generations[MAX_NUMNODES];
+static struct refcnt_stats *refcnt_carry[MAX_NUMNODES];
+/* The load is done: the notifier may change layouts. */
+static bool refcnt_layout_live;
+
+/* A device for a node's first layout; the node works without one. */
+static void refcnt_layout_dev_add(int nid)
 {
-	unsigned int i;
+	struct refcnt_dev *dev = refcnt_dev_add(refcnt_nodes[nid]);
 
-	for (i = 0; i < node->nr_slots; i++) {
-		const struct refcnt_slot *s = &node->slots[i];
-
-		if (paddr - s->base < s->size)
-			return s->first_set +
-			       ((paddr - s->base) >> refcnt_cfg.granularity_shift);
-	}
-	return U64_MAX;
-}
-
-/* The physical address of a set of @node. */
-static u64 refcnt_set_base(const struct refcnt_node *node, u64 set)
-{
-	unsigned int i = node->nr_slots - 1;
-
-	while (i && node->slots[i].first_set > set)
-		i--;
-	return node->slots[i].base +
-	       ((set - node->slots[i].first_set) << refcnt_cfg.granularity_shift);
-}
-
-/*
- * Move one counter's counts into @succ: the hardware count is folded into
- * the extended one there, as a fold would. With @succ's fold_lock held.
- */
-static void refcnt_move_counter(struct refcnt_node *succ, u64 idx, u32 hw,
-				u32 ext, u32 lost)
-{
-	u32 *word = refcnt_table_counter(&succ->table, idx);
-	u32 excess;
-
-	if (!word) {
-		/* No memory: no counter can hold them. */
-		this_cpu_add(succ->stats->overflowed, (u64)hw + ext + lost);
+	if (IS_ERR(dev)) {
+		pr_err("node %d: cannot create /dev/refcnt/node%d (%ld)\n",
+		       nid, nid, PTR_ERR(dev));
 		return;
 	}
-	excess = refcnt_sat_add(word, ext) + refcnt_sat_add(word, hw);
-	if (excess)
-		this_cpu_add(succ->stats->saturated, excess);
-	if (excess || lost)
-		refcnt_lost_add(succ, refcnt_sparse_get(&succ->lost, idx,
-							GFP_KERNEL),
-				excess + lost);
+	refcnt_devs[nid] = dev;
 }
 
-/* Move the counts of one page of counters; returns what was dropped. */
-static u64 refcnt_move_page(struct refcnt_node *old, struct refcnt_node *succ,
-			    u64 first)
+/* A new layout for @nid: NULL when it has no memory online (-ENODEV). */
+static struct refcnt_node *refcnt_layout_build(int nid)
 {
-	unsigned int cps = refcnt_topo.counters_per_set;
-	u64 idx, end, set = U64_MAX, to = U64_MAX, dropped = 0;
+	struct refcnt_node *node;
 
-	end = min_t(u64, first + REFCNT_WORDS_PER_PAGE, old->hw.nr_words);
-	for (idx = first; idx < end; idx++) {
-		u32 hw = refcnt_sparse_read(&old->hw, idx);
-		u32 ext = refcnt_sparse_read(&old->table.counters, idx);
-		u32 lost = refcnt_sparse_read(&old->lost, idx);
+	node = refcnt_node_create(nid, refcnt_generations[nid] + 1,
+				  refcnt_nodes[nid] ? NULL : refcnt_carry[nid]);
+	if (PTR_ERR(node) == -ENODEV)
+		return NULL;
+	return node;
+}
 
-		if (!hw && !ext && !lost)
-			continue;
-		if (idx / cps != set) {
-			set = idx / cps;
-			to = succ ? refcnt_paddr_set(succ,
-						     refcnt_set_base(old, set)) :
-				    U64_MAX;
+/* What a node's last layout counted, for its next one. */
+static void refcnt_layout_carry(int nid, struct refcnt_node *old,
+				struct refcnt_node *succ)
+{
+	struct refcnt_stats *carry = refcnt_carry[nid];
+
+	if (!carry && !succ)
+		carry = kzalloc(sizeof(*carry), GFP_KERNEL);
+	refcnt_carry[nid] = carry;
+	if (carry || succ) {
+		refcnt_node_retire(old, succ, carry);
+	} else {
+		/* No memory to remember it in: the statistics restart. */
+		pr_warn("node %d: statistics of its memory lost\n", nid);
+		refcnt_node_retire(old, NULL, &(struct refcnt_stats){});
+	}
+}
+
+/* Replace the layout of @nid with one of its online memory now. */
+static int refcnt_layout_change(int nid)
+{
+	struct refcnt_node *old = refcnt_nodes[nid], *succ;
+	int err;
+
+	succ = refcnt_layout_build(nid);
+	if (IS_ERR(succ))
+		return PTR_ERR(succ);
+	if (succ && refcnt_devs[nid])
+		refcnt_dev_set_node(refcnt_devs[nid], succ);
+	refcnt_nodes[nid] = succ;
+	/* From its return on, no feed reaches the old layout. */
+	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
+	if (err) {
+		refcnt_nodes[nid] = old;
+		if (old && refcnt_devs[nid])
+			refcnt_dev_set_node(refcnt_devs[nid], old);
+		refcnt_node_put(succ);
+		return err;
+	}
+	refcnt_generations[nid]++;
+	if (old) {
+		refcnt_layout_carry(nid, old, succ);
+		if (!succ && refcnt_devs[nid]) {
+			refcnt_dev_remove(refcnt_devs[nid]);
+			refcnt_devs[nid] = NULL;
 		}
-		if (to == U64_MAX)
-			dropped += (u64)hw + ext + lost;
-		else
-			refcnt_move_counter(succ, to * cps + idx % cps, hw,
-					    ext, lost);
+		refcnt_table_set_mapping(&old->table, NULL);
+		refcnt_node_put(old);
 	}
-	return dropped;
+	if (succ && !refcnt_devs[nid])
+		refcnt_layout_dev_add(nid);
+	return 0;
 }
 
-/* Every counter of @old with a count; returns what was dropped. */
-static u64 refcnt_move_counts(struct refcnt_node *old,
-			      struct refcnt_node *succ)
+/* Every node whose slots no longer match its online memory changes. */
+static void refcnt_layout_rescan(void)
 {
-	unsigned long p;
-	u64 dropped = 0;
+	int nid, err;
 
-	for (p = 0; p < old->hw.nr_pages; p++) {
-		if (!READ_ONCE(old->hw.pages[p]) &&
-		    !READ_ONCE(old->table.counters.pages[p]) &&
-		    !READ_ONCE(old->lost.pages[p]))
+	for_each_node(nid) {
+		err = refcnt_slots_changed(nid, refcnt_nodes[nid],
+					   refcnt_cfg.granularity);
+		if (err > 0)
+			err = refcnt_layout_change(nid);
+		if (err)
+			pr_err("node %d: cannot follow its memory (%d); its layout stays\n",
+			       nid, err);
+	}
+}
+
+static int refcnt_memory_callback(struct notifier_block *nb,
+				  unsigned long action, void *arg)
+{
+	/* Online: count it from now. Offline: its counts are dropped now. */
+	if (action != MEM_ONLINE && action != MEM_OFFLINE)
+		return NOTIFY_OK;
+	down_write(&refcnt_layout_rwsem);
+	if (refcnt_layout_live)
+		refcnt_layout_rescan();
+	up_write(&refcnt_layout_rwsem);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block refcnt_memory_nb = {
+	.notifier_call = refcnt_memory_callback,
+};
+
+/* With refcnt_layout_rwsem held for writing. */
+static void refcnt_layout_teardown(void)
+{
+	int nid;
+
+	refcnt_layout_live = false;
+	for (nid = 0; nid < MAX_NUMNODES; nid++) {
+		if (refcnt_devs[nid])
+			refcnt_dev_remove(refcnt_devs[nid]);
+		refcnt_devs[nid] = NULL;
+	}
+	refcnt_slots_index_free();
+	for (nid = 0; nid < MAX_NUMNODES; nid++) {
+		refcnt_node_put(refcnt_nodes[nid]);
+		refcnt_nodes[nid] = NULL;
+		kfree(refcnt_carry[nid]);
+		refcnt_carry[nid] = NULL;
+		refcnt_generations[nid] = 0;
+	}
+}
+
+/* Every node with memory online, then the index, then the devices. */
+static int refcnt_layout_load(void)
+{
+	int nid, err;
+
+	for_each_node_state(nid, N_MEMORY) {
+		struct refcnt_node *node = refcnt_node_create(nid, 0, NULL);
+
+		if (PTR_ERR(node) == -ENODEV)
+			continue;	/* its memory is offline */
+		if (IS_ERR(node)) {
+			pr_err("node %d: cannot set up its counters (%ld)\n",
+			       nid, PTR_ERR(node));
+			return PTR_ERR(node);
+		}
+		refcnt_nodes[nid] = node;
+	}
+	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
+	if (err)
+		return err;
+	for (nid = 0; nid < MAX_NUMNODES; nid++) {
+		if (!refcnt_nodes[nid])
 			continue;
-		dropped += refcnt_move_page(old, succ,
-					    (u64)p * REFCNT_WORDS_PER_PAGE);
-		cond_resched();
+		refcnt_layout_dev_add(nid);
+		if (!refcnt_devs[nid])
+			return -ENODEV;
 	}
-	return dropped;
-}
-
-static void refcnt_stats_add(struct refcnt_stats *to,
-			     const struct refcnt_stats *s)
-{
-	to->references += s->references;
-	to->pegged += s->pegged;
-	to->saturated += s->saturated;
-	to->folds += s->folds;
-	to->migrations += s->migrations;
-	to->events_dropped += s->events_dropped;
-	to->refs_dropped += s->refs_dropped;
-	to->discarded += s->discarded;
-	to->overflowed += s->overflowed;
-	to->offlined += s->offlined;
-}
-
-/* Tell the readers of @old: the layout of its node changed. */
-static void refcnt_layout_event(struct refcnt_node *old,
-				const struct refcnt_node *succ)
-{
-	struct rcb_event ev = {
-		.type = RCB_EVENT_LAYOUT,
-		.home_cnodeid = old->cnodeid,
-		.set = succ ? succ->nr_sets : 0,
-		.count = old->generation + 1,
-	};
-
-	if (!refcnt_events_queue(&old->events, &ev))
-		this_cpu_inc(old->stats->events_dropped);
+	return 0;
 }
 
 /**
- * refcnt_node_retire() - hand a replaced layout's counts to its successor
- * @old:	the layout replaced; no feed reaches it any more (it is in no
- *		slot index, and a grace period has passed)
- * @succ:	the layout of the same node that replaces it, or NULL when
- *		the node has no memory online any more
- * @carry:	without @succ, filled in with @old's statistics, for the
- *		node's next layout to inherit
+ * refcnt_sync() - run every pending threshold interrupt of every node now
  *
- * Process context. Counts of hardware pages @succ still counts move to
- * it; the others are dropped and added to 'offlined', so that @succ (or
- * @carry) keeps references = extended + hardware + lost + discarded +
- * overflowed + offlined. @old is marked retired and otherwise left as it
- * is: the files open on it see its last counts.
+ * What RCB_SYNC does for one node, for all: once it returns, the
+ * references delivered before are folded where their counters reached
+ * the threshold, and their events are queued. Process context.
  */
-void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
-			struct refcnt_stats *carry)
+void refcnt_sync(void)
 {
-	struct refcnt_stats sum;
-	u64 dropped;
+	int nid;
 
-	refcnt_node_sync(old);	/* the pending folds first */
-	mutex_lock(&old->fold_lock);
-	if (succ)
-		mutex_lock_nested(&succ->fold_lock, SINGLE_DEPTH_NESTING);
-	dropped = refcnt_move_counts(old, succ);
-	if (succ)
-		mutex_unlock(&succ->fold_lock);
-	mutex_unlock(&old->fold_lock);
+	down_read(&refcnt_layout_rwsem);
+	for (nid = 0; nid < MAX_NUMNODES; nid++)
+		if (refcnt_nodes[nid])
+			refcnt_node_sync(refcnt_nodes[nid]);
+	up_read(&refcnt_layout_rwsem);
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_sync, REFCNT_NS);
 
-	refcnt_node_stats(old, &sum);
-	sum.offlined += dropped;
-	if (succ)
-		refcnt_stats_add(&succ->inherited, &sum);
+/**
+ * refcnt_layout_init() - build every node's layout and device, and follow
+ * memory hotplug from then on
+ *
+ * The notifier is registered first, so that memory coming or going while
+ * the module loads is either seen by the load or rescanned once it is done.
+ *
+ * Return: 0 or a negative errno (nothing is left behind).
+ */
+int refcnt_layout_init(void)
+{
+	int err;
+
+	err = register_memory_notifier(&refcnt_memory_nb);
+	if (err)
+		return err;
+	down_write(&refcnt_layout_rwsem);
+	err = refcnt_layout_load();
+	if (err)
+		refcnt_layout_teardown();
 	else
-		*carry = sum;
-	refcnt_layout_event(old, succ);
-	/* After the record: a reader that finds none left stops there. */
-	WRITE_ONCE(old->retired, true);
-	wake_up_interruptible(&old->events.wait);
+		refcnt_layout_live = true;
+	up_write(&refcnt_layout_rwsem);
+	if (err)
+		unregister_memory_notifier(&refcnt_memory_nb);
+	return err;
+}
+
+/**
+ * refcnt_layout_exit() - stop following memory, remove devices and nodes
+ *
+ * After the feeds stopped, with no file open (each holds the module).
+ * Unregistering waits for a notifier call in progress, so memory hotplug
+ * during unload finds either the whole module or none of it.
+ */
+void refcnt_layout_exit(void)
+{
+	unregister_memory_notifier(&refcnt_memory_nb);
+	down_write(&refcnt_layout_rwsem);
+	refcnt_layout_teardown();
+	up_write(&refcnt_layout_rwsem);
 }

@@ -15,6 +15,7 @@
 #include <uapi/linux/refcnt.h>
 
 #include "refcnt.h"
+#include "feed.h"
 
 static unsigned int granularity = SZ_4K;
 module_param(granularity, uint, 0444);
@@ -51,11 +52,6 @@ MODULE_PARM_DESC(prealloc,
 
 struct refcnt_topology refcnt_topo;
 struct refcnt_config refcnt_cfg;
-
-/* Feeds started: stop them before the nodes go. */
-static bool refcnt_feeds_on;
-/* Nodes and devices made (memhp.c). */
-static bool refcnt_layout_on;
 
 /* Check the parameters against the hardware; one clear line if wrong. */
 static int __init refcnt_config_init(void)
@@ -99,17 +95,36 @@ static int __init refcnt_config_init(void)
 	return 0;
 }
 
-static void refcnt_teardown(void)
+/* The feeds of refcnt.ko itself; feed modules register theirs. */
+static struct refcnt_feed *const refcnt_own_feeds[] = {
+	&refcnt_fault_feed,
+	&refcnt_pebs_feed,
+};
+
+static void refcnt_own_feeds_unregister(unsigned int n)
 {
-	if (refcnt_feeds_on) {
-		refcnt_feeds_exit();
-		refcnt_feeds_on = false;
+	while (n)
+		refcnt_feed_unregister(refcnt_own_feeds[--n]);
+}
+
+/*
+ * A feed given a period at load that cannot start (the PEBS feed on a
+ * machine without the PMU) stays off with one line in dmesg, and the
+ * module loads.
+ */
+static int __init refcnt_own_feeds_register(void)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(refcnt_own_feeds); i++) {
+		err = refcnt_feed_register(refcnt_own_feeds[i]);
+		if (err) {
+			refcnt_own_feeds_unregister(i);
+			return err;
+		}
 	}
-	if (refcnt_layout_on) {
-		refcnt_layout_exit();
-		refcnt_layout_on = false;
-	}
-	refcnt_fs_exit();
+	return 0;
 }
 
 static int __init refcnt_init(void)
@@ -120,29 +135,39 @@ static int __init refcnt_init(void)
 	err = refcnt_config_init();
 	if (err)
 		return err;
+	refcnt_sysfs_init();
 	err = refcnt_fs_init();
 	if (err)
 		return err;
-
 	/* All nodes exist before any device does: no half-made machine. */
 	err = refcnt_layout_init();
 	if (err)
-		goto fail;
-	refcnt_layout_on = true;
+		goto fs;
 	err = refcnt_feeds_init();
 	if (err)
-		goto fail;
-	refcnt_feeds_on = true;
+		goto layout;
+	err = refcnt_own_feeds_register();
+	if (err)
+		goto feeds;
 	return 0;
 
-fail:
-	refcnt_teardown();
+feeds:
+	refcnt_feeds_exit();
+layout:
+	refcnt_layout_exit();
+fs:
+	refcnt_fs_exit();
 	return err;
 }
 
+/* Feed modules are gone already: each holds refcnt.ko while loaded. */
 static void __exit refcnt_exit(void)
 {
-	refcnt_teardown();
+	refcnt_own_feeds_unregister(ARRAY_SIZE(refcnt_own_feeds));
+	refcnt_session_exit();
+	refcnt_feeds_exit();
+	refcnt_layout_exit();
+	refcnt_fs_exit();
 }
 
 module_init(refcnt_init);

@@ -57,6 +57,7 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 	size_t *fixed = &node->fixed_bytes;
 	int nid = node->nid, err;
 
+	refcnt_events_init(&node->events, nid, refcnt_cfg.event_queue_len);
 	node->stats = alloc_percpu(struct refcnt_stats);
 	node->fold_pending = refcnt_bitmap(node->nr_sets, nid, fixed);
 	node->peg_pending = refcnt_bitmap(node->nr_sets, nid, fixed);
@@ -75,9 +76,6 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 		err = refcnt_sparse_init(&node->lost, nid, words);
 	if (!err)
 		err = refcnt_table_init(&node->table, nid, words * sizeof(u32));
-	if (!err)
-		err = refcnt_events_init(&node->events, nid,
-					 refcnt_cfg.event_queue_len);
 	/* Hardware and extended counters; lost ones only come with pegs. */
 	if (!err && refcnt_cfg.prealloc)
 		err = !refcnt_node_prealloc_fits(node) ? -ENOMEM :
@@ -201,6 +199,21 @@ size_t refcnt_node_table_bytes(const struct refcnt_node *node)
 }
 
 /**
+ * refcnt_stats_add() - add statistics to others
+ * @to:		the sum
+ * @s:		what to add; read once each, so a live per-CPU copy will do
+ */
+void refcnt_stats_add(struct refcnt_stats *to, const struct refcnt_stats *s)
+{
+	const u64 *from = (const u64 *)s;
+	u64 *sum = (u64 *)to;
+	unsigned int i;
+
+	for (i = 0; i < REFCNT_NR_STATS; i++)
+		sum[i] += READ_ONCE(from[i]);
+}
+
+/**
  * refcnt_node_stats() - sum a node's statistics
  * @node:	the node
  * @sum:	filled in: those of the node's earlier layouts, plus its own
@@ -211,20 +224,8 @@ void refcnt_node_stats(const struct refcnt_node *node, struct refcnt_stats *sum)
 	int cpu;
 
 	*sum = node->inherited;
-	for_each_possible_cpu(cpu) {
-		const struct refcnt_stats *s = per_cpu_ptr(node->stats, cpu);
-
-		sum->references += READ_ONCE(s->references);
-		sum->pegged += READ_ONCE(s->pegged);
-		sum->saturated += READ_ONCE(s->saturated);
-		sum->folds += READ_ONCE(s->folds);
-		sum->migrations += READ_ONCE(s->migrations);
-		sum->events_dropped += READ_ONCE(s->events_dropped);
-		sum->refs_dropped += READ_ONCE(s->refs_dropped);
-		sum->discarded += READ_ONCE(s->discarded);
-		sum->overflowed += READ_ONCE(s->overflowed);
-		sum->offlined += READ_ONCE(s->offlined);
-	}
+	for_each_possible_cpu(cpu)
+		refcnt_stats_add(sum, per_cpu_ptr(node->stats, cpu));
 }
 
 /**

@@ -373,10 +373,9 @@ refcnt_stage_counters(struct refcnt_query *q, u32 *out, u64 paddr)
 			memset(out, 0, cps * sizeof(*out));
 			return NULL;
 		}
-		first = (slot->first_set + ((paddr - slot->base) >> shift)) *
-			cps;
+		first = refcnt_slot_set(slot, paddr) * cps;
 		sp = refcnt_node_counters(slot->node, q->extended);
-		in_page = (PAGE_SIZE / 4 - first % (PAGE_SIZE / 4)) / cps;
+		in_page = (REFCNT_WORDS_PER_PAGE - first % REFCNT_WORDS_PER_PAGE) / cps;
 		if (!in_page) {
 			/* The set spans two pages of the array. */
 			for (c = 0; c < cps; c++)
@@ -535,30 +534,17 @@ static int refcnt_query_chunk(struct refcnt_query *q, u64 *h, u64 end)
 	return err;
 }
 
-/*
- * The mm of the process to query: the caller's own for pid 0 or its own
- * process id; any other needs CAP_SYS_PTRACE (Documentation/security.rst).
- */
+/* The mm of the process to query (target.c says which). */
 static struct mm_struct *refcnt_query_mm(pid_t pid)
 {
 	struct task_struct *task;
 	struct mm_struct *mm;
-	struct pid *task_pid;
 
-	if (!pid || pid == task_tgid_vnr(current))
-		return get_task_mm(current) ?: ERR_PTR(-ESRCH);
-	if (pid < 0)
-		return ERR_PTR(-EINVAL);
-	if (!capable(CAP_SYS_PTRACE))
-		return ERR_PTR(-EPERM);
-	task_pid = find_get_pid(pid);
-	task = get_pid_task(task_pid, PIDTYPE_PID);
-	put_pid(task_pid);
-	if (!task)
-		return ERR_PTR(-ESRCH);
-	mm = get_task_mm(task);
+	task = refcnt_target_get(pid, &mm);
+	if (IS_ERR(task))
+		return ERR_CAST(task);
 	put_task_struct(task);
-	return mm ?: ERR_PTR(-ESRCH);
+	return mm;
 }
 
 static int refcnt_query_alloc(struct refcnt_query *q)

@@ -3,17 +3,26 @@
  * refcnt: the user interface and the module's glue, beside the core.
  *
  * /dev/refcnt/nodeN (dev.c: open, read, poll; dev_mmap.c: the mapping of
- * the extended counters), its ioctls (ioctl.c, query.c, bench.c, and the
- * feeds' feed_inject.c and feed_pebs.c), its statistics in sysfs
- * (sysfs.c), the feeds (feed.c) and main.c. Everything here reaches the
- * counters through the core's functions (core.h).
+ * the extended counters), its ioctls (ioctl.c, query.c, feed_inject.c,
+ * session.c), its statistics in sysfs (sysfs.c), the feeds (feed.h: the
+ * interface; feed.c: their registry; sample.c: their delivery;
+ * feed_fault.c, feed_pebs.c: refcnt.ko's own) and main.c. Everything here
+ * reaches the counters through the core's functions (core.h).
  */
 #ifndef _REFCNT_H
 #define _REFCNT_H
 
+#include <linux/errno.h>
+#include <linux/moduleparam.h>
 #include <linux/types.h>
 
 #include "core.h"
+
+struct perf_event;
+struct perf_event_attr;
+struct perf_sample_data;
+struct pt_regs;
+struct refcnt_feed;
 
 struct device;
 struct file;
@@ -23,13 +32,48 @@ struct inode;
 struct rcb_range_query;
 int refcnt_range_query(struct rcb_range_query *q);
 
-/* feed.c */
+/* target.c */
+struct mm_struct;
+struct task_struct;
+struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm);
+
+/* feed.c: the feeds' registry */
 int refcnt_feeds_init(void);
 void refcnt_feeds_exit(void);
+int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period);
+int refcnt_feed_start_error(struct refcnt_feed *feed, int err);
+extern const struct kernel_param_ops refcnt_feed_period_ops;
 
-/* bench.c */
-int refcnt_bench(struct refcnt_node *node, u64 nr_refs, u64 *entry_ns,
-		 u64 *atomic_ns);
+/* sample.c: what the feeds deliver */
+bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight);
+bool refcnt_feed_sample(struct refcnt_feed *feed, struct perf_event *event,
+			struct perf_sample_data *data, struct pt_regs *regs);
+
+/* feed_fault.c, feed_pebs.c: refcnt.ko's feeds of perf events */
+#define REFCNT_FAULT_EVENTS	2
+extern struct refcnt_feed refcnt_fault_feed;
+extern struct refcnt_feed refcnt_pebs_feed;
+
+/*
+ * pmu_x86.c: the precise load-sampling event of the CPU; the PMU events
+ * it knows are x86's, so elsewhere the PEBS/IBS feed cannot start.
+ */
+#ifdef CONFIG_X86
+int refcnt_pmu_attr(int cpu, unsigned int k, struct perf_event_attr *attr);
+#else
+static inline int refcnt_pmu_attr(int cpu, unsigned int k,
+				  struct perf_event_attr *attr)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+/* feed_inject.c: RCB_INJECT */
+long refcnt_inject(void __user *argp);
+
+/* session.c: counting one process (RCB_COUNT_START) */
+long refcnt_session_start(void __user *argp);
+void refcnt_session_exit(void);
 
 /* dev_mmap.c */
 int refcnt_fs_init(void);
@@ -44,9 +88,10 @@ void refcnt_dev_remove(struct refcnt_dev *dev);
 void refcnt_dev_set_node(struct refcnt_dev *dev, struct refcnt_node *node);
 long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 extern const struct attribute_group *refcnt_dev_groups[];
+void refcnt_sysfs_init(void);
 struct refcnt_node *refcnt_dev_node_get(struct device *d);
 
-/* memhp.c: the nodes, their devices, and memory hotplug */
+/* layout.c: the nodes, their devices, and memory hotplug */
 int refcnt_layout_init(void);
 void refcnt_layout_exit(void);
 

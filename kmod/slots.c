@@ -334,6 +334,40 @@ refcnt_slot_holding(const struct refcnt_slot_index *idx, unsigned int i,
 }
 
 /**
+ * refcnt_set_paddr() - the physical address of a set of a node
+ * @node:	the node
+ * @set:	the set, below @node->nr_sets
+ *
+ * Return: the first byte of the hardware page the set counts.
+ */
+u64 refcnt_set_paddr(const struct refcnt_node *node, u64 set)
+{
+	unsigned int i = node->nr_slots - 1;
+
+	while (i && node->slots[i].first_set > set)
+		i--;
+	return node->slots[i].base +
+	       ((set - node->slots[i].first_set) << refcnt_cfg.granularity_shift);
+}
+
+/**
+ * refcnt_paddr_set() - the set of a node that counts a physical address
+ * @node:	the node
+ * @paddr:	physical address
+ *
+ * Return: the set, or U64_MAX when no slot of @node holds @paddr.
+ */
+u64 refcnt_paddr_set(const struct refcnt_node *node, u64 paddr)
+{
+	unsigned int i;
+
+	for (i = 0; i < node->nr_slots; i++)
+		if (paddr - node->slots[i].base < node->slots[i].size)
+			return refcnt_slot_set(&node->slots[i], paddr);
+	return U64_MAX;
+}
+
+/**
  * refcnt_slot_lookup() - the slot that counts a physical address
  * @paddr:	physical address
  *

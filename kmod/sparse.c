@@ -12,9 +12,7 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
-#include "core.h"
-
-#define REFCNT_WORDS_PER_PAGE	(PAGE_SIZE / sizeof(u32))
+#include "sparse.h"
 
 /**
  * refcnt_sparse_init() - set up an all-zero sparse array

@@ -34,6 +34,7 @@ static ssize_t refcnt_stat_show(struct device *d,
 
 #define REFCNT_STAT_OFF(f)	offsetof(struct refcnt_stats, f)
 
+/* Every field of struct refcnt_stats, by its name. */
 static struct refcnt_stat_attr refcnt_stat_attrs[] = {
 	{ __ATTR(references, 0444, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(references) },
@@ -71,20 +72,8 @@ static ssize_t table_bytes_show(struct device *d,
 }
 static DEVICE_ATTR_RO(table_bytes);
 
-static struct attribute *refcnt_stats_attrs[] = {
-	&refcnt_stat_attrs[0].dattr.attr,
-	&refcnt_stat_attrs[1].dattr.attr,
-	&refcnt_stat_attrs[2].dattr.attr,
-	&refcnt_stat_attrs[3].dattr.attr,
-	&refcnt_stat_attrs[4].dattr.attr,
-	&refcnt_stat_attrs[5].dattr.attr,
-	&refcnt_stat_attrs[6].dattr.attr,
-	&refcnt_stat_attrs[7].dattr.attr,
-	&refcnt_stat_attrs[8].dattr.attr,
-	&refcnt_stat_attrs[9].dattr.attr,
-	&dev_attr_table_bytes.attr,
-	NULL,
-};
+/* The statistics, then table_bytes; filled in by refcnt_sysfs_init(). */
+static struct attribute *refcnt_stats_attrs[REFCNT_NR_STATS + 2];
 
 static const struct attribute_group refcnt_stats_group = {
 	.name = "stats",
@@ -95,3 +84,16 @@ const struct attribute_group *refcnt_dev_groups[] = {
 	&refcnt_stats_group,
 	NULL,
 };
+
+/**
+ * refcnt_sysfs_init() - list the statistics files, before any device
+ */
+void refcnt_sysfs_init(void)
+{
+	unsigned int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(refcnt_stat_attrs) != REFCNT_NR_STATS);
+	for (i = 0; i < REFCNT_NR_STATS; i++)
+		refcnt_stats_attrs[i] = &refcnt_stat_attrs[i].dattr.attr;
+	refcnt_stats_attrs[i] = &dev_attr_table_bytes.attr;
+}

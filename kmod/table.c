@@ -68,7 +68,7 @@ void refcnt_table_destroy(struct refcnt_table *table)
 u32 *refcnt_table_counter(struct refcnt_table *table, u64 idx)
 {
 	u32 *word = refcnt_sparse_word(&table->counters, idx);
-	pgoff_t pgoff = idx / (PAGE_SIZE / sizeof(u32));
+	pgoff_t pgoff = idx / REFCNT_WORDS_PER_PAGE;
 
 	if (likely(word))
 		return word;

@@ -2,14 +2,16 @@
 /*
  * refcnt bench: references per second through the reference entry point,
  * against a bare atomic-increment loop over a table of the same size
- * (RCB_BENCH), on one CPU and on every online CPU at once.
+ * (the test module's REFCNT_TEST_BENCH, /dev/refcnt-test, loaded from
+ * REFCNT_TEST_KO if need be), on one CPU and on every online CPU at once.
  *
  *   bench [-n NR_REFS] [-r REPEAT] [NODE...]
  *
  * For each node device (default: all), as root:
  *   1 CPU:    the calling thread pinned to one CPU (the node's first CPU
- *             if it has one, else the first online CPU) runs RCB_BENCH.
- *   all CPUs: one thread pinned to each online CPU runs RCB_BENCH at the
+ *             if it has one, else the first online CPU) times the node's
+ *             largest slot.
+ *   all CPUs: one thread pinned to each online CPU does the same at the
  *             same time; rate = total references / the slowest thread's
  *             time, for the entry point and the bare loop alike.
  * Each figure is the best of REPEAT runs (default 3): emulated guests on a
@@ -29,20 +31,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/refcnt.h>
+#include <linux/refcnt_test.h>
 
 #define MAX_CPUS	1024
 
 struct worker {
 	int fd;
 	int cpu;
-	uint64_t nr;
+	const struct refcnt_test_bench *arg;
 	pthread_barrier_t *start;
-	struct rcb_bench b;
+	struct refcnt_test_bench b;
 	int err;
 };
 
@@ -55,11 +59,11 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
-static int bench(int fd, uint64_t nr, struct rcb_bench *b)
+static int bench(int fd, const struct refcnt_test_bench *arg,
+		 struct refcnt_test_bench *b)
 {
-	memset(b, 0, sizeof(*b));
-	b->nr_refs = nr;
-	return ioctl(fd, RCB_BENCH, b) ? -errno : 0;
+	*b = *arg;
+	return ioctl(fd, REFCNT_TEST_BENCH, b) ? -errno : 0;
 }
 
 static void *worker_fn(void *arg)
@@ -69,8 +73,54 @@ static void *worker_fn(void *arg)
 	w->err = pin(w->cpu);
 	pthread_barrier_wait(w->start);
 	if (!w->err)
-		w->err = bench(w->fd, w->nr, &w->b);
+		w->err = bench(w->fd, w->arg, &w->b);
 	return NULL;
+}
+
+/* The test module's device, loaded from REFCNT_TEST_KO if need be. */
+static int test_open(void)
+{
+	const char *ko = getenv("REFCNT_TEST_KO");
+	int fd = open("/dev/refcnt-test", O_RDWR | O_CLOEXEC), kfd, i;
+
+	if (fd >= 0 || errno != ENOENT || !ko)
+		return fd;
+	kfd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (kfd < 0)
+		return -1;
+	if (syscall(SYS_finit_module, kfd, "", 0) && errno != EEXIST) {
+		close(kfd);
+		return -1;
+	}
+	close(kfd);
+	for (i = 0; i < 100 && fd < 0; i++) {
+		usleep(10000);
+		fd = open("/dev/refcnt-test", O_RDWR | O_CLOEXEC);
+	}
+	return fd;
+}
+
+/* The benchmark of node @fd's largest slot: 0 or -errno. */
+static int bench_arg(int fd, uint64_t nr, struct refcnt_test_bench *b)
+{
+	struct rcb_slot slots[64];
+	struct rcb_slot_query q = { .slots = (uintptr_t)slots, .num_slots = 64 };
+	struct rcb_info info;
+	unsigned int i, big = 0;
+
+	if (ioctl(fd, RCB_INFO_GET, &info) || ioctl(fd, RCB_SLOT_QUERY, &q))
+		return -errno;
+	for (i = 1; i < q.num_slots && i < 64; i++)
+		if (slots[i].size > slots[big].size)
+			big = i;
+	memset(b, 0, sizeof(*b));
+	b->paddr = slots[big].base;
+	b->nr_sets = slots[big].size / info.rcb_granularity;
+	b->table_sets = info.rcb_sw_sets;
+	b->nr_refs = nr;
+	b->granularity = info.rcb_granularity;
+	b->counters_per_set = info.rcb_sw_counters_per_set;
+	return 0;
 }
 
 /* Online CPUs we may run on, ascending. */
@@ -148,15 +198,15 @@ static void row(int nid, int ncpu, uint64_t refs, uint64_t entry_ns,
 	       entry_ns ? (double)atomic_ns / entry_ns : 0);
 }
 
-static int run_node(int nid, uint64_t nr, int repeat, const int *cpus,
+static int run_node(int tfd, int nid, uint64_t nr, int repeat, const int *cpus,
 		    int ncpus)
 {
 	struct worker *w = calloc(ncpus, sizeof(*w));
 	pthread_t *t = calloc(ncpus, sizeof(*t));
 	uint64_t e1 = UINT64_MAX, a1 = UINT64_MAX;
 	uint64_t eall = UINT64_MAX, aall = UINT64_MAX;
+	struct refcnt_test_bench arg, b;
 	pthread_barrier_t start;
-	struct rcb_bench b;
 	char path[64];
 	int fd, cpu, i, r, err = 0;
 
@@ -173,6 +223,11 @@ static int run_node(int nid, uint64_t nr, int repeat, const int *cpus,
 		fprintf(stderr, "bench: node%d: RCB_RESET: %s\n", nid, strerror(errno));
 		goto out;
 	}
+	err = bench_arg(fd, nr, &arg);
+	if (err) {
+		fprintf(stderr, "bench: node%d: its slots: %s\n", nid, strerror(-err));
+		goto out;
+	}
 	cpu = cpus[0];
 	for (i = 0; i < ncpus; i++)
 		if (cpus[i] == node_first_cpu(nid))
@@ -185,9 +240,9 @@ static int run_node(int nid, uint64_t nr, int repeat, const int *cpus,
 		/* One CPU. */
 		err = pin(cpu);
 		if (!err)
-			err = bench(fd, nr, &b);
+			err = bench(tfd, &arg, &b);
 		if (err) {
-			fprintf(stderr, "bench: node%d: RCB_BENCH on CPU %d: %s\n",
+			fprintf(stderr, "bench: node%d: REFCNT_TEST_BENCH on CPU %d: %s\n",
 				nid, cpu, strerror(-err));
 			break;
 		}
@@ -198,8 +253,8 @@ static int run_node(int nid, uint64_t nr, int repeat, const int *cpus,
 
 		/* Every CPU at once. */
 		for (i = 0; i < ncpus; i++) {
-			w[i] = (struct worker){ .fd = fd, .cpu = cpus[i], .nr = nr,
-						.start = &start };
+			w[i] = (struct worker){ .fd = tfd, .cpu = cpus[i],
+						.arg = &arg, .start = &start };
 			if (pthread_create(&t[i], NULL, worker_fn, &w[i])) {
 				fprintf(stderr, "bench: cannot start threads\n");
 				exit(1);
@@ -209,7 +264,7 @@ static int run_node(int nid, uint64_t nr, int repeat, const int *cpus,
 			pthread_join(t[i], NULL);
 			if (w[i].err && !err) {
 				err = w[i].err;
-				fprintf(stderr, "bench: node%d: RCB_BENCH on CPU %d: %s\n",
+				fprintf(stderr, "bench: node%d: REFCNT_TEST_BENCH on CPU %d: %s\n",
 					nid, w[i].cpu, strerror(-err));
 			}
 			if (w[i].b.entry_ns > emax)
@@ -246,7 +301,7 @@ int main(int argc, char **argv)
 {
 	static int cpus[MAX_CPUS], nodes[4096];
 	uint64_t nr = 2000000;
-	int ncpus, nnodes, i, opt, repeat = 3, ret = 0;
+	int ncpus, nnodes, i, opt, repeat = 3, ret = 0, tfd;
 	struct utsname u;
 
 	while ((opt = getopt(argc, argv, "n:r:h")) != -1) {
@@ -264,6 +319,12 @@ int main(int argc, char **argv)
 		default:
 			usage();
 		}
+	}
+	tfd = test_open();
+	if (tfd < 0) {
+		fprintf(stderr, "bench: /dev/refcnt-test: %s (the test module: set REFCNT_TEST_KO)\n",
+			strerror(errno));
+		return 1;
 	}
 	ncpus = online_cpus(cpus);
 	if (ncpus <= 0) {
@@ -290,7 +351,7 @@ int main(int argc, char **argv)
 	       "atomic Mref/s", "ratio");
 	fflush(stdout);
 	for (i = 0; i < nnodes; i++) {
-		int err = run_node(nodes[i], nr, repeat, cpus, ncpus);
+		int err = run_node(tfd, nodes[i], nr, repeat, cpus, ncpus);
 
 		fflush(stdout);
 		if (err)

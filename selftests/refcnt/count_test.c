@@ -516,31 +516,11 @@ TEST_F(count, bad_arguments)
 }
 
 /* A thread id that is not a process's is refused. */
-static void *rc_park(void *arg)
-{
-	pause();
-	return arg;
-}
-
 TEST_F(count, thread_id_is_not_a_process)
 {
-	pthread_t t;
-	pid_t tid;
+	pid_t tid = rc_park_thread();
 
-	ASSERT_EQ(0, pthread_create(&t, NULL, rc_park, NULL));
-	/* The newest task of ours: the highest thread id in /proc/self/task. */
-	tid = 0;
-	{
-		DIR *d = opendir("/proc/self/task");
-		struct dirent *de;
-
-		ASSERT_NE(NULL, d);
-		while ((de = readdir(d)))
-			if (atoi(de->d_name) > tid)
-				tid = atoi(de->d_name);
-		closedir(d);
-	}
-	ASSERT_NE(getpid(), tid);
+	ASSERT_LT(0, tid);
 	EXPECT_EQ(-ESRCH, rc_count(self->fd, tid, 0, 1, NULL, 0));
 }
 

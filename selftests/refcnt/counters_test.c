@@ -258,7 +258,6 @@ static int unprivileged_child(const struct rc_dev *d, uint64_t paddr)
 	struct rcb_thresholds t = { .abs_threshold = 100 };
 	struct rcb_ref r = { .paddr = paddr, .count = 1 };
 	struct rcb_inject in = { .refs = (uintptr_t)&r, .nr_refs = 1 };
-	struct rcb_bench bench = { .nr_refs = 1000 };
 	struct rcb_event ev[4];
 	struct rcb_info info;
 	uint32_t hw[RCB_MAX_COUNTERS];
@@ -283,10 +282,6 @@ static int unprivileged_child(const struct rc_dev *d, uint64_t paddr)
 	if (ioctl(d->fd, RCB_THRESHOLDS_SET, &t) != -1 || errno != EPERM) {
 		fprintf(stderr, "# RCB_THRESHOLDS_SET: %s\n", strerror(errno));
 		return 5;
-	}
-	if (ioctl(d->fd, RCB_BENCH, &bench) != -1 || errno != EPERM) {
-		fprintf(stderr, "# RCB_BENCH: %s\n", strerror(errno));
-		return 6;
 	}
 	if (ioctl(d->fd, RCB_INFO_GET, &info)) {
 		fprintf(stderr, "# RCB_INFO_GET: %s\n", strerror(errno));
@@ -679,97 +674,6 @@ TEST_F(counters, lost_never_wraps)
 		       got.lost[0] == (uint32_t)lost_true ? "wrapped" : "?");
 	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
 	EXPECT_EQ(self->s0.pegged + lost_true, s.pegged);
-}
-
-/* The cnodeid of the node of a CPU, from sysfs; -1 if unknown. */
-static int cpu_cnode(int cpu)
-{
-	struct rc_nodes online;
-	char path[128];
-	int nid;
-
-	if (rc_node_list("online", &online))
-		return -1;
-	for (nid = 0; nid < RC_MAX_NODES; nid++) {
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu%d/node%d", cpu, nid);
-		if (rc_exists(path))
-			return rc_list_index(&online, nid);
-	}
-	return -1;
-}
-
-/*
- * RCB_BENCH: argument checks; the references it times stay in the
- * counters (nr_refs, plus as many again, at most one per set, to warm up),
- * all from the calling CPU's node, all in the node's largest slot.
- */
-TEST_F(counters, bench_ioctl)
-{
-	const struct rc_dev *d = &self->d;
-	uint64_t nr = 1000, words = d->info.rcb_sw_sets * d->cps, i;
-	uint64_t sum = 0, other = 0, warm;
-	uint32_t *hw, *ext, *lost;
-	struct rcb_bench b;
-	struct rc_stats s;
-	cpu_set_t cpus;
-	int cnode;
-	unsigned int c;
-
-	memset(&b, 0, sizeof(b));
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(d->fd, RCB_BENCH, &b)) TH_LOG("nr_refs 0");
-	EXPECT_EQ(EINVAL, errno);
-	b.nr_refs = 10;
-	b.flags = 1;
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(d->fd, RCB_BENCH, &b));
-	EXPECT_EQ(EINVAL, errno);
-	b.flags = 0;
-	b.pad = 1;
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(d->fd, RCB_BENCH, &b));
-	EXPECT_EQ(EINVAL, errno);
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(d->fd, RCB_BENCH, NULL));
-	EXPECT_EQ(EFAULT, errno);
-
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
-	cnode = cpu_cnode(0);
-	ASSERT_LE(0, cnode);
-	c = rcd_counter(d, cnode);
-	memset(&b, 0, sizeof(b));
-	b.nr_refs = nr;
-	ASSERT_EQ(0, ioctl(d->fd, RCB_BENCH, &b));
-	EXPECT_LT(0ULL, U64(b.entry_ns));
-	EXPECT_LT(0ULL, U64(b.atomic_ns));
-	EXPECT_EQ(nr, b.nr_refs);
-
-	ASSERT_EQ(0, rc_sync(d->fd));
-	hw = malloc(words * 4);
-	ext = malloc(words * 4);
-	lost = malloc(words * 4);
-	ASSERT_TRUE(hw && ext && lost);
-	ASSERT_EQ(0, rc_read_sets(d->fd, 0, d->info.rcb_sw_sets, hw, ext, lost));
-	for (i = 0; i < words; i++) {
-		uint64_t v = (uint64_t)hw[i] + ext[i] + lost[i];
-
-		sum += v;
-		if (i % d->cps != c)
-			other += v;
-	}
-	free(hw);
-	free(ext);
-	free(lost);
-	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
-	warm = s.references - self->s0.references - nr;
-	TH_LOG("CPU 0 (cnode %d): %llu references timed, %llu to warm up, entry %llu ns, atomic %llu ns",
-	       cnode, U64(nr), U64(warm), U64(b.entry_ns), U64(b.atomic_ns));
-	EXPECT_GE(nr, warm);
-	EXPECT_EQ(s.references - self->s0.references, sum);
-	EXPECT_EQ(0ULL, other) TH_LOG("references from another node's counter");
 }
 
 /* ---------------------------------------------------------- differential */

@@ -13,6 +13,8 @@
  */
 #include <signal.h>
 
+#include <linux/refcnt_test.h>
+
 #include "refcnt_counters.h"
 
 #define U64(x)	((unsigned long long)(x))
@@ -269,7 +271,8 @@ TEST_F(events, queue_per_node)
 
 /*
  * Records say who referenced the page only when the feed knew it: a fold
- * raised by a sample (RCB_FEED_SAMPLES: pid and address known) carries
+ * raised by a sample (the test module's REFCNT_TEST_SAMPLES, through the
+ * PMU feeds' sample code: pid and address known) carries
  * RCB_EVENT_F_CONTEXT with the caller's pid and the sample's address; a
  * later fold of the same set raised by injection (no context) must not
  * carry that stale context, with or without a reset in between.
@@ -279,21 +282,25 @@ TEST_F(events, context_only_when_known)
 	const struct rc_dev *d = &self->d;
 	uint64_t set = rcd_mid_set(d, 40);
 	uint32_t abs = d->info.rcb_abs_threshold;
-	struct rcb_sample smp = {
+	struct refcnt_test_sample smp = {
 		.vaddr = 0x7f1234567000ULL + 0x88,
 		.paddr = rcd_set_paddr(d, set) + 0x88,
 		.src_cnodeid = 0,
 		.weight = abs,
 	};
-	struct rcb_feed_samples f = {
+	struct refcnt_test_samples f = {
 		.samples = (uintptr_t)&smp,
 		.nr_samples = 1,
 	};
 	struct rcb_event ev[4];
-	int n, round;
+	int n, round, tfd = rc_test_open();
 
-	ASSERT_EQ(0, ioctl(d->fd, RCB_FEED_SAMPLES, &f))
-		TH_LOG("RCB_FEED_SAMPLES: %s", strerror(errno));
+	if (tfd == -ENOENT)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, tfd) TH_LOG("%s: %s", RC_TEST_DEV, strerror(-tfd));
+	ASSERT_EQ(0, ioctl(tfd, REFCNT_TEST_SAMPLES, &f))
+		TH_LOG("REFCNT_TEST_SAMPLES: %s", strerror(errno));
+	close(tfd);
 	ASSERT_EQ(1U, f.delivered);
 	ASSERT_EQ(0, rc_sync(d->fd));
 	n = rc_events(d->fd, ev, 4);

@@ -2,7 +2,8 @@
 /*
  * The feeds: sampled page faults counted exactly against
  * getrusage, page sizes of THP and hugetlb in the range query, synthetic
- * PEBS/IBS samples through the NMI handler's code, the PEBS feed refused
+ * PEBS/IBS samples through the overflow handler's code (the test module's
+ * REFCNT_TEST_SAMPLES; in NMI, tools/testing/core), the PEBS feed refused
  * without a PMU, and NUMA-balancing hinting faults that keep references
  * flowing without migrating pages (MPOL_BIND | MPOL_F_NUMA_BALANCING),
  * and the range query sees the pages NUMA balancing made PROT_NONE.
@@ -10,6 +11,8 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
+
+#include <linux/refcnt_test.h>
 
 #include "refcnt_helpers.h"
 
@@ -336,10 +339,12 @@ static uint32_t rc_set_counter(int fd, uint64_t set, unsigned int cps,
 }
 
 /*
- * Synthetic PEBS/IBS samples go through the NMI handler's code: a sample
- * with a physical address counts its weight there; one with only a virtual
- * address is resolved in the caller's page tables; an unmapped one is not
- * delivered; a bad cnodeid anywhere delivers nothing.
+ * Synthetic PEBS/IBS samples go through the overflow handler's code
+ * (refcnt_pmu_sample(), from the test module): a sample with a physical
+ * address counts its weight there; one with only a virtual address is
+ * resolved in the caller's page tables; an unmapped one is not
+ * delivered; a bad cnodeid anywhere delivers nothing. The test module's
+ * feed counts them all.
  */
 TEST_F(feeds, synthetic_pebs_samples)
 {
@@ -347,24 +352,32 @@ TEST_F(feeds, synthetic_pebs_samples)
 	unsigned int src = self->online.n - 1, ctr;
 	struct rcb_slot slot;
 	struct rcb_slot_query sq = { .slots = (uintptr_t)&slot, .num_slots = 1 };
-	uint64_t set, before;
+	uint64_t set, before, samples, delivered;
+	int tfd = rc_test_open();
 	char *p;
 
+	if (tfd == -ENOENT)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, tfd) TH_LOG("%s: %s", RC_TEST_DEV, strerror(-tfd));
+	samples = rc_feed_stat("test_samples");
+	delivered = rc_feed_stat("test_delivered");
 	ctr = src / self->info.rcb_nodes_per_counter;
 	ASSERT_EQ(0, ioctl(self->fd, RCB_RESET));
 	ASSERT_EQ(0, ioctl(self->fd, RCB_SLOT_QUERY, &sq));
 	set = 3;
-	struct rcb_sample s[3] = {
+	struct refcnt_test_sample s[3] = {
 		{ .paddr = slot.base + 3 * self->info.rcb_granularity,
 		  .src_cnodeid = src, .weight = 100 },
 		{ .vaddr = 0x1000, .src_cnodeid = src, .weight = 7 },
 		{ .paddr = slot.base + 3 * self->info.rcb_granularity + 1,
 		  .src_cnodeid = src, .weight = 20 },
 	};
-	struct rcb_feed_samples f = { .samples = (uintptr_t)s, .nr_samples = 3 };
+	struct refcnt_test_samples f = { .samples = (uintptr_t)s, .nr_samples = 3 };
 
-	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	ASSERT_EQ(0, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
 	EXPECT_EQ(2U, f.delivered);
+	EXPECT_EQ(samples + 3, rc_feed_stat("test_samples"));
+	EXPECT_EQ(delivered + 2, rc_feed_stat("test_delivered"));
 	EXPECT_EQ(120U, rc_set_counter(self->fd, set, cps, ctr, false) +
 		       rc_set_counter(self->fd, set, cps, ctr, true));
 
@@ -374,10 +387,10 @@ TEST_F(feeds, synthetic_pebs_samples)
 	ASSERT_NE(MAP_FAILED, p);
 	p[0] = 1;
 	before = rc_range_refs(self->fd, p, rc_page_size(), ctr, self->e, 16);
-	s[0] = (struct rcb_sample){ .vaddr = (uintptr_t)p, .src_cnodeid = src,
-				    .weight = 33 };
+	s[0] = (struct refcnt_test_sample){ .vaddr = (uintptr_t)p,
+					    .src_cnodeid = src, .weight = 33 };
 	f.nr_samples = 1;
-	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	ASSERT_EQ(0, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
 	EXPECT_EQ(1U, f.delivered);
 	EXPECT_EQ(before + 33,
 		  rc_range_refs(self->fd, p, rc_page_size(), ctr, self->e, 16));
@@ -387,16 +400,17 @@ TEST_F(feeds, synthetic_pebs_samples)
 	s[1].src_cnodeid = self->online.n;
 	f.nr_samples = 2;
 	errno = 0;
-	EXPECT_EQ(-1, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	EXPECT_EQ(-1, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(before + 33,
 		  rc_range_refs(self->fd, p, rc_page_size(), ctr, self->e, 16));
-	f.flags = ~RCB_FEED_SAMPLES_FLAGS;
+	f.flags = 1;
 	f.nr_samples = 1;
-	EXPECT_EQ(-1, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
+	EXPECT_EQ(-1, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
 	EXPECT_EQ(EINVAL, errno);
 	munmap(p, rc_page_size());
 	ioctl(self->fd, RCB_RESET);
+	close(tfd);
 }
 
 /* Without a PMU, turning the PEBS feed on fails with EOPNOTSUPP. */
@@ -582,73 +596,6 @@ TEST_F(feeds, query_sees_pages_numa_balancing_protected)
 	munmap(p, len);
 	if (!counted)
 		SKIP(return, "NUMA balancing never made the pages PROT_NONE");
-}
-
-/* A node statistic, UINT64_MAX if it cannot be read. */
-static uint64_t rc_node_stat(int nid, const char *name)
-{
-	char path[128], buf[64];
-
-	snprintf(path, sizeof(path), "/sys/class/misc/refcnt-node%d/stats/%s",
-		 nid, name);
-	if (rc_read_file(path, buf, sizeof(buf)) <= 0)
-		return UINT64_MAX;
-	return strtoull(buf, NULL, 10);
-}
-
-/*
- * RCB_FEED_SAMPLES_NMI delivers samples as the PEBS/IBS NMI handler does.
- * After a reset no counter page exists; in NMI none may be allocated, so
- * the first sample's references are dropped and counted in refs_dropped
- * (the sample still reached a node: delivered). The irq_work it raised
- * makes the page, so a second sample to the same counter is counted.
- * Without the flag, the page is allocated and the first sample counts.
- */
-TEST_F(feeds, nmi_sample_without_counter_page_is_dropped)
-{
-	unsigned int cps = self->info.rcb_sw_counters_per_set;
-	unsigned int src = self->online.n - 1, ctr;
-	int nid = self->memory.id[0];
-	struct rcb_slot slot;
-	struct rcb_slot_query sq = { .slots = (uintptr_t)&slot, .num_slots = 1 };
-	struct rcb_sample s = { .src_cnodeid = src, .weight = 100 };
-	struct rcb_feed_samples f = { .samples = (uintptr_t)&s, .nr_samples = 1,
-				      .flags = RCB_FEED_SAMPLES_NMI };
-	uint64_t dropped, set = 5;
-
-	ctr = src / self->info.rcb_nodes_per_counter;
-	ASSERT_EQ(0, ioctl(self->fd, RCB_SLOT_QUERY, &sq));
-	s.paddr = slot.base + set * self->info.rcb_granularity;
-	ASSERT_EQ(0, ioctl(self->fd, RCB_RESET));
-	dropped = rc_node_stat(nid, "refs_dropped");
-	ASSERT_NE(UINT64_MAX, dropped);
-
-	/* No page, in NMI: dropped, counted, and nothing in the counter. */
-	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
-	EXPECT_EQ(1U, f.delivered);
-	EXPECT_EQ(dropped + 100, rc_node_stat(nid, "refs_dropped"));
-	EXPECT_EQ(0U, rc_set_counter(self->fd, set, cps, ctr, false) +
-		      rc_set_counter(self->fd, set, cps, ctr, true));
-
-	/* The irq_work made the page: the next NMI sample counts. */
-	s.weight = 30;
-	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
-	EXPECT_EQ(1U, f.delivered);
-	EXPECT_EQ(dropped + 100, rc_node_stat(nid, "refs_dropped"));
-	EXPECT_EQ(30U, rc_set_counter(self->fd, set, cps, ctr, false) +
-		       rc_set_counter(self->fd, set, cps, ctr, true));
-
-	/* Outside NMI, a missing page is allocated: counted at once. */
-	ASSERT_EQ(0, ioctl(self->fd, RCB_RESET));
-	dropped = rc_node_stat(nid, "refs_dropped");
-	f.flags = 0;
-	s.weight = 40;
-	ASSERT_EQ(0, ioctl(self->fd, RCB_FEED_SAMPLES, &f));
-	EXPECT_EQ(1U, f.delivered);
-	EXPECT_EQ(dropped, rc_node_stat(nid, "refs_dropped"));
-	EXPECT_EQ(40U, rc_set_counter(self->fd, set, cps, ctr, false) +
-		       rc_set_counter(self->fd, set, cps, ctr, true));
-	ioctl(self->fd, RCB_RESET);
 }
 
 TEST_HARNESS_MAIN

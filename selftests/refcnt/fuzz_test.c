@@ -206,8 +206,6 @@ static bool errno_ok(unsigned long cmd, int e)
 	case RCB_INJECT:	return e == EINVAL || e == EFAULT || e == ENOMEM;
 	case RCB_RESET:		return e == ENOMEM;
 	case RCB_THRESHOLDS_SET: return e == EINVAL || e == EFAULT;
-	case RCB_BENCH:		return e == EINVAL || e == EFAULT || e == ENOMEM;
-	case RCB_FEED_SAMPLES:	return e == EINVAL || e == EFAULT;
 	}
 	return e == ENOTTY;
 }
@@ -224,16 +222,13 @@ static const char *cmd_name(unsigned long cmd)
 	case RCB_INJECT: return "RCB_INJECT";
 	case RCB_RESET: return "RCB_RESET";
 	case RCB_THRESHOLDS_SET: return "RCB_THRESHOLDS_SET";
-	case RCB_BENCH: return "RCB_BENCH";
-	case RCB_FEED_SAMPLES: return "RCB_FEED_SAMPLES";
 	}
 	return "unknown";
 }
 
 static const unsigned long known_cmds[] = {
 	RCB_INFO_GET, RCB_SLOT_GET, RCB_SLOT_QUERY, RCB_SETS_READ, RCB_SYNC,
-	RCB_RANGE_QUERY, RCB_INJECT, RCB_RESET, RCB_THRESHOLDS_SET, RCB_BENCH,
-	RCB_FEED_SAMPLES,
+	RCB_RANGE_QUERY, RCB_INJECT, RCB_RESET, RCB_THRESHOLDS_SET,
 };
 #define NKNOWN (sizeof(known_cmds) / sizeof(known_cmds[0]))
 
@@ -287,23 +282,19 @@ static uint64_t known_arg(struct fthread *t, unsigned long cmd, int fd)
 
 		/*
 		 * Not stale contents: old physical addresses or counts there
-		 * could point into this program or ask for a bench of 2^40.
+		 * could point into this program.
 		 */
 		if (ptr >= (uintptr_t)t->arena && ptr < (uintptr_t)t->guard) {
 			size_t room = (uintptr_t)t->guard - ptr;
 
 			fill_random(t, (void *)(uintptr_t)ptr,
 				    room < size ? room : size);
-			if (cmd == RCB_BENCH && room >= 8)
-				*(uint64_t *)(uintptr_t)ptr = rndn(t, 2000);
 		}
 		return ptr;
 	}
 	p = arena_struct(t, size);
 	if (!(rnd(t) & 7)) {	/* random contents */
 		fill_random(t, p, size);
-		if (cmd == RCB_BENCH)	/* no cap in the ABI: keep it short */
-			((struct rcb_bench *)p)->nr_refs &= 0x7ff;
 		return (uintptr_t)p;
 	}
 	switch (cmd) {
@@ -409,37 +400,6 @@ static uint64_t known_arg(struct fthread *t, unsigned long cmd, int fd)
 		th->pad = rnd(t) & 7 ? 0 : edge32(t);
 		break;
 	}
-	case RCB_BENCH: {
-		struct rcb_bench *b = (void *)p;
-
-		b->nr_refs = rndn(t, 2000);	/* capped */
-		b->flags = rnd(t) & 7 ? 0 : edge32(t);
-		b->pad = rnd(t) & 7 ? 0 : edge32(t);
-		break;
-	}
-	case RCB_FEED_SAMPLES: {
-		struct rcb_feed_samples *f = (void *)p;
-		struct rcb_sample *s = (void *)(t->arena + ARENA / 2 + 65536);
-		uint32_t i, n = 1 + rndn(t, 16);
-
-		for (i = 0; i < n; i++) {
-			s[i].vaddr = rnd(t) & 1 ? (uintptr_t)t->arena +
-				     rndn(t, ARENA) : edge64(t);
-			s[i].paddr = rnd(t) & 1 ? 0 : fuzz_paddr(t);
-			s[i].src_cnodeid = fuzz_cnode(t);
-			s[i].weight = rnd(t) & 3 ? rndn(t, 3000) : edge32(t);
-		}
-		f->samples = rnd(t) & 3 ? (uintptr_t)s :
-			     fuzz_ptr(t, sizeof(*s) * n);
-		f->nr_samples = rnd(t) & 3 ? n : (rnd(t) & 1 ? 0 : edge32(t));
-		if (f->nr_samples > n && f->nr_samples <= RCB_INJECT_MAX &&
-		    f->samples == (uintptr_t)s)
-			f->nr_samples = n;
-		f->flags = rnd(t) & 7 ? 0 : edge32(t);
-		f->pad = rnd(t) & 7 ? 0 : edge32(t);
-		f->delivered = edge32(t);
-		break;
-	}
 	default:
 		break;
 	}
@@ -462,9 +422,8 @@ static void do_ioctl(struct fthread *t, bool known)
 
 	if (known) {
 		cmd = known_cmds[rndn(t, NKNOWN)];
-		/* Rare: reset frees tables, bench is slow under TCG. */
-		if ((cmd == RCB_RESET && rndn(t, 50)) ||
-		    (cmd == RCB_BENCH && rndn(t, 20)))
+		/* Rare: reset frees tables. */
+		if (cmd == RCB_RESET && rndn(t, 50))
 			cmd = RCB_INFO_GET;
 		arg = known_arg(t, cmd, fd);
 		atomic_fetch_add(&by_kind[K_IOCTL], 1);

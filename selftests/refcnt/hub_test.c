@@ -20,8 +20,9 @@
  *  - unbind_rebind, no_device, foreign_left_alone
  *  - host_garbage (last: it may leave the header broken)
  */
+#include <linux/refcnt_hub.h>
+
 #include "refcnt_counters.h"
-#include "../../kmod/hub.h"
 
 #include <dirent.h>
 #include <glob.h>
@@ -30,7 +31,7 @@
 #include <sys/syscall.h>
 
 #define HUB_DRV		"/sys/bus/pci/drivers/refcnt-hub"
-#define HUB_PARAM	"/sys/module/refcnt/parameters/hub"
+#define HUB_PARAM	"/sys/module/refcnt_hub/parameters/enable"
 #define EXACT_K		3000
 /* 8 x 3000 records fit a ring with room to spare (64Ki records on 72 nodes). */
 #define EXACT_PAGES	8
@@ -58,6 +59,17 @@ static int put(const char *path, const char *v)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/*
+ * refcnt.ko again with params, then refcnt_hub.ko (REFCNT_HUB_KO), the
+ * feed on or off: the driver binds the device at once. 0 or -errno.
+ */
+static int hub_reload(const char *params, bool on)
+{
+	int ret = rc_reload(params);
+
+	return ret ?: rc_load_module("REFCNT_HUB_KO", on ? "enable=1" : "enable=0");
 }
 
 /* The PCI address of the device the driver has bound, or false. */
@@ -665,9 +677,9 @@ TEST_F_TIMEOUT(hub, granularity_256, 300)
 	char *p;
 
 	HUB_NEEDED();
-	if (!rc_ko_path())
-		SKIP(return, "no REFCNT_KO to reload with granularity=256");
-	ASSERT_EQ(0, rc_reload("granularity=256 hub=0"));
+	if (!rc_ko_path() || !getenv("REFCNT_HUB_KO"))
+		SKIP(return, "no REFCNT_KO and REFCNT_HUB_KO to reload with granularity=256");
+	ASSERT_EQ(0, hub_reload("granularity=256", false));
 	pin_node(a);
 	p = node_pages(self->mem.id[0], 1);
 	ASSERT_NE(NULL, p);
@@ -694,7 +706,7 @@ TEST_F_TIMEOUT(hub, granularity_256, 300)
 	}
 	rcd_close(&d);
 	munmap(p, rc_page_size());
-	ASSERT_EQ(0, rc_reload("hub=1"));
+	ASSERT_EQ(0, hub_reload("", true));
 }
 
 /*
@@ -707,13 +719,13 @@ TEST_F_TIMEOUT(hub, reload_streaming, 600)
 	int i, n = env ? atoi(env) : 20;
 
 	HUB_NEEDED();
-	if (!rc_ko_path())
-		SKIP(return, "no REFCNT_KO to reload");
+	if (!rc_ko_path() || !getenv("REFCNT_HUB_KO"))
+		SKIP(return, "no REFCNT_KO and REFCNT_HUB_KO to reload");
 	for (i = 0; i < n; i++) {
-		ASSERT_EQ(0, rc_reload("hub=1"));
+		ASSERT_EQ(0, hub_reload("", true));
 		usleep(100000);
 		ASSERT_TRUE(hub_bound(NULL, 0));
-		EXPECT_LT(0ULL, (unsigned long long)rc_feed_stat("hub_records"));
+		EXPECT_LT(0ULL, (unsigned long long)rc_feed_stat("hub_samples"));
 	}
 }
 

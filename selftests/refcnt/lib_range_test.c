@@ -7,7 +7,8 @@
  * page size and the home cnodeid move_pages(2) reports; untouched pages
  * are reported not present and stay so (mincore). refcnt_range_entries()
  * predicts the count; a short buffer is E2BIG, untouched, with the count
- * needed; bad ranges, flags and pids fail with their errno. Another
+ * needed; bad ranges, flags and pids fail with their errno (a thread id
+ * that is not a process's is ESRCH). Another
  * process's memory can be queried by root; a caller without privileges,
  * through a handle opened before dropping them, sees its own memory
  * without physical addresses and is refused others'. The packed form
@@ -208,6 +209,26 @@ TEST_F(range, own_pid)
 					4 * self->pg, 0, b, n, &nr1));
 	EXPECT_EQ(nr0, nr1);
 	EXPECT_EQ(0, memcmp(self->buf, b, n * sizeof(*b)));
+}
+
+/*
+ * A pid names a process by its thread group id, as for RCB_COUNT_START
+ * (one rule, kmod/target.c): the id of one of our threads that is not the
+ * process's names none, even for root.
+ */
+TEST_F(range, thread_id_is_not_a_process)
+{
+	size_t nr = 0, n = self->pg / self->gran;
+	pid_t tid = rc_park_thread();
+
+	ASSERT_LT(0, tid);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(tid, (uintptr_t)self->mem, self->pg, 0,
+					 self->buf, n, &nr));
+	EXPECT_EQ(ESRCH, errno);
+	/* The process's own id still names it. */
+	EXPECT_EQ(0, refcnt_range_query(getpid(), (uintptr_t)self->mem,
+					self->pg, 0, self->buf, n, &nr));
 }
 
 /*

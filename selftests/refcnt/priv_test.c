@@ -89,9 +89,6 @@ TEST(admin_ioctls_eperm_reads_work)
 	struct rcb_ref ref;
 	struct rcb_inject in = { .refs = (uintptr_t)&ref, .nr_refs = 1 };
 	struct rcb_thresholds th;
-	struct rcb_bench b = { .nr_refs = 1 };
-	struct rcb_sample smp;
-	struct rcb_feed_samples fs = { .samples = (uintptr_t)&smp, .nr_samples = 1 };
 	struct rcb_info info;
 	struct rcb_slot slots[64];
 	struct rcb_slot_query sq = { .slots = (uintptr_t)slots, .num_slots = 64 };
@@ -112,8 +109,6 @@ TEST(admin_ioctls_eperm_reads_work)
 
 	ref = (struct rcb_ref){ .paddr = paddr, .src_cnodeid = 0, .count = 3 };
 	th = (struct rcb_thresholds){ .abs_threshold = 1, .diff_threshold = 0 };
-	smp = (struct rcb_sample){ .vaddr = (uintptr_t)&smp, .paddr = paddr,
-				   .weight = 1 };
 
 	drop_to_nobody(_metadata);
 	errno = 0;
@@ -124,12 +119,6 @@ TEST(admin_ioctls_eperm_reads_work)
 	EXPECT_EQ(EPERM, errno);
 	errno = 0;
 	EXPECT_EQ(-1, ioctl(d.fd, RCB_THRESHOLDS_SET, &th));
-	EXPECT_EQ(EPERM, errno);
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(d.fd, RCB_BENCH, &b));
-	EXPECT_EQ(EPERM, errno);
-	errno = 0;
-	EXPECT_EQ(-1, ioctl(d.fd, RCB_FEED_SAMPLES, &fs));
 	EXPECT_EQ(EPERM, errno);
 	/* Checked before the argument is read. */
 	errno = 0;

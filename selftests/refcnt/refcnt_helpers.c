@@ -7,6 +7,7 @@
 #define REFCNT_HELPERS_IMPL
 #include "refcnt_helpers.h"
 
+#include <pthread.h>
 #include <sys/prctl.h>
 
 /*
@@ -374,10 +375,9 @@ bool rc_module_loaded(void)
 	return rc_exists(RC_MODDIR "/parameters");
 }
 
-/* finit_module(2) the module file with params. 0 or -errno. */
-int rc_load(const char *params)
+/* finit_module(2) a module file with params. 0 or -errno. */
+static int rc_finit(const char *ko, const char *params)
 {
-	const char *ko = rc_ko_path();
 	int fd, ret;
 
 	if (!ko)
@@ -391,10 +391,53 @@ int rc_load(const char *params)
 	return ret;
 }
 
-/* delete_module("refcnt", O_NONBLOCK). 0 or -errno. */
+/* refcnt.ko (REFCNT_KO) with params. 0 or -errno. */
+int rc_load(const char *params)
+{
+	return rc_finit(rc_ko_path(), params);
+}
+
+/* The module whose path environment variable env names, with params. */
+int rc_load_module(const char *env, const char *params)
+{
+	const char *ko = getenv(env);
+
+	return rc_finit(ko && *ko ? ko : NULL, params);
+}
+
+/*
+ * delete_module("refcnt", O_NONBLOCK), the rig's feed modules first.
+ * 0 or -errno.
+ */
 int rc_unload(void)
 {
+	static const char *const feeds[] = { "refcnt_hub", "refcnt_test" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(feeds) / sizeof(feeds[0]); i++)
+		if (syscall(SYS_delete_module, feeds[i], O_NONBLOCK) &&
+		    errno != ENOENT)
+			return -errno;
 	return syscall(SYS_delete_module, "refcnt", O_NONBLOCK) ? -errno : 0;
+}
+
+int rc_test_open(void)
+{
+	int fd, ret, i;
+
+	fd = open(RC_TEST_DEV, O_RDWR | O_CLOEXEC);
+	if (fd >= 0 || errno != ENOENT)
+		return fd >= 0 ? fd : -errno;
+	ret = rc_load_module("REFCNT_TEST_KO", "");
+	if (ret && ret != -EEXIST)
+		return ret;
+	for (i = 0; i < 100; i++) {
+		fd = open(RC_TEST_DEV, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT)
+			break;
+		usleep(10000);	/* the device node */
+	}
+	return fd >= 0 ? fd : -errno;
 }
 
 /*
@@ -429,6 +472,34 @@ int rc_restore_default(void)
 }
 
 /* ---------------------------------------------------------------- misc */
+
+static void *rc_park(void *arg)
+{
+	pause();
+	return arg;
+}
+
+pid_t rc_park_thread(void)
+{
+	struct dirent *de;
+	pthread_t t;
+	pid_t tid = 0;
+	DIR *d;
+	int err;
+
+	err = pthread_create(&t, NULL, rc_park, NULL);
+	if (err)
+		return -err;
+	/* The newest task of ours: the highest thread id in /proc/self/task. */
+	d = opendir("/proc/self/task");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (atoi(de->d_name) > tid)
+			tid = atoi(de->d_name);
+	closedir(d);
+	return tid == getpid() ? -ESRCH : tid;
+}
 
 bool rc_all_zero(const void *p, size_t len)
 {

@@ -107,13 +107,27 @@ unsigned int rc_hw_max(unsigned int cnodes, bool premium);
 void rc_expected_info(const struct rc_nodes *online, int node,
 		      const struct rc_params *p, struct rcb_info *e);
 
-/* The module: REFCNT_KO, finit_module, delete_module; 0 or -errno. */
+/*
+ * The module: REFCNT_KO, finit_module, delete_module; 0 or -errno.
+ * rc_unload() unloads the test rig's feed modules first (refcnt_hub,
+ * refcnt_test): each holds refcnt.ko.
+ */
 const char *rc_ko_path(void);
 bool rc_module_loaded(void);
 int rc_load(const char *params);
 int rc_unload(void);
 int rc_unload_retry(void);
 int rc_restore_default(void);
+/* A module of the test rig (REFCNT_TEST_KO, REFCNT_HUB_KO): 0 or -errno. */
+int rc_load_module(const char *env, const char *params);
+
+/*
+ * The test module's device (tools/testing/kmod/refcnt_test.c, its ioctls
+ * in <linux/refcnt_test.h>), REFCNT_TEST_KO loaded first if need be: an
+ * open file, or -errno (-ENOENT: no test module here).
+ */
+#define RC_TEST_DEV	"/dev/refcnt-test"
+int rc_test_open(void);
 
 /*
  * A FIXTURE_SETUP that cannot run skips with this, never SKIP(return):
@@ -133,6 +147,11 @@ int rc_restore_default(void);
  */
 #define RC_KILLED(sig)	(256 + (sig))
 pid_t rc_fork(void);
+/*
+ * A thread of ours that is not the process's first, parked until the
+ * process ends: its thread id, or -errno.
+ */
+pid_t rc_park_thread(void);
 int rc_wait(pid_t pid);
 
 /* Misc. */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * refcntd, the migration daemon, against the module, with exact results.
- * References come from RCB_FEED_SAMPLES at this process's own pages (the
- * sample path knows the pid and address, so the migration event names
- * the page), from a node other than the page's:
+ * References come from synthetic PMU samples (the test module's
+ * REFCNT_TEST_SAMPLES) at this process's own pages (the sample path knows
+ * the pid and address, so the migration event names the page), from a
+ * node other than the page's:
  *
  *  - past the differential threshold refcntd moves the page to that node,
  *    move_pages(2) confirms it, and the counters of the new physical page
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include <linux/refcnt.h>
+#include <linux/refcnt_test.h>
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -114,17 +116,19 @@ static int cnode_of(int nid, int *group)
 /* One sample of WEIGHT references per page from cnode src, at once. */
 static int feed(char *buf, int pages, int src)
 {
-	struct rcb_sample s[64];
-	struct rcb_feed_samples f = { .samples = (uintptr_t)s, .nr_samples = pages };
+	struct refcnt_test_sample s[64];
+	struct refcnt_test_samples f = { .samples = (uintptr_t)s,
+					 .nr_samples = pages };
 	int i, fd, ret;
 
 	for (i = 0; i < pages; i++)
-		s[i] = (struct rcb_sample){ .vaddr = (uintptr_t)buf + i * 4096UL + 64,
-					    .src_cnodeid = src, .weight = WEIGHT };
-	fd = rc_open_node(0, O_RDONLY);
+		s[i] = (struct refcnt_test_sample){
+			.vaddr = (uintptr_t)buf + i * 4096UL + 64,
+			.src_cnodeid = src, .weight = WEIGHT };
+	fd = rc_test_open();
 	if (fd < 0)
-		return -errno;
-	ret = ioctl(fd, RCB_FEED_SAMPLES, &f) ? -errno : (int)f.delivered;
+		return fd;
+	ret = ioctl(fd, REFCNT_TEST_SAMPLES, &f) ? -errno : (int)f.delivered;
 	close(fd);
 	return ret;
 }
@@ -227,11 +231,16 @@ FIXTURE(refcntd) {
 FIXTURE_SETUP(refcntd)
 {
 	struct rc_nodes mem;
-	int i, hg, dg;
+	int i, hg, dg, tfd;
 
 	self->buf = NULL;
 	if (find_refcntd())
 		RC_SETUP_SKIP("no refcntd (make tools; REFCNT_TOOLS=dir)");
+	tfd = rc_test_open();
+	if (tfd == -ENOENT)
+		RC_SETUP_SKIP("no test module (REFCNT_TEST_KO): no samples to feed");
+	ASSERT_LE(0, tfd);
+	close(tfd);
 	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
 	if (mem.n < 2)
 		RC_SETUP_SKIP("needs two nodes with memory");

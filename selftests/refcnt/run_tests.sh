@@ -5,6 +5,9 @@
 # Makefile, next to this script) names, in its order, as root, with
 # refcnt.ko loaded (default parameters). REFCNT_KO=<path to refcnt.ko>
 # lets lifecycle_test unload and reload it; without it those tests skip.
+# REFCNT_TEST_KO=<path to refcnt_test.ko>, the test rig's test module
+# (tools/testing/kmod/), lets the tests that feed synthetic samples or
+# time the entry point load it; without it those tests skip.
 #
 # Output: each binary's own TAP stream as it runs, framed by
 #   # selftests: refcnt: <binary>

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +26,15 @@ static const char *const feed_stats[] = {
 
 static const char *const params[] = {
 	"granularity", "premium", "abs_threshold", "diff_threshold",
-	"event_queue_len", "fault_period", "pebs_period", "hub",
+	"event_queue_len", "fault_period", "pebs_period",
 };
 
-/* The hub feed's statistics (/sys/kernel/refcnt/hub_*). */
+/*
+ * The hub feed's statistics (/sys/kernel/refcnt/hub_*), while the test
+ * rig's refcnt_hub.ko drains the emulator's hub device.
+ */
 static const char *const hub_stats[] = {
-	"period", "records", "references", "unresolved", "malformed",
+	"period", "samples", "references", "unresolved", "malformed",
 	"overruns",
 };
 #define NR_HUB_STATS (sizeof(hub_stats) / sizeof(hub_stats[0]))
@@ -168,11 +172,12 @@ static long long feed_stat(const char *feed, const char *stat)
 	return rt_read_ll(path, -1);
 }
 
-static long long param(const char *name)
+/* A parameter of module mod, -1 if it has none (or is not loaded). */
+static long long mod_param(const char *mod, const char *name)
 {
 	char path[96], buf[32];
 
-	snprintf(path, sizeof(path), "/sys/module/refcnt/parameters/%s", name);
+	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", mod, name);
 	if (rt_read_line(path, buf, sizeof(buf)))
 		return -1;
 	if (buf[0] == 'Y')	/* bool parameters */
@@ -180,6 +185,17 @@ static long long param(const char *name)
 	if (buf[0] == 'N')
 		return 0;
 	return strtoll(buf, NULL, 0);
+}
+
+static long long param(const char *name)
+{
+	return mod_param("refcnt", name);
+}
+
+/* The hub feed drains (refcnt_hub.ko loaded with enable=1). */
+static bool hub_on(void)
+{
+	return mod_param("refcnt_hub", "enable") > 0;
 }
 
 static void json_info(const struct rcb_info *in)
@@ -293,7 +309,7 @@ static void json_module(void)
 			       feed_stat(feeds[i], feed_stats[k]));
 		printf("}");
 	}
-	printf(", \"hub\": {\"state\": \"%s\"", param("hub") > 0 ? "on" : "off");
+	printf(", \"hub\": {\"state\": \"%s\"", hub_on() ? "on" : "off");
 	for (k = 0; k < NR_HUB_STATS; k++)
 		printf(", \"%s\": %lld", hub_stats[k], feed_stat("hub", hub_stats[k]));
 	printf("}");
@@ -398,12 +414,12 @@ static void text_summary(const struct node *nodes, int n)
 	if (pebs > 0)
 		printf(" (period %lld; %lld samples, %lld delivered)", pebs,
 		       feed_stat("pebs", "samples"), feed_stat("pebs", "delivered"));
-	printf(", hub %s", param("hub") > 0 ? "on" : "off");
-	if (param("hub") > 0)
+	printf(", hub %s", hub_on() ? "on" : "off");
+	if (hub_on())
 		printf(" (every %lld%s reference; %lld records, %lld references, %lld unresolved, %lld malformed, %lld overruns)",
 		       feed_stat("hub", "period"),
 		       feed_stat("hub", "period") == 1 ? "st" : "th",
-		       feed_stat("hub", "records"), feed_stat("hub", "references"),
+		       feed_stat("hub", "samples"), feed_stat("hub", "references"),
 		       feed_stat("hub", "unresolved"), feed_stat("hub", "malformed"),
 		       feed_stat("hub", "overruns"));
 	printf("; NUMA balancing %s\n",

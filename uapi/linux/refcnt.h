@@ -238,27 +238,6 @@ struct rcb_event {
 	__u64 time_ns;
 };
 
-/* Most references one RCB_BENCH call delivers. */
-#define RCB_BENCH_MAX		(1ULL << 32)
-
-/**
- * struct rcb_bench - argument of RCB_BENCH
- * @nr_refs:	in: references to deliver on the calling CPU, 1..RCB_BENCH_MAX
- *		(EINTR if the caller is killed meanwhile)
- * @entry_ns:	out: ns they took through the reference entry point
- * @atomic_ns:	out: ns the same number of bare atomic increments took over
- *		a table of the same size
- * @flags:	must be zero
- * @pad:	must be zero
- */
-struct rcb_bench {
-	__u64 nr_refs;
-	__u64 entry_ns;
-	__u64 atomic_ns;
-	__u32 flags;
-	__u32 pad;
-};
-
 /* struct rcb_page_counters.flags */
 #define RCB_PAGE_PRESENT	(1ULL << 0)	/* mapped; the fields are valid */
 #define RCB_PAGE_THP		(1ULL << 1)	/* part of a transparent huge page */
@@ -358,48 +337,6 @@ struct rcb_range_query {
 	__u32 flags;
 	__u64 nr_entries;
 };
-
-/**
- * struct rcb_sample - a synthetic precise memory sample, for RCB_FEED_SAMPLES
- * @vaddr:	data address the sample reports
- * @paddr:	physical data address, or 0 when the PMU gave none: it is
- *		then found from @vaddr in the caller's page tables
- * @src_cnodeid: cnodeid of the CPU that took the sample
- * @weight:	sampling period: references the sample stands for
- */
-struct rcb_sample {
-	__u64 vaddr;
-	__u64 paddr;
-	__u32 src_cnodeid;
-	__u32 weight;
-};
-
-/**
- * struct rcb_feed_samples - argument of RCB_FEED_SAMPLES
- * @samples:	user pointer to struct rcb_sample entries
- * @nr_samples:	entries, 1..RCB_INJECT_MAX
- * @flags:	0 or RCB_FEED_SAMPLES_NMI
- * @delivered:	out: samples that reached a counter
- * @pad:	must be zero
- *
- * Runs each sample through the same code the PEBS/IBS NMI handler uses,
- * so that path is tested on machines without a PMU.
- */
-struct rcb_feed_samples {
-	__u64 samples;
-	__u32 nr_samples;
-	__u32 flags;
-	__u32 delivered;
-	__u32 pad;
-};
-
-/*
- * Deliver each sample as in NMI context, interrupts off: where a counter
- * page does not exist yet, the references are dropped (refs_dropped), as
- * in a real PEBS/IBS NMI, instead of the page being allocated.
- */
-#define RCB_FEED_SAMPLES_NMI	(1U << 0)
-#define RCB_FEED_SAMPLES_FLAGS	(RCB_FEED_SAMPLES_NMI)
 
 /**
  * struct rcb_count_range - a virtual address range to count, for RCB_COUNT_START
@@ -619,16 +556,13 @@ struct rcb_feeds_query {
 #define RCB_FEEDS_GET	_IOWR(RCB_IOC_MAGIC, 0x07, struct rcb_feeds_query)
 
 /* CAP_SYS_ADMIN only (EPERM otherwise): */
-/* Deliver exact references, for tests and trace replay. */
+/* Deliver exact references: replay a trace into the counters. */
 #define RCB_INJECT	_IOW(RCB_IOC_MAGIC, 0x10, struct rcb_inject)
 /* Zero every counter of the node; pending interrupts are dropped. */
 #define RCB_RESET	_IO(RCB_IOC_MAGIC, 0x11)
 /* Set the node's absolute and differential thresholds. */
 #define RCB_THRESHOLDS_SET _IOW(RCB_IOC_MAGIC, 0x12, struct rcb_thresholds)
-/* Time the reference entry point against bare atomic increments. */
-#define RCB_BENCH	_IOWR(RCB_IOC_MAGIC, 0x13, struct rcb_bench)
-/* Feed synthetic PEBS/IBS samples through the NMI handler's code. */
-#define RCB_FEED_SAMPLES _IOWR(RCB_IOC_MAGIC, 0x14, struct rcb_feed_samples)
+/* 0x13 and 0x14 were test hooks before any release: never reused. */
 
 /*
  * Start counting one process: returns the session's file descriptor.

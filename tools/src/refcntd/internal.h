@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * refcntd's engine inside: the state events.c, policy.c and move.c share.
+ * refcntd's engine inside: the state events.c (the event streams),
+ * move.c (the moves), rmap.c (the scan and its reverse map), policy.c
+ * (the decisions) and util.c share. Each calls only those after it in
+ * that list; util.c, none.
  */
 #ifndef REFCNTD_INTERNAL_H
 #define REFCNTD_INTERNAL_H
@@ -112,9 +115,6 @@ int rd_policy_rate_take(struct rd_engine *e, uint64_t size);
 /* A page moved: freeze it. */
 void rd_policy_moved(struct rd_engine *e, pid_t pid, uint64_t vaddr,
 		     uint64_t size);
-/* A cached answer for key (a second at most), or -1; and store one. */
-int rd_cached(struct rd_cached *c, int key);
-int rd_cache(struct rd_cached *c, int key, int val);
 /* Does the configuration opt pid in? */
 int rd_policy_opted_in(const struct rd_config *c, pid_t pid);
 int rd_nid_cnode(const struct rd_engine *e, int nid);
@@ -127,10 +127,17 @@ void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
 void rd_move_flush(struct rd_engine *e);
 /* Is [vaddr] in an mlock()ed mapping of pid? 1, 0, or -errno. */
 int rd_mlocked(pid_t pid, uint64_t vaddr);
+
+/* rmap.c */
 /* The soft-dirty scan: write-protect opted-in processes' pages. */
 void rd_scan(struct rd_engine *e);
 /* The reverse map's (pid, vaddr) for a physical address: 0, or -1. */
 int rd_rmap_find(const struct rd_engine *e, uint64_t paddr, pid_t *pid,
 		 uint64_t *vaddr);
+
+/* util.c (rd_now_ns() is in refcntd.h) */
+/* A cached answer for key (a second at most), or -1; and store one. */
+int rd_cached(struct rd_cached *c, int key);
+int rd_cache(struct rd_cached *c, int key, int val);
 
 #endif /* REFCNTD_INTERNAL_H */

@@ -115,23 +115,6 @@ int rd_policy_opted_in(const struct rd_config *c, pid_t pid)
 	return c->nr_cgroups && in_cgroups(c, pid);
 }
 
-/* The cached answer for key, or -1. */
-int rd_cached(struct rd_cached *c, int key)
-{
-	struct rd_cached *s = &c[(unsigned int)key % RD_CACHE_SLOTS];
-
-	if (s->time_ns && s->key == key && rd_now_ns() - s->time_ns < RD_CACHE_NS)
-		return s->val;
-	return -1;
-}
-
-int rd_cache(struct rd_cached *c, int key, int val)
-{
-	c[(unsigned int)key % RD_CACHE_SLOTS] =
-		(struct rd_cached){ .key = key, .val = val, .time_ns = rd_now_ns() };
-	return val;
-}
-
 /* Enough free memory on nid for a move there? */
 static int has_room(struct rd_engine *e, int nid)
 {

@@ -2,9 +2,10 @@
 /*
  * bench: refcnt_reference() at native speed, against a bare atomic
  * increment loop over a table of the same size (the hardware counters'
- * size), like kmod/bench.c does in the guests: the same odd stride over
- * the sets, one reference each. On one thread, and on N threads each
- * over its own sets (distinct cache lines: scaling, not contention).
+ * size), like the test module (tools/testing/kmod/refcnt_test.c) does in
+ * the guests: the same odd stride over the sets, one reference each. On
+ * one thread, and on N threads each over its own sets (distinct cache
+ * lines: scaling, not contention).
  * Each figure is the best of --repeat runs. A benchmark: it prints goals,
  * it asserts nothing.
  *
@@ -19,7 +20,7 @@
 #include "machine.h"
 
 #define GiB		(1ULL << 30)
-#define STRIDE		4099		/* kmod/bench.c's REFCNT_BENCH_STRIDE */
+#define STRIDE		4099		/* refcnt_test.c's REFCNT_TEST_STRIDE */
 
 static const struct core_spec spec = {
 	.nr_online = 4,

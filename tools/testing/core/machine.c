@@ -138,19 +138,3 @@ unsigned int core_events_read(struct refcnt_node *node, struct rcb_event *out,
 	return n;
 }
 
-/**
- * core_set_paddr() - the physical address of a set of a node
- * @node:	the node
- * @set:	the set, in slot order
- *
- * Return: the first byte of the set's hardware page.
- */
-u64 core_set_paddr(const struct refcnt_node *node, u64 set)
-{
-	unsigned int i = node->nr_slots - 1;
-
-	while (i && node->slots[i].first_set > set)
-		i--;
-	return node->slots[i].base +
-	       (set - node->slots[i].first_set) * refcnt_cfg.granularity;
-}

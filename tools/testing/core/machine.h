@@ -10,7 +10,7 @@
 #ifndef _CORE_MACHINE_H
 #define _CORE_MACHINE_H
 
-#include "refcnt.h"
+#include "core.h"
 
 /**
  * struct core_spec - a fake machine and the module parameters
@@ -46,7 +46,6 @@ struct core_totals {
 	struct refcnt_stats st;
 };
 void core_totals(struct refcnt_node *node, struct core_totals *t);
-u64 core_set_paddr(const struct refcnt_node *node, u64 set);
 struct rcb_event;
 unsigned int core_events_read(struct refcnt_node *node, struct rcb_event *out,
 			      unsigned int max);

@@ -75,7 +75,7 @@ static void *referrer_main(void *arg)
 		u32 count = (x >> 24) % 64 ? 1 + (x >> 32) % 8 : 3000;
 
 		ctx.vaddr = x;
-		if (!refcnt_reference(core_set_paddr(node, set), (x >> 40) % 5,
+		if (!refcnt_reference(refcnt_set_paddr(node, set), (x >> 40) % 5,
 				      count, (x >> 48) % 2 ? &ctx : NULL))
 			abort();
 		r->delivered[nid] += count;

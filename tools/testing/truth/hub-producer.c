@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The producer of the hub device, the memory-side reference device of
- * refcnt's emulated machine (kmod/hub.h has the layout, kmod/feed_hub.c
- * the driver): part of the refcnt-truth plugin, which sees every guest
- * reference.  Each vCPU thread writes its own ring in the file QEMU also
- * exposes to the guest as an ivshmem-plain device; no lock is shared.
+ * refcnt's emulated machine (tools/testing/kmod/uapi/linux/refcnt_hub.h
+ * has the layout, tools/testing/kmod/refcnt_hub.c the driver): part of
+ * the refcnt-truth plugin, which sees every guest reference.  Each vCPU
+ * thread writes its own ring in the file QEMU also exposes to the guest
+ * as an ivshmem-plain device; no lock is shared.
  *
  * Options (refcnt-vm --hub passes them):
  *   hub=FILE          the region (refcnt-vm creates and sizes it)
@@ -28,7 +29,7 @@
 
 #include <qemu-plugin.h>
 
-#include "hub.h"
+#include <linux/refcnt_hub.h>
 #include "hub-producer.h"
 
 #define PFX	"refcnt-truth: hub: "
@@ -248,10 +249,14 @@ int hub_mark(const void *d, size_t size)
 	return 0;
 }
 
+/* The vCPU says which it is by its ring's @muted: the driver reads it. */
 void hub_mark_cb(unsigned int vi, void *udata)
 {
-	if (vi < (unsigned int)hub_nr)
-		hv[vi].mute = udata == (void *)1;
+	if (vi >= (unsigned int)hub_nr)
+		return;
+	hv[vi].mute = udata == (void *)1;
+	__atomic_store_n(&hv[vi].ring->muted, (uint64_t)hv[vi].mute,
+			 __ATOMIC_RELAXED);
 }
 
 void hub_insns(unsigned int vi, uint64_t n)

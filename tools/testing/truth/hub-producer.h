@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The hub device's producer inside the refcnt-truth plugin: what
- * refcnt-truth.c calls.  See hub-producer.c and kmod/hub.h.
+ * refcnt-truth.c calls.  See hub-producer.c and
+ * tools/testing/kmod/uapi/linux/refcnt_hub.h.
  */
 #ifndef HUB_PRODUCER_H
 #define HUB_PRODUCER_H

@@ -79,7 +79,7 @@ int main(void)
 		fflush(stdout);
 	}
 	printf("hub-rate: records %llu references %llu\n",
-	       (unsigned long long)stat("records"),
+	       (unsigned long long)stat("samples"),
 	       (unsigned long long)stat("references"));
 	return 0;
 }

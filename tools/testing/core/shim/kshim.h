@@ -100,6 +100,13 @@ typedef u64 resource_size_t;
 #ifndef KBUILD_MODNAME
 #define KBUILD_MODNAME		"refcnt"
 #endif
+
+/*
+ * Module glue: nothing is exported here, and kmod/compat.h (kernel
+ * versions) is for the kernel's headers only, so it is marked included.
+ */
+#define _REFCNT_COMPAT_H
+#define EXPORT_SYMBOL_NS_GPL(sym, ns)
 #ifndef pr_fmt
 #define pr_fmt(fmt)		fmt
 #endif

@@ -25,14 +25,12 @@
  */
 #include <linux/anon_inodes.h>
 #include <linux/atomic.h>
-#include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/fcntl.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
-#include <linux/pid.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -44,23 +42,41 @@
 #include "refcnt.h"
 #include "feed.h"
 
+/* The feeds a session can run, in the order of struct rcb_count's periods. */
+#define REFCNT_SESSION_FEEDS	2
+
 /**
- * struct refcnt_count_session - one counting session, the file's data
+ * struct refcnt_session_feed - one feed a session runs: its events' context
+ * @session:	the session
+ * @feed:	the feed, whose operations make the events and take their
+ *		samples
+ * @period:	events per sample, 0 when the session does not run it
+ */
+struct refcnt_session_feed {
+	struct refcnt_session *session;
+	struct refcnt_feed *feed;
+	unsigned int period;
+};
+
+/**
+ * struct refcnt_session - one counting session, the file's data
  * @samples:	samples its events took
  * @delivered:	of them, counted
  * @unresolved:	of them, whose page was not found or is counted by no node
  * @outside:	of them, outside @ranges: dropped
+ * @feeds:	the feeds it may run
  * @events:	@nr_events perf events, those of the process's threads;
  *		perf owns the ones inherited from them
  * @nr_events:	entries of @events in use
  * @nr_ranges:	entries of @ranges, 0 for the whole address space
  * @ranges:	the address ranges that count
  */
-struct refcnt_count_session {
+struct refcnt_session {
 	atomic64_t samples;
 	atomic64_t delivered;
 	atomic64_t unresolved;
 	atomic64_t outside;
+	struct refcnt_session_feed feeds[REFCNT_SESSION_FEEDS];
 	struct perf_event **events;
 	unsigned int nr_events;
 	unsigned int nr_ranges;
@@ -68,56 +84,55 @@ struct refcnt_count_session {
 };
 
 /* Serialises pinning; the pins are released at unload only. */
-static DEFINE_MUTEX(refcnt_count_pin_lock);
-static struct perf_event *refcnt_count_pins[REFCNT_FAULT_EVENTS];
+static DEFINE_MUTEX(refcnt_session_pin_lock);
+static struct perf_event *refcnt_session_pins[REFCNT_FAULT_EVENTS];
 
 /*
  * Keep the fault events' static keys on from the first session to
  * unload: a disabled CPU event of each kind, which never counts. Best
  * effort: without a pin, sessions still work.
  */
-static void refcnt_count_pin(void)
+static void refcnt_session_pin(struct refcnt_feed *feed)
 {
+	int cpu = cpumask_first(cpu_online_mask);
 	struct perf_event_attr attr;
 	struct perf_event *ev;
 	unsigned int k;
 
-	mutex_lock(&refcnt_count_pin_lock);
-	for (k = 0; k < REFCNT_FAULT_EVENTS; k++) {
-		if (refcnt_count_pins[k] || refcnt_fault_attr(&attr, k))
+	mutex_lock(&refcnt_session_pin_lock);
+	for (k = 0; k < ARRAY_SIZE(refcnt_session_pins); k++) {
+		if (refcnt_session_pins[k] || feed->ops->attr(feed, cpu, k, &attr))
 			continue;
 		attr.disabled = 1;
 		attr.sample_period = 1;
-		ev = perf_event_create_kernel_counter(&attr,
-						      cpumask_first(cpu_online_mask),
-						      NULL, NULL, NULL);
+		ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL,
+						      NULL);
 		if (!IS_ERR(ev))
-			refcnt_count_pins[k] = ev;
+			refcnt_session_pins[k] = ev;
 	}
-	mutex_unlock(&refcnt_count_pin_lock);
+	mutex_unlock(&refcnt_session_pin_lock);
 }
 
 /**
- * refcnt_count_exit() - release the pins, at unload
+ * refcnt_session_exit() - release the pins, at unload
  *
  * No session is open then: each holds a reference on the module.
  */
-void refcnt_count_exit(void)
+void refcnt_session_exit(void)
 {
 	unsigned int k;
 
-	mutex_lock(&refcnt_count_pin_lock);
-	for (k = 0; k < REFCNT_FAULT_EVENTS; k++) {
-		if (refcnt_count_pins[k])
-			perf_event_release_kernel(refcnt_count_pins[k]);
-		refcnt_count_pins[k] = NULL;
+	mutex_lock(&refcnt_session_pin_lock);
+	for (k = 0; k < ARRAY_SIZE(refcnt_session_pins); k++) {
+		if (refcnt_session_pins[k])
+			perf_event_release_kernel(refcnt_session_pins[k]);
+		refcnt_session_pins[k] = NULL;
 	}
-	mutex_unlock(&refcnt_count_pin_lock);
+	mutex_unlock(&refcnt_session_pin_lock);
 }
 
 /* Whether @addr lies in one of the session's ranges. NMI-safe. */
-static bool refcnt_count_inside(const struct refcnt_count_session *s,
-				u64 addr)
+static bool refcnt_session_inside(const struct refcnt_session *s, u64 addr)
 {
 	unsigned int i;
 
@@ -130,38 +145,25 @@ static bool refcnt_count_inside(const struct refcnt_count_session *s,
 }
 
 /* The session's statistics, then the feed's own sample code. */
-static void refcnt_count_sample(struct perf_event *event,
-				struct perf_sample_data *data, bool pebs)
+static void refcnt_session_overflow(struct perf_event *event,
+				    struct perf_sample_data *data,
+				    struct pt_regs *regs)
 {
-	struct refcnt_count_session *s = event->overflow_handler_context;
+	struct refcnt_session_feed *sf = event->overflow_handler_context;
+	struct refcnt_session *s = sf->session;
 	bool counted;
 
 	atomic64_inc(&s->samples);
-	if (!refcnt_count_inside(s, data->addr)) {
+	if (!refcnt_session_inside(s, data->addr)) {
 		atomic64_inc(&s->outside);
 		return;
 	}
-	counted = pebs ? refcnt_pebs_sample(data, refcnt_feed_cnode()) :
-			 refcnt_fault_sample(event, data);
+	counted = refcnt_feed_sample(sf->feed, event, data, regs);
 	atomic64_inc(counted ? &s->delivered : &s->unresolved);
 }
 
-static void refcnt_count_fault_overflow(struct perf_event *event,
-					struct perf_sample_data *data,
-					struct pt_regs *regs)
-{
-	refcnt_count_sample(event, data, false);
-}
-
-static void refcnt_count_pebs_overflow(struct perf_event *event,
-				       struct perf_sample_data *data,
-				       struct pt_regs *regs)
-{
-	refcnt_count_sample(event, data, true);
-}
-
 /* Release the events, wait for their handlers, free the session. */
-static void refcnt_count_free(struct refcnt_count_session *s)
+static void refcnt_session_free(struct refcnt_session *s)
 {
 	unsigned int i;
 
@@ -173,14 +175,13 @@ static void refcnt_count_free(struct refcnt_count_session *s)
 	kfree(s);
 }
 
-static int refcnt_count_release(struct inode *inode, struct file *file)
+static int refcnt_session_release(struct inode *inode, struct file *file)
 {
-	refcnt_count_free(file->private_data);
+	refcnt_session_free(file->private_data);
 	return 0;
 }
 
-static long refcnt_count_stats(struct refcnt_count_session *s,
-			       void __user *argp)
+static long refcnt_session_stats(struct refcnt_session *s, void __user *argp)
 {
 	struct rcb_count_stats st;
 
@@ -197,73 +198,40 @@ static long refcnt_count_stats(struct refcnt_count_session *s,
 	return 0;
 }
 
-static long refcnt_count_ioctl(struct file *file, unsigned int cmd,
-			       unsigned long arg)
+static long refcnt_session_ioctl(struct file *file, unsigned int cmd,
+				 unsigned long arg)
 {
 	if (cmd != RCB_COUNT_STATS)
 		return -ENOTTY;
-	return refcnt_count_stats(file->private_data, (void __user *)arg);
+	return refcnt_session_stats(file->private_data, (void __user *)arg);
 }
 
-static const struct file_operations refcnt_count_fops = {
+static const struct file_operations refcnt_session_fops = {
 	.owner = THIS_MODULE,
-	.release = refcnt_count_release,
-	.unlocked_ioctl = refcnt_count_ioctl,
+	.release = refcnt_session_release,
+	.unlocked_ioctl = refcnt_session_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };
 
 /*
- * The process to count: the caller's, or with CAP_SYS_PTRACE the one
- * whose thread group id is @pid. A reference on its leader.
+ * References on the threads of @task's process now, in @tasks (room for
+ * @max). Return: how many, or -ENOSPC when they do not fit.
  */
-static struct task_struct *refcnt_count_target(pid_t pid)
-{
-	struct task_struct *task;
-	struct mm_struct *mm;
-	struct pid *tgid;
-
-	if (pid < 0)
-		return ERR_PTR(-EINVAL);
-	if (!pid || pid == task_tgid_vnr(current)) {
-		task = get_task_struct(current->group_leader);
-	} else {
-		if (!capable(CAP_SYS_PTRACE))
-			return ERR_PTR(-EPERM);
-		tgid = find_get_pid(pid);
-		task = get_pid_task(tgid, PIDTYPE_TGID);
-		put_pid(tgid);
-		if (!task)
-			return ERR_PTR(-ESRCH);
-	}
-	/* A kernel thread, or a zombie: no memory to count. */
-	mm = get_task_mm(task);
-	if (!mm) {
-		put_task_struct(task);
-		return ERR_PTR(-ESRCH);
-	}
-	mmput(mm);
-	return task;
-}
-
-/*
- * References on the threads @leader has now, in @tasks (room for @max).
- * Return: how many, or -ENOSPC when they do not fit.
- */
-static int refcnt_count_threads(struct task_struct *leader,
-				struct task_struct **tasks, unsigned int max)
+static int refcnt_session_threads(struct task_struct *task,
+				  struct task_struct **tasks, unsigned int max)
 {
 	struct task_struct *t;
 	unsigned int n = 0;
 
 	rcu_read_lock();
-	for_each_thread(leader, t) {
+	for_each_thread(task, t) {
 		if (n == max)
 			break;
 		tasks[n++] = get_task_struct(t);
 	}
 	rcu_read_unlock();
-	if (n < max || n == get_nr_threads(leader))
+	if (n < max || n == get_nr_threads(task))
 		return n;
 	while (n)
 		put_task_struct(tasks[--n]);
@@ -271,58 +239,70 @@ static int refcnt_count_threads(struct task_struct *leader,
 }
 
 /*
- * Give @task the session's events: @nr of @feed, every @period, inherited
- * by the threads it creates (and by its children with @children).
+ * Give @task the events of the session's feed @sf, inherited by the
+ * threads it creates (and by its children with @children). On failure,
+ * the errno the feed gives (-EOPNOTSUPP: the machine cannot run it).
  */
-static int refcnt_count_attach(struct refcnt_count_session *s,
-			       struct task_struct *task,
-			       struct refcnt_feed *feed, unsigned int nr,
-			       unsigned int period, bool children)
+static int refcnt_session_attach(struct refcnt_session *s,
+				 struct task_struct *task,
+				 struct refcnt_session_feed *sf, bool children)
 {
-	perf_overflow_handler_t overflow = feed == &refcnt_pebs_feed ?
-		refcnt_count_pebs_overflow : refcnt_count_fault_overflow;
+	struct refcnt_feed *feed = sf->feed;
 	struct perf_event_attr attr;
 	struct perf_event *ev;
 	unsigned int k;
 	int err;
 
-	for (k = 0; period && k < nr; k++) {
-		err = feed->attr(&attr, k);
+	for (k = 0; sf->period && k < feed->nr_events; k++) {
+		err = feed->ops->attr(feed, -1, k, &attr);
 		if (err)
-			return err;
-		attr.sample_period = period;
+			return refcnt_feed_start_error(feed, err);
+		attr.sample_period = sf->period;
 		attr.inherit = 1;
 		attr.inherit_thread = !children;
-		ev = perf_event_create_kernel_counter(&attr, -1, task, overflow,
-						      s);
+		ev = perf_event_create_kernel_counter(&attr, -1, task,
+						      refcnt_session_overflow,
+						      sf);
 		if (IS_ERR(ev))
-			return PTR_ERR(ev);
+			return PTR_ERR(ev) == -ESRCH ? -ESRCH :
+			       refcnt_feed_start_error(feed, PTR_ERR(ev));
 		s->events[s->nr_events++] = ev;
 	}
 	return 0;
 }
 
-/*
- * Every thread of @leader gets the events of @c. A thread that exits
- * meanwhile is skipped (-ESRCH); the process must keep one.
- */
-static int refcnt_count_attach_all(struct refcnt_count_session *s,
-				   struct task_struct *leader,
-				   const struct rcb_count *c)
+/* Every feed of the session on @task; -ESRCH if it exited meanwhile. */
+static int refcnt_session_attach_task(struct refcnt_session *s,
+				      struct task_struct *task, bool children)
 {
-	bool children = c->flags & RCB_COUNT_CHILDREN;
-	unsigned int per_task = (c->fault_period ? REFCNT_FAULT_EVENTS : 0) +
-				(c->pebs_period ? 1 : 0);
-	struct task_struct **tasks;
-	int n, i, err = 0, attached = 0;
-	unsigned int max;
+	unsigned int i;
+	int err = 0;
 
+	for (i = 0; i < REFCNT_SESSION_FEEDS && !err; i++)
+		err = refcnt_session_attach(s, task, &s->feeds[i], children);
+	return err;
+}
+
+/*
+ * Every thread of @task's process gets the session's events. A thread
+ * that exits meanwhile is skipped (-ESRCH); the process must keep one.
+ */
+static int refcnt_session_attach_all(struct refcnt_session *s,
+				     struct task_struct *task, bool children)
+{
+	struct task_struct **tasks;
+	unsigned int max, per_task = 0;
+	int n, i, err = 0, attached = 0;
+
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++)
+		if (s->feeds[i].period)
+			per_task += s->feeds[i].feed->nr_events;
 	do {
-		max = get_nr_threads(leader) + 8;
+		max = get_nr_threads(task) + 8;
 		tasks = kvcalloc(max, sizeof(*tasks), GFP_KERNEL);
 		if (!tasks)
 			return -ENOMEM;
-		n = refcnt_count_threads(leader, tasks, max);
+		n = refcnt_session_threads(task, tasks, max);
 		if (n < 0)
 			kvfree(tasks);
 	} while (n == -ENOSPC);
@@ -331,11 +311,7 @@ static int refcnt_count_attach_all(struct refcnt_count_session *s,
 	if (!s->events)
 		err = -ENOMEM;
 	for (i = 0; i < n && !err; i++) {
-		err = refcnt_count_attach(s, tasks[i], &refcnt_fault_feed,
-					  REFCNT_FAULT_EVENTS,
-					  c->fault_period, children) ?:
-		      refcnt_count_attach(s, tasks[i], &refcnt_pebs_feed, 1,
-					  c->pebs_period, children);
+		err = refcnt_session_attach_task(s, tasks[i], children);
 		if (!err)
 			attached++;
 		/* Exited meanwhile: what it got, it keeps till release. */
@@ -349,8 +325,8 @@ static int refcnt_count_attach_all(struct refcnt_count_session *s,
 }
 
 /* The argument of RCB_COUNT_START, checked; its ranges into @ranges. */
-static int refcnt_count_args(void __user *argp, struct rcb_count *c,
-			     struct rcb_count_range *ranges)
+static int refcnt_session_args(void __user *argp, struct rcb_count *c,
+			       struct rcb_count_range *ranges)
 {
 	unsigned int i;
 	u64 end;
@@ -373,55 +349,57 @@ static int refcnt_count_args(void __user *argp, struct rcb_count *c,
 	return 0;
 }
 
-/* perf says "no such PMU" several ways; a guest has none. */
-static int refcnt_count_pebs_err(const struct rcb_count *c, int err)
+/* The session's feeds: which feed each period of struct rcb_count runs. */
+static void refcnt_session_feeds(struct refcnt_session *s,
+				 const struct rcb_count *c)
 {
-	if (c->pebs_period && (err == -ENOENT || err == -ENODEV ||
-			       err == -EINVAL || err == -EOPNOTSUPP))
-		return -EOPNOTSUPP;
-	return err;
+	const struct refcnt_session_feed feeds[REFCNT_SESSION_FEEDS] = {
+		{ s, &refcnt_fault_feed, c->fault_period },
+		{ s, &refcnt_pebs_feed, c->pebs_period },
+	};
+
+	memcpy(s->feeds, feeds, sizeof(feeds));
 }
 
 /**
- * refcnt_count_start() - RCB_COUNT_START: start counting one process
+ * refcnt_session_start() - RCB_COUNT_START: start counting one process
  * @argp:	user pointer to struct rcb_count
  *
  * Return: the session's new file descriptor, or a negative errno (see
  * uapi/linux/refcnt.h).
  */
-long refcnt_count_start(void __user *argp)
+long refcnt_session_start(void __user *argp)
 {
-	struct refcnt_count_session *s;
-	struct task_struct *leader;
+	struct refcnt_session *s;
+	struct task_struct *task;
 	struct rcb_count c;
 	int err, fd;
 
 	s = kzalloc(struct_size(s, ranges, RCB_COUNT_MAX_RANGES), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
-	err = refcnt_count_args(argp, &c, s->ranges);
+	err = refcnt_session_args(argp, &c, s->ranges);
 	if (err)
 		goto free;
 	s->nr_ranges = c.nr_ranges;
-	leader = refcnt_count_target(c.pid);
-	if (IS_ERR(leader)) {
-		err = PTR_ERR(leader);
+	refcnt_session_feeds(s, &c);
+	task = refcnt_target_get(c.pid, NULL);
+	if (IS_ERR(task)) {
+		err = PTR_ERR(task);
 		goto free;
 	}
 	if (c.fault_period)
-		refcnt_count_pin();
-	err = refcnt_count_attach_all(s, leader, &c);
-	put_task_struct(leader);
-	if (err) {
-		err = refcnt_count_pebs_err(&c, err);
+		refcnt_session_pin(&refcnt_fault_feed);
+	err = refcnt_session_attach_all(s, task, c.flags & RCB_COUNT_CHILDREN);
+	put_task_struct(task);
+	if (err)
 		goto free;
-	}
-	fd = anon_inode_getfd("[refcnt-count]", &refcnt_count_fops, s,
+	fd = anon_inode_getfd("[refcnt-count]", &refcnt_session_fops, s,
 			      O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
 	err = fd;
 free:
-	refcnt_count_free(s);
+	refcnt_session_free(s);
 	return err;
 }

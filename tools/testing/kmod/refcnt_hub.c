@@ -1,44 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt: the hub feed, the driver of the memory-side reference device.
+ * refcnt_hub: the driver of the hub device, the memory-side reference
+ * device of refcnt's emulated machine; a feed of refcnt.ko, and a part of
+ * the test rig, not of the product.
  *
  * In refcnt's QEMU guests the emulator is the hardware: the refcnt-truth
  * plugin sees every guest reference and writes it into per-vCPU rings in
- * memory the guest sees as an ivshmem-plain PCI device (layout in hub.h).
- * This PCI driver binds that device when its header says so (a foreign
- * ivshmem device is left alone) and drains the rings NAPI-like: a pass
- * takes at most a budget of records per ring, a work item makes passes
- * (a point of preemption between them) up to a bound or until the rings
- * are empty, requeues at once while a ring has more and polls every
- * jiffy once they are empty.
- * Each record goes to refcnt_reference() with its vCPU's node and the
- * device's period as the weight.
+ * memory the guest sees as an ivshmem-plain PCI device (the layout is
+ * uapi/linux/refcnt_hub.h). This PCI driver binds that device when its
+ * header says so (a foreign ivshmem device is left alone) and drains the
+ * rings NAPI-like: a pass takes at most a budget of records per ring, a
+ * work item makes passes up to a bound or until the rings are empty,
+ * requeues at once while a ring has more and polls every jiffy once they
+ * are empty. Each record goes to refcnt.ko as the feed "hub"
+ * (refcnt_feed_reference(), kmod/feed.h), from its vCPU's node as the
+ * header gives it, weighted by the device's period.
  *
  * The region is memory the host can write at any time: the header is
  * copied and checked once at probe, every index is read once and checked
  * against the ring, a bad one is counted (malformed) and the ring left
  * for the next pass, and a record's address is only ever looked up.
  *
- * A drain pass runs between the hub's mute and unmute marks (hub.h): the
- * producer does not report the references the driver makes itself, or
- * every drained record would make new ones.
+ * A ring is drained between the hub's mute and unmute marks (the header
+ * says why), with preemption off so that nothing else runs muted; it is
+ * on again between rings.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/io.h>
 #include <linux/kobject.h>
-#include <linux/delay.h>
 #include <linux/log2.h>
+#include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/workqueue.h>
+#include <uapi/linux/refcnt_hub.h>
 
-#include "refcnt.h"
+#include "compat.h"
 #include "feed.h"
-#include "hub.h"
 
 /*
  * Records per ring and pass, and passes per run of the work item. The
@@ -48,7 +50,7 @@
  * its time slice (under TCG on 72 nodes, every pass), about a thousand
  * records either way. With 1024 a pass, a program busy on the draining
  * CPU got 14% of its ring; with 8192, 64%. The budget still bounds the
- * time a pass keeps its CPU: the device exists only in TCG guests, where
+ * time a ring keeps its CPU: the device exists only in TCG guests, where
  * 8192 records of a ring take tens of milliseconds.
  */
 #define REFCNT_HUB_BUDGET	8192
@@ -76,7 +78,7 @@ struct refcnt_hub_rx {
  * @hdr:	the header as checked at probe; the region's copy is never
  *		read again
  * @drain_lock:	one consumer per ring: the work or a sync
- * @work:	the drain pass
+ * @work:	the drain passes
  * @running:	the feed is on: passes requeue themselves
  * @rx:		one per ring
  */
@@ -89,16 +91,27 @@ struct refcnt_hub {
 	struct refcnt_hub_rx rx[];
 };
 
-/* Counts of the drain, all rings; only the drain (under drain_lock) adds. */
+/*
+ * Counts of the drain beyond the feed's own statistics (hub_samples,
+ * hub_delivered, hub_unresolved, in records); only the drain adds, under
+ * drain_lock.
+ */
 static struct {
-	u64 records, references, unresolved, malformed;
+	u64 references, malformed;
 } refcnt_hub_stats;
 
 static struct refcnt_hub *refcnt_hub_dev;
 /* Serialises binding, unbinding and turning the feed on and off. */
 static DEFINE_MUTEX(refcnt_hub_lock);
-static unsigned int hub;
+static unsigned int enable;
 static bool refcnt_hub_ready;
+
+static const struct attribute_group refcnt_hub_group;
+
+static struct refcnt_feed refcnt_hub_feed = {
+	.name = "hub",
+	.group = &refcnt_hub_group,
+};
 
 /* The producer does not report this vCPU's references in between. */
 static __always_inline void refcnt_hub_mute(void)
@@ -137,29 +150,36 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 		u64 paddr = READ_ONCE(r->paddr);
 
 		ctx.vaddr = READ_ONCE(r->vaddr);
-		if (refcnt_reference(paddr, rx->cnode, weight, &ctx))
+		if (refcnt_feed_reference(&refcnt_hub_feed, paddr, rx->cnode,
+					  weight, &ctx))
 			refcnt_hub_stats.references += weight;
-		else
-			refcnt_hub_stats.unresolved++;
 	}
-	refcnt_hub_stats.records += n;
 	rx->tail += n;
 	/* The records are read: the producer may write their slots again. */
 	smp_store_release(&rx->ctrl->tail, rx->tail);
 	return stop - rx->tail;
 }
 
-/* One pass over the rings, muted: true if one has records left. */
-static bool refcnt_hub_pass(struct refcnt_hub *h, const u64 *stop)
+/*
+ * One pass over the rings, each muted on its own with preemption off,
+ * which is on again between rings: true if one has records left.
+ */
+static bool refcnt_hub_pass(struct refcnt_hub *h)
 {
 	bool more = false;
 	u32 i;
 
-	for (i = 0; i < h->hdr.nr_rings; i++)
-		if (h->rx[i].cnode >= 0 &&
-		    refcnt_hub_drain_ring(h, &h->rx[i], REFCNT_HUB_BUDGET,
-					  stop ? stop[i] : U64_MAX))
+	for (i = 0; i < h->hdr.nr_rings; i++) {
+		if (h->rx[i].cnode < 0)
+			continue;
+		preempt_disable();
+		refcnt_hub_mute();
+		if (refcnt_hub_drain_ring(h, &h->rx[i], REFCNT_HUB_BUDGET,
+					  U64_MAX))
 			more = true;
+		refcnt_hub_unmute();
+		preempt_enable();
+	}
 	return more;
 }
 
@@ -172,12 +192,7 @@ static void refcnt_hub_work(struct work_struct *work)
 
 	mutex_lock(&h->drain_lock);
 	for (pass = 0; more && pass < REFCNT_HUB_PASSES; pass++) {
-		/* Not preemptible while muted: nobody else runs muted. */
-		preempt_disable();
-		refcnt_hub_mute();
-		more = refcnt_hub_pass(h, NULL);
-		refcnt_hub_unmute();
-		preempt_enable();
+		more = refcnt_hub_pass(h);
 		cond_resched();
 	}
 	mutex_unlock(&h->drain_lock);
@@ -186,36 +201,68 @@ static void refcnt_hub_work(struct work_struct *work)
 }
 
 /*
- * Drain every ring up to the head it has now: what every CPU did before
- * is counted after. Muted throughout, on this CPU: what the drain sets off
- * (the counters' interrupt service, in a worker that may run here between
- * passes) is not reported either, or a sync would fill the rings it
- * empties. Whatever else runs here meanwhile is not reported: a sync is
- * for tests and benchmarks. Called with refcnt_hub_lock held.
+ * The ring of the vCPU we run on, muted: the producer marks it (the
+ * ring's @muted), and only the one consumer (under drain_lock) is ever
+ * muted. -1 when that is not one ring (host garbage).
+ */
+static int refcnt_hub_own_ring(struct refcnt_hub *h)
+{
+	int mine = -1;
+	u32 i;
+
+	for (i = 0; i < h->hdr.nr_rings; i++) {
+		if (!READ_ONCE(h->rx[i].ctrl->muted))
+			continue;
+		if (mine >= 0)
+			return -1;
+		mine = i;
+	}
+	return mine;
+}
+
+/*
+ * Drain every ring up to the head it has now, or with @this_cpu only the
+ * ring of the CPU we run on (what a program pinned here did), then run
+ * every threshold interrupt that set off (refcnt_sync()): what the CPUs
+ * did before is counted after. Muted throughout, migration off, so that
+ * neither the drain nor the interrupt service fills the rings it empties;
+ * whatever else runs here meanwhile is not reported either: a sync is for
+ * tests and benchmarks. Called with refcnt_hub_lock held.
  */
 static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu)
 {
 	u64 *stop = kcalloc(h->hdr.nr_rings, sizeof(*stop), GFP_KERNEL);
-	u32 i, mine;
+	bool more = true;
+	int mine = -1;
+	u32 i;
 
 	if (!stop)
 		return;
 	mutex_lock(&h->drain_lock);
 	migrate_disable();
-	/*
-	 * QEMU's CPU index, the ring's number, is the APIC id of the CPU in
-	 * refcnt-vm's guests (one socket per CPU).
-	 */
-	mine = cpu_physical_id(smp_processor_id());
+	refcnt_hub_mute();
+	if (this_cpu) {
+		mine = refcnt_hub_own_ring(h);
+		if (mine < 0) {
+			/* Not knowing ours, drain them all. */
+			refcnt_hub_stats.malformed++;
+			this_cpu = false;
+		}
+	}
 	for (i = 0; i < h->hdr.nr_rings; i++)
 		stop[i] = this_cpu && i != mine ? h->rx[i].tail :
 			  /* acquire, as refcnt_hub_drain_ring() does */
 			  smp_load_acquire(&h->rx[i].ctrl->head);
-	refcnt_hub_mute();
-	while (refcnt_hub_pass(h, stop))
+	while (more) {
+		more = false;
+		for (i = 0; i < h->hdr.nr_rings; i++)
+			if (h->rx[i].cnode >= 0 &&
+			    refcnt_hub_drain_ring(h, &h->rx[i], REFCNT_HUB_BUDGET,
+						  stop[i]))
+				more = true;
 		cond_resched();
-	/* Let the interrupt service this set off run here, muted. */
-	msleep(20);
+	}
+	refcnt_sync();
 	refcnt_hub_unmute();
 	migrate_enable();
 	mutex_unlock(&h->drain_lock);
@@ -227,7 +274,7 @@ static void refcnt_hub_stop(struct refcnt_hub *h)
 {
 	WRITE_ONCE(h->running, false);
 	cancel_delayed_work_sync(&h->work);
-	hub = 0;
+	enable = 0;
 }
 
 /* Called with refcnt_hub_lock held. */
@@ -241,11 +288,11 @@ static int refcnt_hub_start(void)
 		refcnt_hub_dev->running = true;
 		queue_delayed_work(system_unbound_wq, &refcnt_hub_dev->work, 0);
 	}
-	hub = 1;
+	enable = 1;
 	return 0;
 }
 
-static int refcnt_hub_set(const char *val, const struct kernel_param *kp)
+static int refcnt_hub_enable_set(const char *val, const struct kernel_param *kp)
 {
 	bool on;
 	int err;
@@ -255,7 +302,7 @@ static int refcnt_hub_set(const char *val, const struct kernel_param *kp)
 		return err;
 	mutex_lock(&refcnt_hub_lock);
 	if (!refcnt_hub_ready)
-		hub = on;	/* at load: started once the nodes exist */
+		enable = on;	/* at load: started once the driver is up */
 	else if (on)
 		err = refcnt_hub_start();
 	else if (refcnt_hub_dev)
@@ -264,14 +311,14 @@ static int refcnt_hub_set(const char *val, const struct kernel_param *kp)
 	return err;
 }
 
-static const struct kernel_param_ops refcnt_hub_ops = {
-	.set = refcnt_hub_set,
+static const struct kernel_param_ops refcnt_hub_enable_ops = {
+	.set = refcnt_hub_enable_set,
 	.get = param_get_uint,
 };
 
-module_param_cb(hub, &refcnt_hub_ops, &hub, 0644);
-MODULE_PARM_DESC(hub,
-		 "Hub feed: 1 drains the emulator's memory-side reference device (refcnt-vm --hub) into the counters (default 0: off)");
+module_param_cb(enable, &refcnt_hub_enable_ops, &enable, 0644);
+MODULE_PARM_DESC(enable,
+		 "1 drains the hub device (refcnt-vm --hub) into refcnt's counters (default 0: off)");
 
 /* The header copied at probe: 0, -ENODEV if not a hub's, -EINVAL if bad. */
 static int refcnt_hub_check(const struct refcnt_hub_header *hdr, u64 len)
@@ -298,7 +345,10 @@ static int refcnt_hub_check(const struct refcnt_hub_header *hdr, u64 len)
 	return 0;
 }
 
-/* Each ring's place and node; rings of vCPUs of no online node stay idle. */
+/*
+ * Each ring's place and source: its vCPU's node as the header says, and
+ * that node's cnodeid; rings of vCPUs of no counted node stay idle.
+ */
 static void refcnt_hub_rings(struct refcnt_hub *h, void *base)
 {
 	u32 i;
@@ -307,7 +357,6 @@ static void refcnt_hub_rings(struct refcnt_hub *h, void *base)
 		struct refcnt_hub_rx *rx = &h->rx[i];
 		char *r = base + REFCNT_HUB_HEADER_SIZE +
 			  (u64)i * h->hdr.ring_stride;
-		unsigned int nid = h->hdr.vcpu_node[i];
 
 		rx->ctrl = (struct refcnt_hub_ring *)r;
 		rx->rec = (struct refcnt_hub_record *)(r + REFCNT_HUB_RING_CTRL);
@@ -316,7 +365,7 @@ static void refcnt_hub_rings(struct refcnt_hub *h, void *base)
 		rx->overruns = READ_ONCE(rx->ctrl->overruns);
 		/* Pairs with the producer's acquire of the tail. */
 		smp_store_release(&rx->ctrl->tail, rx->tail);
-		rx->cnode = nid < MAX_NUMNODES ? refcnt_topo.nid_to_cnode[nid] : -1;
+		rx->cnode = refcnt_nid_cnode(h->hdr.vcpu_node[i]);
 	}
 }
 
@@ -384,8 +433,12 @@ static void refcnt_hub_remove(struct pci_dev *pdev)
 	mutex_unlock(&refcnt_hub_lock);
 }
 
+/*
+ * Any ivshmem device: probe claims only those with a hub header. No
+ * MODULE_DEVICE_TABLE: the rig loads the module, nothing autoloads it.
+ */
 static const struct pci_device_id refcnt_hub_ids[] = {
-	{ PCI_DEVICE(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1110) },	/* ivshmem */
+	{ PCI_DEVICE(PCI_VENDOR_ID_REDHAT_QUMRANET, 0x1110) },
 	{ }
 };
 
@@ -422,9 +475,7 @@ static ssize_t hub_##stat##_show(struct kobject *kobj,			\
 }									\
 static struct kobj_attribute hub_##stat##_attr = __ATTR_RO(hub_##stat)
 
-REFCNT_HUB_STAT(records);
 REFCNT_HUB_STAT(references);
-REFCNT_HUB_STAT(unresolved);
 REFCNT_HUB_STAT(malformed);
 
 static ssize_t hub_overruns_show(struct kobject *kobj,
@@ -498,9 +549,7 @@ static ssize_t hub_sync_store(struct kobject *kobj, struct kobj_attribute *attr,
 static struct kobj_attribute hub_sync_attr = __ATTR_WO(hub_sync);
 
 static struct attribute *refcnt_hub_attrs[] = {
-	&hub_records_attr.attr,
 	&hub_references_attr.attr,
-	&hub_unresolved_attr.attr,
 	&hub_malformed_attr.attr,
 	&hub_overruns_attr.attr,
 	&hub_period_attr.attr,
@@ -509,50 +558,50 @@ static struct attribute *refcnt_hub_attrs[] = {
 	NULL,
 };
 
+/* Beside the feed's statistics, in /sys/kernel/refcnt. */
 static const struct attribute_group refcnt_hub_group = {
 	.attrs = refcnt_hub_attrs,
 };
 
-/**
- * refcnt_hub_init() - the hub feed's driver and statistics
- * @kobj:	/sys/kernel/refcnt, where its statistics go
- *
- * Binds a hub device if there is one, and starts the feed if asked at
- * load (hub=1); without a device that is refused with one line in dmesg
- * and the module loads.
- *
- * Return: 0, or a negative errno.
+/*
+ * The feed first (the drain delivers to it), then the driver, which binds
+ * a hub device if there is one; the feed starts if asked at load
+ * (enable=1), which without a device is refused with one line in dmesg.
  */
-int refcnt_hub_init(struct kobject *kobj)
+static int __init refcnt_hub_init(void)
 {
 	int err;
 
-	err = sysfs_create_group(kobj, &refcnt_hub_group);
+	err = refcnt_feed_register(&refcnt_hub_feed);
 	if (err)
 		return err;
 	err = pci_register_driver(&refcnt_hub_driver);
 	if (err) {
-		sysfs_remove_group(kobj, &refcnt_hub_group);
+		refcnt_feed_unregister(&refcnt_hub_feed);
 		return err;
 	}
 	mutex_lock(&refcnt_hub_lock);
 	refcnt_hub_ready = true;
-	if (hub && refcnt_hub_start())
-		hub = 0;
+	if (enable && refcnt_hub_start())
+		enable = 0;
 	mutex_unlock(&refcnt_hub_lock);
 	return 0;
 }
 
-/**
- * refcnt_hub_exit() - stop the hub feed and release its device
- * @kobj:	/sys/kernel/refcnt
- */
-void refcnt_hub_exit(struct kobject *kobj)
+/* The driver first: once unbound, nothing delivers to the feed. */
+static void __exit refcnt_hub_exit(void)
 {
 	mutex_lock(&refcnt_hub_lock);
 	refcnt_hub_ready = false;
 	mutex_unlock(&refcnt_hub_lock);
 	pci_unregister_driver(&refcnt_hub_driver);
-	sysfs_remove_group(kobj, &refcnt_hub_group);
-	hub = 0;
+	refcnt_feed_unregister(&refcnt_hub_feed);
 }
+
+module_init(refcnt_hub_init);
+module_exit(refcnt_hub_exit);
+
+MODULE_DESCRIPTION("refcnt hub feed: the emulator's memory-side reference device");
+MODULE_AUTHOR("refcnt developers");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(REFCNT_NS);

@@ -1,10 +1,11 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * refcnt: the layout of the hub device, the memory-side reference device
- * of the emulated machine. Shared by its producer, the refcnt-truth QEMU
- * plugin on the host (tools/testing/truth/hub-producer.c), and its driver,
- * feed_hub.c in the guest: QEMU's ivshmem-plain device exposes a file both
- * map (BAR 2).
+ * refcnt_hub: the layout of the hub device, the memory-side reference
+ * device of refcnt's emulated machine, a part of the test rig and no part
+ * of the product. Shared by its producer, the refcnt-truth QEMU plugin on
+ * the host (tools/testing/truth/hub-producer.c), and its driver in the
+ * guest, refcnt_hub.ko (tools/testing/kmod/refcnt_hub.c): QEMU's
+ * ivshmem-plain device exposes a file both map (BAR 2).
  *
  * The region: one header, then one ring per vCPU. Each ring has a single
  * producer (its vCPU's thread in QEMU) and a single consumer (the driver),
@@ -17,13 +18,13 @@
  * can write at any time: the driver copies the header once, checks it,
  * and checks every index and record it reads.
  */
-#ifndef _REFCNT_HUB_H
-#define _REFCNT_HUB_H
+#ifndef _UAPI_LINUX_REFCNT_HUB_H
+#define _UAPI_LINUX_REFCNT_HUB_H
 
 #include <linux/types.h>
 
 #define REFCNT_HUB_MAGIC	0x4255484e43524652ULL	/* "RFRCNHUB" */
-#define REFCNT_HUB_VERSION	1
+#define REFCNT_HUB_VERSION	2
 #define REFCNT_HUB_MAX_VCPUS	256
 #define REFCNT_HUB_NO_NODE	0xffff
 /* The header page, and where the first ring starts. */
@@ -38,7 +39,8 @@
  * The NOPs (nopl disp32(%rax,%rax,1)) the driver runs around a drain
  * pass: "RCHM" mutes its vCPU, "RCHU" unmutes it. The producer does not
  * report the references of a muted vCPU, so draining does not feed the
- * rings it drains.
+ * rings it drains, and it says which vCPU is muted in the vCPU's ring
+ * (@muted): so the driver finds the ring of the CPU it runs on.
  */
 #define REFCNT_HUB_MARK_MUTE	{ 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'H', 'M' }
 #define REFCNT_HUB_MARK_UNMUTE	{ 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'H', 'U' }
@@ -49,7 +51,7 @@
  * @version:		REFCNT_HUB_VERSION
  * @header_size:	REFCNT_HUB_HEADER_SIZE: offset of ring 0
  * @size:		bytes of the region
- * @nr_rings:		rings, one per vCPU (QEMU's CPU index)
+ * @nr_rings:		rings, one per vCPU
  * @ring_records:	records per ring, a power of two
  * @ring_stride:	bytes from a ring to the next, a multiple of 4096
  * @record_size:	sizeof(struct refcnt_hub_record)
@@ -59,7 +61,9 @@
  *			a vCPU is reported, standing for @period of them
  * @flags:		REFCNT_HUB_*
  * @pad:		zero
- * @vcpu_node:		NUMA node id of each vCPU, REFCNT_HUB_NO_NODE if none
+ * @vcpu_node:		NUMA node id of each vCPU (the node its references
+ *			come from), REFCNT_HUB_NO_NODE if none: the one
+ *			place the driver learns the machine's CPU layout
  */
 struct refcnt_hub_header {
 	__u64 magic;
@@ -95,6 +99,8 @@ struct refcnt_hub_record {
  * @overruns:	producer: records dropped because the ring was full
  * @references:	producer: references seen (muted ones aside), reported
  *		or not
+ * @muted:	producer: 1 from the vCPU's mute mark to its unmute mark,
+ *		else 0
  * @pad0:	keeps @tail on its own cache line
  * @tail:	consumer: records consumed, free-running
  * @pad1:	to REFCNT_HUB_RING_CTRL
@@ -103,9 +109,10 @@ struct refcnt_hub_ring {
 	__u64 head;
 	__u64 overruns;
 	__u64 references;
-	__u64 pad0[5];
+	__u64 muted;
+	__u64 pad0[4];
 	__u64 tail;
 	__u64 pad1[7];
 };
 
-#endif /* _REFCNT_HUB_H */
+#endif /* _UAPI_LINUX_REFCNT_HUB_H */

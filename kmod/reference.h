@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * refcnt: the reference entry point, all the core (core.h) offers the
+ * feeds (feed.h), which give it references by physical address.
+ */
+#ifndef _REFCNT_REFERENCE_H
+#define _REFCNT_REFERENCE_H
+
+#include <linux/types.h>
+
+/**
+ * struct refcnt_ctx - what a feed knows of a reference beyond its address
+ * @pid:	referencing task's pid (in the initial pid namespace)
+ * @vaddr:	virtual address referenced
+ */
+struct refcnt_ctx {
+	pid_t pid;
+	u64 vaddr;
+};
+
+bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
+		      const struct refcnt_ctx *ctx);
+
+#endif /* _REFCNT_REFERENCE_H */

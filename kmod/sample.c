@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt: turning the feeds' samples into references, and what of the
+ * feed interface (feed.h) is not the registry (feed.c).
+ *
+ * Everything here may run in NMI: no locks and no sleeping; a page is
+ * looked up with get_user_page_fast_only(), as perf_virt_to_phys() does
+ * in NMI, and the reference path allocates nothing in NMI (counter.c).
+ */
+#include <linux/mm.h>
+#include <linux/nodemask.h>
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+
+#include "compat.h"
+#include "refcnt.h"
+#include "feed.h"
+
+/**
+ * refcnt_nid_cnode() - the cnodeid of a Linux node
+ * @nid:	node id
+ *
+ * Any context, NMI included.
+ *
+ * Return: its cnodeid, or -1 for a node that was not online when refcnt.ko
+ * was loaded (it has no counter) or no node at all.
+ */
+int refcnt_nid_cnode(int nid)
+{
+	if (nid < 0 || nid >= MAX_NUMNODES)
+		return -1;
+	return refcnt_topo.nid_to_cnode[nid];
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_nid_cnode, REFCNT_NS);
+
+/**
+ * refcnt_nr_cnodes() - how many cnodeids there are
+ *
+ * Return: the number of nodes online at load: cnodeids are 0 to this - 1.
+ */
+unsigned int refcnt_nr_cnodes(void)
+{
+	return refcnt_topo.nr_cnodes;
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_nr_cnodes, REFCNT_NS);
+
+/**
+ * refcnt_feed_user() - deliver references to a user address of this task
+ * @addr:	user address referenced
+ * @cnode:	cnodeid the references come from
+ * @weight:	references
+ *
+ * Return: true if a counter counted them.
+ */
+bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight)
+{
+	struct refcnt_ctx ctx = { .pid = task_tgid_nr(current), .vaddr = addr };
+	struct page *page;
+	bool counted;
+
+	if (!addr || addr >= TASK_SIZE ||
+	    !get_user_page_fast_only(addr & PAGE_MASK, 0, &page))
+		return false;
+	counted = refcnt_reference(PFN_PHYS(page_to_pfn(page)) +
+				   (addr & ~PAGE_MASK), cnode,
+				   min_t(u64, weight, U32_MAX), &ctx);
+	put_page(page);
+	return counted;
+}
+
+/**
+ * refcnt_pmu_sample() - deliver one precise memory sample
+ * @data:	the sample: addr, phys_addr if PERF_SAMPLE_PHYS_ADDR is in
+ *		sample_flags, period (the references it stands for)
+ * @regs:	the registers it was taken with, or NULL (not used yet)
+ * @src_cnode:	cnodeid of the CPU that took it
+ *
+ * What the overflow handler of a PMU feed runs, in NMI; feed modules that
+ * emulate a PMU run the same (refcnt_feed_pmu_sample()). Without a
+ * physical address the page is looked up from @data->addr in the current
+ * task's page tables.
+ *
+ * Return: true if a counter counted it.
+ */
+bool refcnt_pmu_sample(struct perf_sample_data *data, struct pt_regs *regs,
+		       unsigned int src_cnode)
+{
+	struct refcnt_ctx ctx = { .vaddr = data->addr };
+	u64 weight = min_t(u64, data->period, U32_MAX);
+
+	if (!(data->sample_flags & PERF_SAMPLE_PHYS_ADDR))
+		return current->mm &&
+		       refcnt_feed_user(data->addr, src_cnode, weight);
+	if (current->mm)
+		ctx.pid = task_tgid_nr(current);
+	return data->phys_addr &&
+	       refcnt_reference(data->phys_addr, src_cnode, weight, &ctx);
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_pmu_sample, REFCNT_NS);
+
+/* One sample of @feed, counted or not, in its statistics. */
+static bool refcnt_feed_count(struct refcnt_feed *feed, bool counted)
+{
+	this_cpu_inc(feed->stats->samples);
+	if (counted)
+		this_cpu_inc(feed->stats->delivered);
+	else
+		this_cpu_inc(feed->stats->unresolved);
+	return counted;
+}
+
+/**
+ * refcnt_feed_reference() - a feed delivers references by physical address
+ * @feed:	the feed, registered; one sample in its statistics
+ * @paddr:	physical address referenced
+ * @src_cnode:	cnodeid the references come from
+ * @weight:	references the sample stands for
+ * @ctx:	pid and virtual address if the feed knows them, or NULL
+ *
+ * Any context, NMI included.
+ *
+ * Return: true if a counter counted them.
+ */
+bool refcnt_feed_reference(struct refcnt_feed *feed, u64 paddr,
+			   unsigned int src_cnode, u32 weight,
+			   const struct refcnt_ctx *ctx)
+{
+	return refcnt_feed_count(feed, refcnt_reference(paddr, src_cnode,
+							 weight, ctx));
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_feed_reference, REFCNT_NS);
+
+/**
+ * refcnt_feed_pmu_sample() - a feed delivers a PMU-shaped sample
+ * @feed:	the feed, registered; one sample in its statistics
+ * @data:	the sample, as for refcnt_pmu_sample()
+ * @regs:	its registers, or NULL
+ * @src_cnode:	cnodeid of the CPU that took it
+ *
+ * For feeds that emulate a PMU: the sample goes through
+ * refcnt_pmu_sample(), the code a real PMU's overflow handler runs.
+ *
+ * Return: true if a counter counted it.
+ */
+bool refcnt_feed_pmu_sample(struct refcnt_feed *feed,
+			    struct perf_sample_data *data,
+			    struct pt_regs *regs, unsigned int src_cnode)
+{
+	return refcnt_feed_count(feed, refcnt_pmu_sample(data, regs,
+							  src_cnode));
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_feed_pmu_sample, REFCNT_NS);
+
+/**
+ * refcnt_feed_sample() - a sample of one of a feed's perf events
+ * @feed:	the feed; one sample in its statistics
+ * @event:	the event that overflowed
+ * @data:	its sample
+ * @regs:	its registers
+ *
+ * The machine-wide events (feed.c) and those of a counted process
+ * (session.c) both end here, in the overflow handler's context.
+ *
+ * Return: true if a counter counted it.
+ */
+bool refcnt_feed_sample(struct refcnt_feed *feed, struct perf_event *event,
+			struct perf_sample_data *data, struct pt_regs *regs)
+{
+	return refcnt_feed_count(feed, feed->ops->sample(feed, event, data,
+							  regs));
+}

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt: the process a range query or a counting session names, by one
+ * rule for both (Documentation/security.rst): pid 0, or the caller's own
+ * process id, is the caller; any other pid needs CAP_SYS_PTRACE and names
+ * a process by its thread group id in the caller's pid namespace (a
+ * thread id that is not a process's names none).
+ */
+#include <linux/capability.h>
+#include <linux/err.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+
+#include "refcnt.h"
+
+/**
+ * refcnt_target_get() - the process a pid names, with its memory
+ * @pid:	0 for the caller, else a thread group id
+ * @mm:		set to a reference on its address space (mmput() it), or
+ *		NULL when the caller only needs to know it has one
+ *
+ * Return: a reference on a task of the process (put_task_struct() it), or
+ * ERR_PTR(-EINVAL) for a negative @pid, -EPERM for another process
+ * without CAP_SYS_PTRACE, -ESRCH for no such process or one without
+ * memory (a kernel thread, a zombie).
+ */
+struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm)
+{
+	struct task_struct *task;
+	struct mm_struct *task_mm;
+	struct pid *tgid;
+
+	if (pid < 0)
+		return ERR_PTR(-EINVAL);
+	if (!pid || pid == task_tgid_vnr(current)) {
+		task = get_task_struct(current);
+	} else {
+		if (!capable(CAP_SYS_PTRACE))
+			return ERR_PTR(-EPERM);
+		tgid = find_get_pid(pid);
+		task = get_pid_task(tgid, PIDTYPE_TGID);
+		put_pid(tgid);
+		if (!task)
+			return ERR_PTR(-ESRCH);
+	}
+	task_mm = get_task_mm(task);
+	if (!task_mm) {
+		put_task_struct(task);
+		return ERR_PTR(-ESRCH);
+	}
+	if (mm)
+		*mm = task_mm;
+	else
+		mmput(task_mm);
+	return task;
+}

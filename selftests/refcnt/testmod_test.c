@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The test module's interface (tools/testing/kmod/refcnt_test.c,
+ * <linux/refcnt_test.h>), which the benchmarks and the sample tests use:
+ * every bad argument with its exact errno, root only, and what
+ * REFCNT_TEST_BENCH leaves in the counters. Skips where there is no test
+ * module (REFCNT_TEST_KO unset: not the rig).
+ */
+#include <grp.h>
+
+#include <linux/refcnt_test.h>
+
+#include "refcnt_counters.h"
+
+#define U64(x)	((unsigned long long)(x))
+#define NOBODY	65534
+
+FIXTURE(testmod) {
+	struct rc_dev d;
+	int tfd;
+	unsigned int big;	/* the node's largest slot */
+};
+
+FIXTURE_SETUP(testmod)
+{
+	struct rc_nodes mem;
+	unsigned int i;
+
+	self->d.fd = -1;
+	self->tfd = rc_test_open();
+	if (self->tfd == -ENOENT)
+		RC_SETUP_SKIP("no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, self->tfd) TH_LOG("%s: %s", RC_TEST_DEV,
+				       strerror(-self->tfd));
+	ASSERT_EQ(0, rc_mem_nodes(&mem));
+	ASSERT_EQ(0, rcd_open_clean(&self->d, mem.id[0]));
+	self->big = 0;
+	for (i = 1; i < self->d.nslots; i++)
+		if (self->d.slots[i].size > self->d.slots[self->big].size)
+			self->big = i;
+}
+
+FIXTURE_TEARDOWN(testmod)
+{
+	if (self->d.fd >= 0)
+		EXPECT_EQ(0, rcd_close_clean(&self->d));
+	if (self->tfd >= 0)
+		close(self->tfd);
+}
+
+/* A valid benchmark of @nr references over the node's largest slot. */
+static void bench_arg(const struct rc_dev *d, unsigned int big, uint64_t nr,
+		      struct refcnt_test_bench *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->paddr = d->slots[big].base;
+	b->nr_sets = d->slots[big].size / d->info.rcb_granularity;
+	b->table_sets = d->info.rcb_sw_sets;
+	b->nr_refs = nr;
+	b->granularity = d->info.rcb_granularity;
+	b->counters_per_set = d->cps;
+}
+
+/* @b with one field changed is refused with EINVAL. */
+#define BENCH_EINVAL(field, value)					\
+	do {								\
+		struct refcnt_test_bench bad = b;			\
+									\
+		bad.field = (value);					\
+		errno = 0;						\
+		EXPECT_EQ(-1, ioctl(self->tfd, REFCNT_TEST_BENCH, &bad)) \
+			TH_LOG("%s = %llu", #field, U64(value));	\
+		EXPECT_EQ(EINVAL, errno);				\
+	} while (0)
+
+TEST_F(testmod, bench_bad_arguments)
+{
+	struct refcnt_test_bench b;
+
+	bench_arg(&self->d, self->big, 10, &b);
+	BENCH_EINVAL(nr_refs, 0);
+	BENCH_EINVAL(nr_refs, REFCNT_TEST_BENCH_MAX + 1);
+	BENCH_EINVAL(nr_sets, 0);
+	BENCH_EINVAL(table_sets, b.nr_sets - 1);
+	BENCH_EINVAL(granularity, 0);
+	BENCH_EINVAL(granularity, 3000);
+	BENCH_EINVAL(counters_per_set, 0);
+	BENCH_EINVAL(counters_per_set, RCB_MAX_COUNTERS + 1);
+	BENCH_EINVAL(paddr, b.paddr + 1);
+	BENCH_EINVAL(flags, 1);
+	BENCH_EINVAL(pad, 1);
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(self->tfd, REFCNT_TEST_BENCH, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(self->tfd, _IOWR('Y', 0x82, struct refcnt_test_bench), &b));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+/* The cnodeid of the node of a CPU, from sysfs; -1 if unknown. */
+static int cpu_cnode(int cpu)
+{
+	struct rc_nodes online;
+	char path[128];
+	int nid;
+
+	if (rc_node_list("online", &online))
+		return -1;
+	for (nid = 0; nid < RC_MAX_NODES; nid++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/node%d", cpu, nid);
+		if (rc_exists(path))
+			return rc_list_index(&online, nid);
+	}
+	return -1;
+}
+
+/*
+ * The references REFCNT_TEST_BENCH times stay in the counters (nr_refs,
+ * plus as many again, at most one per set, to warm up), all from the
+ * calling CPU's node, all in the range it was given.
+ */
+TEST_F(testmod, bench_references_stay)
+{
+	const struct rc_dev *d = &self->d;
+	uint64_t nr = 1000, words = d->info.rcb_sw_sets * d->cps, i;
+	uint64_t sum = 0, other = 0, warm;
+	uint32_t *hw, *ext, *lost;
+	struct refcnt_test_bench b;
+	struct rc_stats s0, s;
+	cpu_set_t cpus;
+	int cnode;
+	unsigned int c;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	cnode = cpu_cnode(0);
+	ASSERT_LE(0, cnode);
+	c = rcd_counter(d, cnode);
+	ASSERT_EQ(0, rc_stats_read(d->nid, &s0));
+	bench_arg(d, self->big, nr, &b);
+	ASSERT_EQ(0, ioctl(self->tfd, REFCNT_TEST_BENCH, &b));
+	EXPECT_LT(0ULL, U64(b.entry_ns));
+	EXPECT_LT(0ULL, U64(b.atomic_ns));
+	EXPECT_EQ(nr, b.nr_refs);
+
+	ASSERT_EQ(0, rc_sync(d->fd));
+	hw = malloc(words * 4);
+	ext = malloc(words * 4);
+	lost = malloc(words * 4);
+	ASSERT_TRUE(hw && ext && lost);
+	ASSERT_EQ(0, rc_read_sets(d->fd, 0, d->info.rcb_sw_sets, hw, ext, lost));
+	for (i = 0; i < words; i++) {
+		uint64_t v = (uint64_t)hw[i] + ext[i] + lost[i];
+
+		sum += v;
+		if (i % d->cps != c)
+			other += v;
+	}
+	free(hw);
+	free(ext);
+	free(lost);
+	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
+	warm = s.references - s0.references - nr;
+	TH_LOG("CPU 0 (cnode %d): %llu references timed, %llu to warm up, entry %llu ns, atomic %llu ns",
+	       cnode, U64(nr), U64(warm), U64(b.entry_ns), U64(b.atomic_ns));
+	EXPECT_GE(nr, warm);
+	EXPECT_EQ(s.references - s0.references, sum);
+	EXPECT_EQ(0ULL, other) TH_LOG("references from another node's counter");
+}
+
+/* REFCNT_TEST_SAMPLES of @f refused with @err; nothing counted. */
+static int samples_errno(int tfd, struct refcnt_test_samples *f)
+{
+	uint64_t samples = rc_feed_stat("test_samples");
+	int err = ioctl(tfd, REFCNT_TEST_SAMPLES, f) ? errno : 0;
+
+	return rc_feed_stat("test_samples") == samples ? err : -1;
+}
+
+TEST_F(testmod, samples_bad_arguments)
+{
+	struct refcnt_test_sample smp = { .src_cnodeid = 0, .weight = 1 };
+	struct refcnt_test_samples ok = { .samples = (uintptr_t)&smp,
+					  .nr_samples = 1 }, f;
+
+	f = ok;
+	f.nr_samples = 0;
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
+	f.nr_samples = REFCNT_TEST_SAMPLES_MAX + 1;
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
+	f = ok;
+	f.flags = 1;
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
+	f = ok;
+	f.pad = 1;
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
+	f = ok;
+	smp.src_cnodeid = self->d.info.rcb_num_cnodes;
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f)) TH_LOG("bad cnodeid");
+	smp.src_cnodeid = 0;
+	f.samples = 8;
+	EXPECT_EQ(EFAULT, samples_errno(self->tfd, &f));
+	EXPECT_EQ(EFAULT, samples_errno(self->tfd, NULL));
+}
+
+/* Root only: a file opened as root, used as nobody, is refused. */
+TEST_F(testmod, root_only)
+{
+	struct refcnt_test_samples f = { 0 };
+	struct refcnt_test_bench b;
+	pid_t pid = rc_fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+		    setresuid(NOBODY, NOBODY, NOBODY))
+			_exit(10);
+		bench_arg(&self->d, self->big, 1, &b);
+		if (ioctl(self->tfd, REFCNT_TEST_BENCH, &b) != -1 || errno != EPERM)
+			_exit(1);
+		if (ioctl(self->tfd, REFCNT_TEST_SAMPLES, &f) != -1 ||
+		    errno != EPERM)
+			_exit(2);
+		_exit(open(RC_TEST_DEV, O_RDWR) == -1 && errno == EACCES ? 0 : 3);
+	}
+	EXPECT_EQ(0, rc_wait(pid));
+}
+
+TEST_HARNESS_MAIN

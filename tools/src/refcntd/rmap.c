@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcntd: the scan of the opted-in processes, and the reverse map it
+ * builds. Clearing a process's soft-dirty bits makes its next stores
+ * fault, which the page-fault feed counts; reading its pagemap maps each
+ * physical page back to (pid, address), which names the page of a
+ * migration event whose context the kernel's lossy cache dropped.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static uint32_t rmap_hash(uint64_t pfn)
+{
+	return (pfn * 0x9E3779B97F4A7C15ULL) >> 46;	/* 18 bits */
+}
+
+int rd_rmap_find(const struct rd_engine *e, uint64_t paddr, pid_t *pid,
+		 uint64_t *vaddr)
+{
+	uint64_t pfn = paddr >> 12;
+	uint32_t h, i;
+
+	if (!e->rmap || !e->rmap_gen)
+		return -1;
+	for (h = rmap_hash(pfn), i = 0; i < 32; i++) {
+		const struct rd_rmap *r = &e->rmap[(h + i) % RD_RMAP_SLOTS];
+
+		if (r->gen != e->rmap_gen)
+			return -1;
+		if (r->pfn == pfn) {
+			*pid = r->pid;
+			*vaddr = r->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void rmap_add(struct rd_engine *e, uint64_t pfn, pid_t pid, uint64_t vaddr)
+{
+	uint32_t h, i;
+
+	if (e->rmap_nr >= RD_RMAP_SLOTS / 2)
+		return;
+	for (h = rmap_hash(pfn), i = 0; i < 32; i++) {
+		struct rd_rmap *r = &e->rmap[(h + i) % RD_RMAP_SLOTS];
+
+		if (r->gen != e->rmap_gen) {
+			*r = (struct rd_rmap){ pfn, vaddr, pid, e->rmap_gen };
+			e->rmap_nr++;
+			return;
+		}
+	}
+}
+
+/* The private writable anonymous pages of pid into the reverse map. */
+static void rmap_process(struct rd_engine *e, pid_t pid)
+{
+	char path[64], line[512];
+	uint64_t pm[512];
+	FILE *maps;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	maps = fopen(path, "re");
+	while (fd >= 0 && maps && fgets(line, sizeof(line), maps)) {
+		unsigned long long s, end, a;
+		char perms[8], name[256] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255s", &s, &end,
+			   perms, name) < 3 || perms[1] != 'w' || perms[3] != 'p' ||
+		    (name[0] && name[0] != '['))
+			continue;
+		for (a = s; a < end && e->rmap_nr < RD_RMAP_SLOTS / 2; a += 512 * 4096ULL) {
+			size_t n = (end - a) / 4096 < 512 ? (end - a) / 4096 : 512, k;
+			ssize_t got = pread(fd, pm, n * 8, (a / 4096) * 8);
+
+			for (k = 0; got > 0 && k < (size_t)got / 8; k++)
+				if ((pm[k] >> 63) & 1 && (pm[k] & ((1ULL << 55) - 1)))
+					rmap_add(e, pm[k] & ((1ULL << 55) - 1), pid,
+						 a + k * 4096);
+		}
+	}
+	if (maps)
+		fclose(maps);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The soft-dirty scan: clearing a process's soft-dirty bits write-protects
+ * its pages, so its next store to each takes a minor fault, which the
+ * page-fault feed counts from the storing CPU's node: refcntd's own
+ * hinting faults, for machines without PEBS/IBS.
+ */
+void rd_scan(struct rd_engine *e)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	/* A new generation empties the reverse map at once. */
+	e->rmap_gen++;
+	e->rmap_nr = 0;
+	while ((de = readdir(d))) {
+		char path[64];
+		pid_t pid = atoi(de->d_name);
+		int fd;
+
+		if (pid <= 0 || !rd_policy_opted_in(&e->cfg, pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/clear_refs", pid);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (write(fd, "4", 1) == 1)
+			e->st.scans++;
+		close(fd);
+		if (e->rmap)
+			rmap_process(e, pid);
+	}
+	closedir(d);
+}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt_test: the test module, hooks the tests and benchmarks need that
+ * are no part of refcnt.ko (uapi/linux/refcnt_test.h, /dev/refcnt-test).
+ *
+ * It drives refcnt.ko through its exported feed interface (kmod/feed.h)
+ * only: REFCNT_TEST_BENCH times refcnt_reference() against bare atomic
+ * increments; REFCNT_TEST_SAMPLES runs synthetic precise memory samples
+ * through refcnt_pmu_sample(), the code of the PEBS/IBS overflow handler,
+ * as its own feed "test", so that machines without a PMU test that code.
+ * Built and loaded by the test rig only (Documentation/testing.rst).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/ktime.h>
+#include <linux/log2.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/overflow.h>
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/refcnt.h>
+#include <uapi/linux/refcnt_test.h>
+
+#include "compat.h"
+#include "feed.h"
+
+/* An odd stride spreads the references over the range's pages. */
+#define REFCNT_TEST_STRIDE	4099
+#define REFCNT_TEST_CHUNK	65536
+
+/* The feed the synthetic samples come from: statistics test_*. */
+static struct refcnt_feed refcnt_test_feed = {
+	.name = "test",
+};
+
+/*
+ * The set after @idx of @nr_sets; between chunks of the loops, let others
+ * run, and let a killed caller go (then @i is past the end).
+ */
+static u64 refcnt_test_next(u64 idx, u64 nr_sets, u64 *i)
+{
+	idx += REFCNT_TEST_STRIDE;
+	if (idx >= nr_sets)
+		idx %= nr_sets;
+	if (!(++*i % REFCNT_TEST_CHUNK)) {
+		cond_resched();
+		if (fatal_signal_pending(current))
+			*i = U64_MAX;
+	}
+	return idx;
+}
+
+static u64 refcnt_test_entry(const struct refcnt_test_bench *b,
+			     unsigned int src, u64 nr)
+{
+	unsigned int shift = ilog2(b->granularity);
+	u64 idx = 0, i = 0, t0 = ktime_get_ns();
+
+	while (i < nr) {
+		refcnt_reference(b->paddr + (idx << shift), src, 1, NULL);
+		idx = refcnt_test_next(idx, b->nr_sets, &i);
+	}
+	return ktime_get_ns() - t0;
+}
+
+/* One counter per set, as the entry point touches: the source's own. */
+static u64 refcnt_test_atomic(const struct refcnt_test_bench *b,
+			      atomic_t *table, unsigned int src, u64 nr)
+{
+	unsigned int cps = b->counters_per_set, counter = src % cps;
+	u64 idx = 0, i = 0, t0 = ktime_get_ns();
+
+	while (i < nr) {
+		atomic_inc(&table[idx * cps + counter]);
+		idx = refcnt_test_next(idx, b->nr_sets, &i);
+	}
+	return ktime_get_ns() - t0;
+}
+
+static int refcnt_test_bench_check(const struct refcnt_test_bench *b)
+{
+	if (b->flags || b->pad || !b->nr_refs ||
+	    b->nr_refs > REFCNT_TEST_BENCH_MAX || !b->nr_sets ||
+	    b->table_sets < b->nr_sets || !is_power_of_2(b->granularity) ||
+	    !b->counters_per_set || b->counters_per_set > RCB_MAX_COUNTERS ||
+	    b->paddr % b->granularity)
+		return -EINVAL;
+	return 0;
+}
+
+/* REFCNT_TEST_BENCH: both loops, warmed first, on the calling CPU. */
+static long refcnt_test_bench(void __user *argp)
+{
+	unsigned int src = refcnt_this_cnode();
+	struct refcnt_test_bench b;
+	atomic_t *table;
+	size_t bytes;
+	int err;
+
+	if (copy_from_user(&b, argp, sizeof(b)))
+		return -EFAULT;
+	err = refcnt_test_bench_check(&b);
+	if (err)
+		return err;
+	if (src >= refcnt_nr_cnodes())
+		return -ENODEV;
+	if (check_mul_overflow((size_t)b.table_sets,
+			       b.counters_per_set * sizeof(atomic_t), &bytes))
+		return -ENOMEM;
+	table = kvzalloc(bytes, GFP_KERNEL);
+	if (!table)
+		return -ENOMEM;
+	/* Warm both: counter pages exist, the bare table is faulted in. */
+	refcnt_test_entry(&b, src, min(b.nr_refs, b.nr_sets));
+	refcnt_test_atomic(&b, table, src, min(b.nr_refs, b.nr_sets));
+	b.entry_ns = refcnt_test_entry(&b, src, b.nr_refs);
+	b.atomic_ns = refcnt_test_atomic(&b, table, src, b.nr_refs);
+	kvfree(table);
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	return copy_to_user(argp, &b, sizeof(b)) ? -EFAULT : 0;
+}
+
+/* One synthetic sample, as the PMU's overflow handler would hand it. */
+static bool refcnt_test_sample(const struct refcnt_test_sample *s)
+{
+	struct perf_sample_data data;
+
+	perf_sample_data_init(&data, s->vaddr, s->weight);
+	if (s->paddr) {
+		data.phys_addr = s->paddr;
+		data.sample_flags |= PERF_SAMPLE_PHYS_ADDR;
+	}
+	return refcnt_feed_pmu_sample(&refcnt_test_feed, &data, NULL,
+				      s->src_cnodeid);
+}
+
+/* REFCNT_TEST_SAMPLES: checked whole first, like RCB_INJECT. */
+static long refcnt_test_samples(void __user *argp)
+{
+	struct refcnt_test_samples f;
+	struct refcnt_test_sample *s;
+	long err = -EFAULT;
+	u32 i;
+
+	if (copy_from_user(&f, argp, sizeof(f)))
+		return -EFAULT;
+	if (f.flags || f.pad || !f.nr_samples ||
+	    f.nr_samples > REFCNT_TEST_SAMPLES_MAX)
+		return -EINVAL;
+	s = kvmalloc_array(f.nr_samples, sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	if (copy_from_user(s, u64_to_user_ptr(f.samples),
+			   array_size(f.nr_samples, sizeof(*s))))
+		goto out;
+	err = -EINVAL;
+	for (i = 0; i < f.nr_samples; i++)
+		if (s[i].src_cnodeid >= refcnt_nr_cnodes())
+			goto out;
+	f.delivered = 0;
+	for (i = 0; i < f.nr_samples; i++)
+		f.delivered += refcnt_test_sample(&s[i]);
+	err = copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
+out:
+	kvfree(s);
+	return err;
+}
+
+static long refcnt_test_ioctl(struct file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	void __user *argp = (void __user *)arg;
+
+	if (cmd != REFCNT_TEST_BENCH && cmd != REFCNT_TEST_SAMPLES)
+		return -ENOTTY;
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return cmd == REFCNT_TEST_BENCH ? refcnt_test_bench(argp) :
+					  refcnt_test_samples(argp);
+}
+
+static const struct file_operations refcnt_test_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = refcnt_test_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice refcnt_test_dev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "refcnt-test",
+	.fops = &refcnt_test_fops,
+	.mode = 0600,
+};
+
+static int __init refcnt_test_init(void)
+{
+	int err;
+
+	err = refcnt_feed_register(&refcnt_test_feed);
+	if (err)
+		return err;
+	err = misc_register(&refcnt_test_dev);
+	if (err)
+		refcnt_feed_unregister(&refcnt_test_feed);
+	return err;
+}
+
+static void __exit refcnt_test_exit(void)
+{
+	misc_deregister(&refcnt_test_dev);
+	refcnt_feed_unregister(&refcnt_test_feed);
+}
+
+module_init(refcnt_test_init);
+module_exit(refcnt_test_exit);
+
+MODULE_DESCRIPTION("refcnt test hooks: reference-path benchmark, synthetic PMU samples");
+MODULE_AUTHOR("refcnt developers");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(REFCNT_NS);

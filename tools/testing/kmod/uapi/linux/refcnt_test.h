@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * refcnt_test: the test module's interface, /dev/refcnt-test.
+ *
+ * Test hooks, never product ABI: refcnt_test.ko is built and loaded only
+ * by the test rig (tools/testing/kmod/), and nothing here is installed.
+ * It drives refcnt.ko through its exported feed interface (kmod/feed.h).
+ * Every ioctl needs CAP_SYS_ADMIN (EPERM otherwise); the same rules as
+ * uapi/linux/refcnt.h: fixed-width fields, must-be-zero fields checked.
+ */
+#ifndef _UAPI_LINUX_REFCNT_TEST_H
+#define _UAPI_LINUX_REFCNT_TEST_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+/* refcnt.h's magic: the numbers from 0x80 on are the test module's. */
+#define REFCNT_TEST_IOC_MAGIC	'Y'
+
+/* Most references one REFCNT_TEST_BENCH call delivers. */
+#define REFCNT_TEST_BENCH_MAX	(1ULL << 32)
+
+/**
+ * struct refcnt_test_bench - argument of REFCNT_TEST_BENCH
+ * @paddr:	first byte of the physical range to reference: a slot of a
+ *		node (RCB_SLOT_QUERY), a multiple of @granularity
+ * @nr_sets:	hardware pages of the range, at least 1
+ * @table_sets:	sets of the node (rcb_sw_sets): the bare loop's table has
+ *		@table_sets * @counters_per_set counters, as the node has
+ * @nr_refs:	in: references to deliver on the calling CPU,
+ *		1..REFCNT_TEST_BENCH_MAX (EINTR if the caller is killed
+ *		meanwhile)
+ * @entry_ns:	out: ns they took through refcnt_reference()
+ * @atomic_ns:	out: ns the same number of bare atomic increments took
+ *		over the table
+ * @granularity: bytes of a hardware page (rcb_granularity), a power of two
+ * @counters_per_set: rcb_sw_counters_per_set, 1..64
+ * @flags:	must be zero
+ * @pad:	must be zero
+ *
+ * Both loops visit the same sequence of hardware pages of the range, one
+ * reference each, from the calling CPU's node (ENODEV: a node that came
+ * online after refcnt.ko was loaded has no counter). The references stay
+ * in the counters, like any others.
+ */
+struct refcnt_test_bench {
+	__u64 paddr;
+	__u64 nr_sets;
+	__u64 table_sets;
+	__u64 nr_refs;
+	__u64 entry_ns;
+	__u64 atomic_ns;
+	__u32 granularity;
+	__u32 counters_per_set;
+	__u32 flags;
+	__u32 pad;
+};
+
+/**
+ * struct refcnt_test_sample - a synthetic precise memory sample
+ * @vaddr:	data address the sample reports
+ * @paddr:	physical data address, or 0 when the PMU gave none: it is
+ *		then found from @vaddr in the caller's page tables
+ * @src_cnodeid: cnodeid of the CPU that took the sample
+ * @weight:	sampling period: references the sample stands for
+ */
+struct refcnt_test_sample {
+	__u64 vaddr;
+	__u64 paddr;
+	__u32 src_cnodeid;
+	__u32 weight;
+};
+
+/* Most samples in one REFCNT_TEST_SAMPLES call. */
+#define REFCNT_TEST_SAMPLES_MAX	65536
+
+/**
+ * struct refcnt_test_samples - argument of REFCNT_TEST_SAMPLES
+ * @samples:	user pointer to struct refcnt_test_sample entries
+ * @nr_samples:	entries, 1..REFCNT_TEST_SAMPLES_MAX
+ * @flags:	must be zero
+ * @delivered:	out: samples that reached a counter
+ * @pad:	must be zero
+ *
+ * Each sample goes through refcnt_pmu_sample(), the code the PEBS/IBS
+ * overflow handler runs, as the test module's feed "test" (statistics in
+ * /sys/kernel/refcnt/test_*), in the caller's context: the no-allocation
+ * path of NMI is tested in user space (tools/testing/core). All samples
+ * are checked first: a bad cnodeid anywhere is EINVAL, nothing delivered.
+ */
+struct refcnt_test_samples {
+	__u64 samples;
+	__u32 nr_samples;
+	__u32 flags;
+	__u32 delivered;
+	__u32 pad;
+};
+
+/* Time refcnt_reference() against bare atomic increments. */
+#define REFCNT_TEST_BENCH	_IOWR(REFCNT_TEST_IOC_MAGIC, 0x80, \
+				      struct refcnt_test_bench)
+/* Deliver synthetic PEBS/IBS samples through the overflow handler's code. */
+#define REFCNT_TEST_SAMPLES	_IOWR(REFCNT_TEST_IOC_MAGIC, 0x81, \
+				      struct refcnt_test_samples)
+
+#endif /* _UAPI_LINUX_REFCNT_TEST_H */
