@@ -104,18 +104,21 @@ static noinline void refcnt_counter_raise(struct refcnt_node *node, u64 set,
 		refcnt_raise(node, node->migrate_pending, set);
 }
 
-/* The counter itself; inlined in both entry points (no call per reference). */
-static __always_inline void refcnt_count(struct refcnt_node *node, u64 set,
-					 unsigned int src_cnode, u32 count,
-					 const struct refcnt_ctx *ctx)
+/*
+ * The counter itself; inlined in both entry points (no call per reference).
+ * Returns the references no counter holds: pegged, or dropped.
+ */
+static __always_inline u32 refcnt_count(struct refcnt_node *node, u64 set,
+					unsigned int src_cnode, u32 count,
+					const struct refcnt_ctx *ctx)
 {
 	unsigned int counter = src_cnode >> refcnt_topo.counter_shift;
 	u64 first = set * refcnt_topo.counters_per_set;
 	bool fold, migrate = false;
-	u32 *hw, now, lost, diff;
+	u32 *hw, now, lost = count, diff;
 
 	if (unlikely(!count))
-		return;
+		return 0;
 
 	/* A reset frees counter pages after a grace period; sched is cheapest. */
 	rcu_read_lock_sched();
@@ -139,6 +142,7 @@ static __always_inline void refcnt_count(struct refcnt_node *node, u64 set,
 				     migrate, ctx);
 out:
 	rcu_read_unlock_sched();
+	return lost;
 }
 
 /**
@@ -171,21 +175,47 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
 		      const struct refcnt_ctx *ctx)
 {
+	return refcnt_reference_outcome(paddr, src_cnode, count, ctx, NULL);
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_reference, REFCNT_NS);
+
+/**
+ * refcnt_reference_outcome() - refcnt_reference(), saying what became of them
+ * @paddr:	physical address referenced
+ * @src_cnode:	cnodeid the references come from
+ * @count:	references
+ * @ctx:	pid and virtual address if the feed knows them, or NULL
+ * @out:	the page's home cnodeid and the references lost, or NULL
+ *
+ * For counting sessions, which count local, remote and lost references.
+ *
+ * Return: false if @paddr is in no node's slots or @src_cnode is invalid.
+ */
+bool refcnt_reference_outcome(u64 paddr, unsigned int src_cnode, u32 count,
+			      const struct refcnt_ctx *ctx,
+			      struct refcnt_outcome *out)
+{
 	const struct refcnt_slot *slot;
 	bool counted = false;
+	u32 lost = count;
+	int home = -1;
 
 	/* The layout may change: its node lives until a grace period ends. */
 	rcu_read_lock_sched();
 	slot = refcnt_slot_lookup(paddr);
 	if (likely(slot && src_cnode < refcnt_topo.nr_cnodes)) {
-		refcnt_count(slot->node, refcnt_slot_set(slot, paddr),
-			     src_cnode, count, ctx);
+		home = slot->node->cnodeid;
+		lost = refcnt_count(slot->node, refcnt_slot_set(slot, paddr),
+				    src_cnode, count, ctx);
 		counted = true;
 	}
 	rcu_read_unlock_sched();
+	if (out) {
+		out->home_cnode = home;
+		out->lost = lost;
+	}
 	return counted;
 }
-EXPORT_SYMBOL_NS_GPL(refcnt_reference, REFCNT_NS);
 
 /**
  * refcnt_node_prepare() - make the counter pages a reference will need

@@ -11,8 +11,12 @@
  * A feed registers a struct refcnt_feed: a name, statistics the registry
  * keeps per CPU and shows in /sys/kernel/refcnt/<name>_{samples,delivered,
  * unresolved}, sysfs files of its own, and, for a feed of perf events,
- * its operations. It then delivers references one of three ways:
+ * its operations. It then delivers references one of four ways:
  *  - by physical address: refcnt_feed_reference();
+ *  - as a device feed's record of what a task did, by physical address
+ *    with the record's position in its CPU's stream, so that counting
+ *    sessions get the records of the tasks they count:
+ *    refcnt_feed_record();
  *  - as a PMU sample (perf_sample_data and pt_regs), through the code a
  *    real PMU's overflow handler runs: refcnt_feed_pmu_sample();
  *  - as per-CPU perf events the registry makes and follows CPU hotplug
@@ -30,10 +34,32 @@
 #include <linux/sysfs.h>
 #include <linux/topology.h>
 #include <linux/types.h>
+#include <uapi/linux/refcnt.h>
 
 #include "reference.h"
 
 struct refcnt_feed;
+struct refcnt_spans;
+
+/* struct refcnt_sample.kind: what the reference was, when the feed knows. */
+#define REFCNT_SAMPLE_LOAD	1
+#define REFCNT_SAMPLE_STORE	2
+
+/**
+ * struct refcnt_sample - what a feed knows of one sample, for sessions
+ * @vaddr:	data address referenced (user), 0 when not known
+ * @ip:		address of the instruction that made it, 0 when not known
+ * @weight:	references it stands for
+ * @src_cnode:	cnodeid it came from
+ * @kind:	REFCNT_SAMPLE_LOAD or _STORE; 0 when the feed cannot tell
+ */
+struct refcnt_sample {
+	u64 vaddr;
+	u64 ip;
+	u32 weight;
+	u16 src_cnode;
+	u8 kind;
+};
 
 /**
  * struct refcnt_feed_stats - what a feed did with its samples, in samples
@@ -49,13 +75,43 @@ struct refcnt_feed_stats {
 };
 
 /**
+ * struct refcnt_device_ops - the operations of a device feed
+ * @position:	records the stream of CPU @cpu has made so far: called on
+ *		@cpu, interrupts off, as a counted task comes on it or goes
+ *		off it; the records in between are the task's
+ * @hold:	the feed must deliver records (refcnt_feed_record()) from
+ *		now on, @on, or may stop, !@on: counted as sessions come and
+ *		go; 0, or a negative errno (-ENODEV: no device now)
+ * @sync:	deliver every record made so far before returning: a
+ *		session is read
+ * @period:	the device's period (references per record), 0 when there
+ *		is no device; *@on: delivering machine-wide now
+ *
+ * A device feed delivers by itself, at a period of its own (the device's),
+ * what a memory-side device observed, record by record, in one stream per
+ * CPU: it cannot tell which task made a reference, but the records are in
+ * the order the CPU made them, so the positions where counted tasks came
+ * on and went off a CPU tell (session_device.c).
+ */
+struct refcnt_device_ops {
+	u64 (*position)(struct refcnt_feed *feed, unsigned int cpu);
+	int (*hold)(struct refcnt_feed *feed, bool on);
+	void (*sync)(struct refcnt_feed *feed);
+	u32 (*period)(struct refcnt_feed *feed, bool *on);
+};
+
+/**
  * struct refcnt_feed_ops - the operations of a feed of perf events
  * @attr:	fill in the attributes of event @k (0..nr_events-1) of
  *		CPU @cpu (-1: of a task, on any CPU), sample period aside;
  *		a negative errno when the machine has no such event
  * @sample:	deliver one sample of an event of the feed, from its
  *		overflow handler (NMI for a PMU); true if a counter counted
- *		it. The registry counts it in the feed's statistics
+ *		it. The registry counts it in the feed's statistics. @out,
+ *		when not NULL (a session's event), gets what became of it
+ * @describe:	fill in what a session filters the sample on and counts it
+ *		as (@s: data and instruction address, kind, weight, node),
+ *		before it is delivered
  * @start_error: optional: the errno to give for @err, which perf gave
  *		when an event was made; a PMU feed maps perf's several ways
  *		of saying "no such PMU" to -EOPNOTSUPP here, and nowhere else
@@ -64,7 +120,11 @@ struct refcnt_feed_ops {
 	int (*attr)(struct refcnt_feed *feed, int cpu, unsigned int k,
 		    struct perf_event_attr *attr);
 	bool (*sample)(struct refcnt_feed *feed, struct perf_event *event,
-		       struct perf_sample_data *data, struct pt_regs *regs);
+		       struct perf_sample_data *data, struct pt_regs *regs,
+		       struct refcnt_outcome *out);
+	void (*describe)(struct refcnt_feed *feed, struct perf_event *event,
+			 struct perf_sample_data *data, struct pt_regs *regs,
+			 struct refcnt_sample *s);
 	int (*start_error)(struct refcnt_feed *feed, int err);
 };
 
@@ -89,6 +149,12 @@ struct refcnt_feed_attr {
  *		"pebs", "hub"
  * @ops:	for a feed of perf events, its operations; NULL for a feed
  *		that delivers by itself
+ * @device:	for a device feed, its operations (refcnt_feed_record())
+ * @owner:	for a device feed, its module: a session holding the feed
+ *		holds the module
+ * @caps:	what its samples carry, RCB_FEED_* of uapi/linux/refcnt.h
+ *		(data and instruction address, loads, stores); the registry
+ *		adds RCB_FEED_SESSION and RCB_FEED_DEVICE
  * @nr_events:	with @ops, the perf events per CPU (and per counted task)
  * @unsupported: with @ops, what dmesg says when the machine cannot run
  *		the feed (@start_error gave -EOPNOTSUPP), or NULL
@@ -106,12 +172,20 @@ struct refcnt_feed_attr {
  * @attrs:	registry: the statistics files, and <name>_cpus with @ops
  * @attr_ptrs:	registry: @attrs for @stats_group, NULL-terminated
  * @stats_group: registry: @attrs in /sys/kernel/refcnt
+ * @spans:	registry: for a device feed, per CPU, when counted tasks
+ *		ran there (session_device.c)
+ * @holds:	registry: sessions that hold a device feed
+ * @present:	registry: a feed of perf events: 1 when the machine can
+ *		make its events, 0 when it cannot, -1 before the first look
  *
  * The feed's module owns it; the fields after @group are the registry's.
  */
 struct refcnt_feed {
 	const char *name;
 	const struct refcnt_feed_ops *ops;
+	const struct refcnt_device_ops *device;
+	struct module *owner;
+	u32 caps;
 	unsigned int nr_events;
 	const char *unsupported;
 	const struct attribute_group *group;
@@ -126,6 +200,9 @@ struct refcnt_feed {
 	struct refcnt_feed_attr attrs[4];
 	struct attribute *attr_ptrs[5];
 	struct attribute_group stats_group;
+	struct refcnt_spans __percpu *spans;
+	unsigned int holds;
+	int present;
 };
 
 int refcnt_feed_register(struct refcnt_feed *feed);
@@ -138,7 +215,28 @@ bool refcnt_feed_pmu_sample(struct refcnt_feed *feed,
 			    struct perf_sample_data *data,
 			    struct pt_regs *regs, unsigned int src_cnode);
 bool refcnt_pmu_sample(struct perf_sample_data *data, struct pt_regs *regs,
-		       unsigned int src_cnode);
+		       unsigned int src_cnode, struct refcnt_outcome *out);
+void refcnt_pmu_describe(struct perf_sample_data *data, struct pt_regs *regs,
+			 struct refcnt_sample *s);
+
+/**
+ * struct refcnt_record - one record of a device feed
+ * @cpu:	the CPU whose stream it is in
+ * @pos:	its position there: records of @cpu before it
+ * @paddr:	physical address referenced
+ * @s:		the rest of what it says
+ */
+struct refcnt_record {
+	unsigned int cpu;
+	u64 pos;
+	u64 paddr;
+	struct refcnt_sample s;
+};
+
+bool refcnt_feed_record(struct refcnt_feed *feed,
+			const struct refcnt_record *r, bool machine);
+void refcnt_feed_consumed(struct refcnt_feed *feed, unsigned int cpu,
+			  u64 pos);
 
 int refcnt_nid_cnode(int nid);
 unsigned int refcnt_nr_cnodes(void);

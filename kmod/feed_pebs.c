@@ -25,9 +25,20 @@ static int refcnt_pebs_attr(struct refcnt_feed *feed, int cpu,
 static bool refcnt_pebs_sample(struct refcnt_feed *feed,
 			       struct perf_event *event,
 			       struct perf_sample_data *data,
-			       struct pt_regs *regs)
+			       struct pt_regs *regs, struct refcnt_outcome *out)
 {
-	return refcnt_pmu_sample(data, regs, refcnt_this_cnode());
+	return refcnt_pmu_sample(data, regs, refcnt_this_cnode(), out);
+}
+
+/* The sampled instruction and data; its events sample loads. */
+static void refcnt_pebs_describe(struct refcnt_feed *feed,
+				 struct perf_event *event,
+				 struct perf_sample_data *data,
+				 struct pt_regs *regs, struct refcnt_sample *s)
+{
+	refcnt_pmu_describe(data, regs, s);
+	if (!s->kind && (feed->caps & RCB_FEED_LOADS))
+		s->kind = REFCNT_SAMPLE_LOAD;
 }
 
 /* perf says "no such PMU" several ways; a guest has none. */
@@ -42,6 +53,7 @@ static int refcnt_pebs_start_error(struct refcnt_feed *feed, int err)
 static const struct refcnt_feed_ops refcnt_pebs_ops = {
 	.attr = refcnt_pebs_attr,
 	.sample = refcnt_pebs_sample,
+	.describe = refcnt_pebs_describe,
 	.start_error = refcnt_pebs_start_error,
 };
 
@@ -49,6 +61,8 @@ static const struct refcnt_feed_ops refcnt_pebs_ops = {
 struct refcnt_feed refcnt_pebs_feed = {
 	.name = "pebs",
 	.ops = &refcnt_pebs_ops,
+	/* and RCB_FEED_LOADS where they sample loads only: main.c */
+	.caps = RCB_FEED_DATA_ADDR | RCB_FEED_INSTR_ADDR,
 	.nr_events = 1,
 	.unsupported = "no precise memory-sampling PMU (PEBS/IBS) on this machine",
 };

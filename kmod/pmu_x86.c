@@ -6,8 +6,20 @@
 #include <linux/perf_event.h>
 #include <linux/string.h>
 #include <asm/processor.h>
+#include <uapi/linux/refcnt.h>
 
 #include "refcnt.h"
+
+/**
+ * refcnt_pmu_caps() - what this CPU vendor's samples tell beyond addresses
+ *
+ * Return: RCB_FEED_LOADS where the event samples loads only (PEBS), 0
+ * where it samples every op and the sample does not say (IBS here).
+ */
+u32 refcnt_pmu_caps(void)
+{
+	return boot_cpu_data.x86_vendor == X86_VENDOR_INTEL ? RCB_FEED_LOADS : 0;
+}
 
 /**
  * refcnt_pmu_attr() - the precise load-sampling event of this CPU vendor

@@ -36,18 +36,25 @@ int refcnt_range_query(struct rcb_range_query *q);
 struct mm_struct;
 struct task_struct;
 struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm);
+struct task_struct *refcnt_target_thread_get(pid_t tid);
 
 /* feed.c: the feeds' registry */
 int refcnt_feeds_init(void);
 void refcnt_feeds_exit(void);
 int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period);
 int refcnt_feed_start_error(struct refcnt_feed *feed, int err);
+int refcnt_feeds_hold(struct refcnt_feed **held, unsigned int max);
+void refcnt_feeds_release(struct refcnt_feed **held, unsigned int n);
+long refcnt_feeds_get(void __user *argp);
 extern const struct kernel_param_ops refcnt_feed_period_ops;
 
 /* sample.c: what the feeds deliver */
-bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight);
+bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight,
+		      struct refcnt_outcome *out);
 bool refcnt_feed_sample(struct refcnt_feed *feed, struct perf_event *event,
-			struct perf_sample_data *data, struct pt_regs *regs);
+			struct perf_sample_data *data, struct pt_regs *regs,
+			struct refcnt_outcome *out);
+bool refcnt_feed_count(struct refcnt_feed *feed, bool counted);
 
 /* feed_fault.c, feed_pebs.c: refcnt.ko's feeds of perf events */
 #define REFCNT_FAULT_EVENTS	2
@@ -60,11 +67,17 @@ extern struct refcnt_feed refcnt_pebs_feed;
  */
 #ifdef CONFIG_X86
 int refcnt_pmu_attr(int cpu, unsigned int k, struct perf_event_attr *attr);
+u32 refcnt_pmu_caps(void);
 #else
 static inline int refcnt_pmu_attr(int cpu, unsigned int k,
 				  struct perf_event_attr *attr)
 {
 	return -EOPNOTSUPP;
+}
+
+static inline u32 refcnt_pmu_caps(void)
+{
+	return 0;
 }
 #endif
 

@@ -49,21 +49,27 @@ EXPORT_SYMBOL_NS_GPL(refcnt_nr_cnodes, REFCNT_NS);
  * @addr:	user address referenced
  * @cnode:	cnodeid the references come from
  * @weight:	references
+ * @out:	what became of them, or NULL
  *
  * Return: true if a counter counted them.
  */
-bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight)
+bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight,
+		      struct refcnt_outcome *out)
 {
 	struct refcnt_ctx ctx = { .pid = task_tgid_nr(current), .vaddr = addr };
 	struct page *page;
 	bool counted;
 
 	if (!addr || addr >= TASK_SIZE ||
-	    !get_user_page_fast_only(addr & PAGE_MASK, 0, &page))
+	    !get_user_page_fast_only(addr & PAGE_MASK, 0, &page)) {
+		if (out)
+			*out = (struct refcnt_outcome){ -1, weight };
 		return false;
-	counted = refcnt_reference(PFN_PHYS(page_to_pfn(page)) +
-				   (addr & ~PAGE_MASK), cnode,
-				   min_t(u64, weight, U32_MAX), &ctx);
+	}
+	counted = refcnt_reference_outcome(PFN_PHYS(page_to_pfn(page)) +
+					   (addr & ~PAGE_MASK), cnode,
+					   min_t(u64, weight, U32_MAX), &ctx,
+					   out);
 	put_page(page);
 	return counted;
 }
@@ -74,6 +80,7 @@ bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight)
  *		sample_flags, period (the references it stands for)
  * @regs:	the registers it was taken with, or NULL (not used yet)
  * @src_cnode:	cnodeid of the CPU that took it
+ * @out:	what became of it, or NULL
  *
  * What the overflow handler of a PMU feed runs, in NMI; feed modules that
  * emulate a PMU run the same (refcnt_feed_pmu_sample()). Without a
@@ -83,23 +90,56 @@ bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight)
  * Return: true if a counter counted it.
  */
 bool refcnt_pmu_sample(struct perf_sample_data *data, struct pt_regs *regs,
-		       unsigned int src_cnode)
+		       unsigned int src_cnode, struct refcnt_outcome *out)
 {
 	struct refcnt_ctx ctx = { .vaddr = data->addr };
 	u64 weight = min_t(u64, data->period, U32_MAX);
 
+	if (out)
+		*out = (struct refcnt_outcome){ -1, weight };
 	if (!(data->sample_flags & PERF_SAMPLE_PHYS_ADDR))
 		return current->mm &&
-		       refcnt_feed_user(data->addr, src_cnode, weight);
+		       refcnt_feed_user(data->addr, src_cnode, weight, out);
 	if (current->mm)
 		ctx.pid = task_tgid_nr(current);
 	return data->phys_addr &&
-	       refcnt_reference(data->phys_addr, src_cnode, weight, &ctx);
+	       refcnt_reference_outcome(data->phys_addr, src_cnode, weight,
+					&ctx, out);
 }
 EXPORT_SYMBOL_NS_GPL(refcnt_pmu_sample, REFCNT_NS);
 
+/**
+ * refcnt_pmu_describe() - what a session filters a PMU sample on
+ * @data:	the sample: addr, ip and data_src as sample_flags says
+ * @regs:	the registers it was taken with, or NULL: without
+ *		PERF_SAMPLE_IP their instruction pointer is the sample's (a
+ *		PMU's overflow handler gets the sampled instruction there)
+ * @s:		filled in: data address, instruction address, and load or
+ *		store when the data source tells
+ *
+ * Any context, NMI included.
+ */
+void refcnt_pmu_describe(struct perf_sample_data *data, struct pt_regs *regs,
+			 struct refcnt_sample *s)
+{
+	u64 flags = data->sample_flags;
+
+	s->vaddr = data->addr;
+	s->ip = flags & PERF_SAMPLE_IP ? data->ip :
+		regs ? instruction_pointer(regs) : 0;
+	s->weight = min_t(u64, data->period, U32_MAX);
+	s->kind = 0;
+	if (flags & PERF_SAMPLE_DATA_SRC) {
+		if (data->data_src.mem_op & PERF_MEM_OP_LOAD)
+			s->kind = REFCNT_SAMPLE_LOAD;
+		else if (data->data_src.mem_op & PERF_MEM_OP_STORE)
+			s->kind = REFCNT_SAMPLE_STORE;
+	}
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_pmu_describe, REFCNT_NS);
+
 /* One sample of @feed, counted or not, in its statistics. */
-static bool refcnt_feed_count(struct refcnt_feed *feed, bool counted)
+bool refcnt_feed_count(struct refcnt_feed *feed, bool counted)
 {
 	this_cpu_inc(feed->stats->samples);
 	if (counted)
@@ -147,7 +187,7 @@ bool refcnt_feed_pmu_sample(struct refcnt_feed *feed,
 			    struct pt_regs *regs, unsigned int src_cnode)
 {
 	return refcnt_feed_count(feed, refcnt_pmu_sample(data, regs,
-							  src_cnode));
+							  src_cnode, NULL));
 }
 EXPORT_SYMBOL_NS_GPL(refcnt_feed_pmu_sample, REFCNT_NS);
 
@@ -157,6 +197,7 @@ EXPORT_SYMBOL_NS_GPL(refcnt_feed_pmu_sample, REFCNT_NS);
  * @event:	the event that overflowed
  * @data:	its sample
  * @regs:	its registers
+ * @out:	what became of it, for a session's event; NULL otherwise
  *
  * The machine-wide events (feed.c) and those of a counted process
  * (session.c) both end here, in the overflow handler's context.
@@ -164,8 +205,9 @@ EXPORT_SYMBOL_NS_GPL(refcnt_feed_pmu_sample, REFCNT_NS);
  * Return: true if a counter counted it.
  */
 bool refcnt_feed_sample(struct refcnt_feed *feed, struct perf_event *event,
-			struct perf_sample_data *data, struct pt_regs *regs)
+			struct perf_sample_data *data, struct pt_regs *regs,
+			struct refcnt_outcome *out)
 {
 	return refcnt_feed_count(feed, feed->ops->sample(feed, event, data,
-							  regs));
+							  regs, out));
 }
