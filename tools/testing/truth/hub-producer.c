@@ -16,6 +16,15 @@
  *   hub_garble=N      tests: every Nth record of a vCPU, write garbage
  *                     into the region instead (a record, a head index,
  *                     the header, a tail index, in turn)
+ *   hub_wait=MS       a vCPU whose ring is full waits up to MS ms for the
+ *                     driver to make room before it drops the record
+ *                     (default 0: it drops at once): for tests that must
+ *                     see every reference of a program larger than a ring
+ *                     (sessions at period 1), while the guest drains on
+ *                     another vCPU.  A vCPU that waits takes no interrupt
+ *                     meanwhile, hence the bound; and it waits only while
+ *                     the driver says it drains (the ring's @draining):
+ *                     not at boot, nor with the feed off.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +34,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <qemu-plugin.h>
@@ -44,7 +54,7 @@ struct hub_vcpu {
 
 int hub_on, hub_misses;
 static const char *hub_path, *hub_out;
-static uint64_t hub_period = 1, hub_garble;
+static uint64_t hub_period = 1, hub_garble, hub_wait_ms;
 static struct refcnt_hub_header *hdr;
 static struct hub_vcpu *hv;
 static int hub_nr;
@@ -66,6 +76,12 @@ int hub_parse_opt(const char *key, const char *v)
 		hub_period = strtoull(v, &end, 0);
 		if (*end || !hub_period || hub_period > UINT32_MAX) {
 			fprintf(stderr, PFX "hub_period=%s: want 1 to 4294967295\n", v);
+			return -1;
+		}
+	} else if (!strcmp(key, "hub_wait")) {
+		hub_wait_ms = strtoull(v, &end, 0);
+		if (*end || hub_wait_ms > 60000) {
+			fprintf(stderr, PFX "hub_wait=%s: want 0 to 60000 (ms)\n", v);
 			return -1;
 		}
 	} else if (!strcmp(key, "hub_garble")) {
@@ -185,6 +201,8 @@ static void garble(struct hub_vcpu *h)
 	case 0:		/* a record of random addresses */
 		r->paddr = rnd(h);
 		r->vaddr = rnd(h);
+		r->ip = rnd(h);
+		r->flags = (uint32_t)rnd(h);
 		__atomic_store_n(&h->ring->head, ++h->head, __ATOMIC_RELEASE);
 		break;
 	case 1:		/* a head far ahead; the next record puts it back */
@@ -201,7 +219,36 @@ static void garble(struct hub_vcpu *h)
 	}
 }
 
-void hub_ref(unsigned int vi, uint64_t pa, uint64_t vaddr, int miss)
+/* hub_wait: up to hub_wait_ms for the driver to free a slot; the tail. */
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/*
+ * hub_wait: up to hub_wait_ms for the driver to free a slot, while it
+ * says it drains; returns the tail.
+ */
+static uint64_t hub_wait_room(struct hub_vcpu *h)
+{
+	const struct timespec nap = { 0, 20000 };
+	uint64_t tail, deadline = now_ns() + hub_wait_ms * 1000000ULL;
+
+	for (;;) {
+		tail = __atomic_load_n(&h->ring->tail, __ATOMIC_ACQUIRE);
+		if (h->head - tail <= (uint64_t)ring_mask ||
+		    !__atomic_load_n(&h->ring->draining, __ATOMIC_RELAXED) ||
+		    now_ns() >= deadline)
+			return tail;
+		nanosleep(&nap, NULL);
+	}
+}
+
+void hub_ref(unsigned int vi, uint64_t pa, uint64_t vaddr, uint64_t ip,
+	     int store, int miss)
 {
 	struct hub_vcpu *h;
 	struct refcnt_hub_record *r;
@@ -227,6 +274,8 @@ void hub_ref(unsigned int vi, uint64_t pa, uint64_t vaddr, int miss)
 	}
 	__atomic_store_n(&h->ring->references, h->refs, __ATOMIC_RELAXED);
 	tail = __atomic_load_n(&h->ring->tail, __ATOMIC_ACQUIRE);
+	if (h->head - tail >= (uint64_t)ring_mask + 1 && hub_wait_ms)
+		tail = hub_wait_room(h);
 	if (h->head - tail >= (uint64_t)ring_mask + 1) {
 		__atomic_store_n(&h->ring->overruns, ++h->overruns, __ATOMIC_RELAXED);
 		return;
@@ -234,6 +283,9 @@ void hub_ref(unsigned int vi, uint64_t pa, uint64_t vaddr, int miss)
 	r = &h->rec[h->head & ring_mask];
 	r->paddr = pa;
 	r->vaddr = vaddr;
+	r->ip = ip;
+	r->flags = store ? REFCNT_HUB_REC_STORE : 0;
+	r->pad = 0;
 	h->records++;
 	__atomic_store_n(&h->ring->head, ++h->head, __ATOMIC_RELEASE);
 }

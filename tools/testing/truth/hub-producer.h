@@ -20,7 +20,8 @@ int hub_parse_opt(const char *key, const char *v);
 int hub_install(int nr_vcpus, const int *vcpu_nid, int nr_vcpu_nid,
 		uint64_t granularity);
 /* One reference of vCPU vi, which missed the LLC or not (-1: no model). */
-void hub_ref(unsigned int vi, uint64_t pa, uint64_t vaddr, int miss);
+void hub_ref(unsigned int vi, uint64_t pa, uint64_t vaddr, uint64_t ip,
+	     int store, int miss);
 /* The insn at d (size bytes): 1 mute, 2 unmute, 0 neither. */
 int hub_mark(const void *d, size_t size);
 void hub_mark_cb(unsigned int vi, void *udata);

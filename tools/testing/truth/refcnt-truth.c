@@ -161,9 +161,30 @@ static int llc_miss(int cnode, uint64_t pa)
 	return miss;
 }
 
-static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
-		   uint64_t vaddr, void *udata)
+/*
+ * mem_cb's udata: the instruction's address in its low 56 bits (the hub
+ * records it; canonical x86-64 addresses sign-extend from bit 55), and
+ * the trace's register class of the instruction (trace_insn_udata()) in
+ * the top 8.
+ */
+#define INSN_BITS	56
+
+static void *insn_udata(uint64_t ip, void *trace_class)
 {
+	return (void *)(uintptr_t)((ip & ((1ULL << INSN_BITS) - 1)) |
+				   (uint64_t)(uintptr_t)trace_class << INSN_BITS);
+}
+
+static uint64_t udata_insn(void *udata)
+{
+	return (uint64_t)((int64_t)((uint64_t)(uintptr_t)udata <<
+				    (64 - INSN_BITS)) >> (64 - INSN_BITS));
+}
+
+static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
+		   uint64_t vaddr, void *data)
+{
+	void *udata = (void *)(uintptr_t)((uintptr_t)data >> INSN_BITS);
 	struct vcpu *v;
 	struct qemu_plugin_hwaddr *hw;
 	uint64_t pa;
@@ -201,7 +222,8 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 			v->miss[pa / opt.gran]++;
 	}
 	if (hub_on)
-		hub_ref(vi, pa, vaddr, miss);
+		hub_ref(vi, pa, vaddr, udata_insn(data),
+			qemu_plugin_mem_is_store(info), miss);
 }
 
 static void tb_exec_cb(unsigned int vi, void *udata)
@@ -307,7 +329,9 @@ static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_cb,
 						 QEMU_PLUGIN_CB_NO_REGS,
 						 QEMU_PLUGIN_MEM_RW,
-			trace_on ? trace_insn_udata(d, qemu_plugin_insn_size(insn)) : NULL);
+			insn_udata(qemu_plugin_insn_vaddr(insn), trace_on ?
+				   trace_insn_udata(d, qemu_plugin_insn_size(insn)) :
+				   NULL));
 		if (hm)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, hub_mark_cb,
 				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)hm);

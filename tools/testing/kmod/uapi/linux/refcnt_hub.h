@@ -24,7 +24,7 @@
 #include <linux/types.h>
 
 #define REFCNT_HUB_MAGIC	0x4255484e43524652ULL	/* "RFRCNHUB" */
-#define REFCNT_HUB_VERSION	2
+#define REFCNT_HUB_VERSION	3
 #define REFCNT_HUB_MAX_VCPUS	256
 #define REFCNT_HUB_NO_NODE	0xffff
 /* The header page, and where the first ring starts. */
@@ -81,14 +81,23 @@ struct refcnt_hub_header {
 	__u16 vcpu_node[REFCNT_HUB_MAX_VCPUS];
 };
 
+/* struct refcnt_hub_record.flags */
+#define REFCNT_HUB_REC_STORE	0x1	/* a store; else a load */
+
 /**
  * struct refcnt_hub_record - one reported reference
  * @paddr:	guest-physical address referenced
  * @vaddr:	guest-virtual address referenced (the pid is not known)
+ * @ip:		guest-virtual address of the instruction that made it
+ * @flags:	REFCNT_HUB_REC_*
+ * @pad:	zero
  */
 struct refcnt_hub_record {
 	__u64 paddr;
 	__u64 vaddr;
+	__u64 ip;
+	__u32 flags;
+	__u32 pad;
 };
 
 /**
@@ -103,6 +112,9 @@ struct refcnt_hub_record {
  *		else 0
  * @pad0:	keeps @tail on its own cache line
  * @tail:	consumer: records consumed, free-running
+ * @draining:	consumer: 1 while the driver drains the ring continuously
+ *		(the feed is on, or counting sessions hold it), else 0: a
+ *		producer told to wait for room (hub_wait) waits only then
  * @pad1:	to REFCNT_HUB_RING_CTRL
  */
 struct refcnt_hub_ring {
@@ -112,7 +124,8 @@ struct refcnt_hub_ring {
 	__u64 muted;
 	__u64 pad0[4];
 	__u64 tail;
-	__u64 pad1[7];
+	__u64 draining;
+	__u64 pad1[6];
 };
 
 #endif /* _UAPI_LINUX_REFCNT_HUB_H */
