@@ -45,6 +45,15 @@ KDIR ?= /usr/src/linux-headers-$(KVER)
 LINUX_SOURCE ?= /usr/src/linux-source-6.1.tar.xz
 KSFT_DIR := $(BUILD)/linux-source/tools/testing/selftests
 CHECKPATCH := $(BUILD)/linux-source/scripts/checkpatch.pl
+KERNEL_DOC := $(BUILD)/linux-source/scripts/kernel-doc
+GET_ABI := $(BUILD)/linux-source/scripts/get_abi.pl
+# The few files we use from the kernel source tarball; the stamp is named
+# after the list, so that a longer list extracts again.
+LINUX_SOURCE_FILES := tools/testing/selftests/kselftest_harness.h \
+	tools/testing/selftests/kselftest.h scripts/checkpatch.pl \
+	scripts/spelling.txt scripts/const_structs.checkpatch scripts/kernel-doc \
+	scripts/get_abi.pl
+LINUX_SOURCE_STAMP := $(BUILD)/linux-source/.stamp-$(word 1,$(shell echo $(LINUX_SOURCE_FILES) | cksum))
 
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
 # The test rig's modules: test hooks and the hub device's driver.
@@ -54,6 +63,7 @@ TESTMOD_UAPI := $(wildcard $(TESTMOD_DIR)/uapi/linux/*.h)
 MODULE_OUT := $(BUILD)/$(KVER)
 
 .PHONY: all lib module selftests tools checkpatch check demo bench install dkms-check \
+	shellcheck kernel-doc check-long \
 	intree-check clean FORCE core-check fuzz
 .PHONY: truth accuracy papi
 
@@ -100,16 +110,11 @@ $(BUILD)/tools/demo-workload: examples/demo-workload.c
 	@echo "  CC      $@"
 	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
 
-# Extract only the few files we use from the kernel source tarball.
-$(BUILD)/linux-source/.stamp: $(LINUX_SOURCE)
-	@echo "  EXTRACT kselftest harness and checkpatch from $(notdir $<)"
+$(LINUX_SOURCE_STAMP): $(LINUX_SOURCE)
+	@echo "  EXTRACT kselftest harness, checkpatch and kernel-doc from $(notdir $<)"
 	@mkdir -p $(BUILD)/linux-source
 	@tar -xJf $< -C $(BUILD)/linux-source --strip-components=1 \
-		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
-		linux-source-6.1/tools/testing/selftests/kselftest.h \
-		linux-source-6.1/scripts/checkpatch.pl \
-		linux-source-6.1/scripts/spelling.txt \
-		linux-source-6.1/scripts/const_structs.checkpatch
+		$(addprefix linux-source-6.1/,$(LINUX_SOURCE_FILES))
 	@touch $@
 
 # Each kernel gets its own copy of the sources: kbuild builds in place.
@@ -135,14 +140,14 @@ module: $(KMOD_SRCS) uapi/linux/refcnt.h $(TESTMOD_SRCS) $(TESTMOD_UAPI)
 	@for m in $(MODULE_OUT)/testing/*.ko; do \
 		echo "  MODULE  $(MODULE_OUT)/$${m##*/} (test rig)"; done
 
-selftests: $(BUILD)/linux-source/.stamp $(LIB_OUT)/librefcnt.a
+selftests: $(LINUX_SOURCE_STAMP) $(LIB_OUT)/librefcnt.a
 	@$(MAKE) -C selftests/refcnt O=$(BUILD)/selftests KSFT_DIR=$(KSFT_DIR) \
 		UAPI_DIR=$(TOP)/uapi LIBREFCNT=$(LIB_OUT)/librefcnt.a
 
 # kmod/compat.h is the one place allowed to test kernel versions; BIT()
 # does not exist for uapi headers.
 CHECKPATCH_FLAGS := --strict --no-tree --terse --show-types
-checkpatch: $(BUILD)/linux-source/.stamp
+checkpatch: $(LINUX_SOURCE_STAMP)
 	@perl $(CHECKPATCH) $(CHECKPATCH_FLAGS) \
 		-f $(filter-out kmod/compat.h,$(wildcard kmod/*.c kmod/*.h)) \
 		kmod/Kbuild kmod/Kconfig
@@ -153,8 +158,37 @@ checkpatch: $(BUILD)/linux-source/.stamp
 	@perl $(CHECKPATCH) $(CHECKPATCH_FLAGS) -f $(TESTMOD_SRCS)
 	@echo "  CHECKPATCH clean: kmod/ uapi/ $(TESTMOD_DIR)/"
 
+# kernel-doc over kmod/ and the uapi header, verbose (it then also names
+# missing return descriptions): any warning fails. Then the documents'
+# kernel-doc directives must name documented code (refcnt-doc-check), and
+# the sysfs ABI files must parse as the kernel's get_abi.pl reads them.
+KERNEL_DOC_FILES = $(wildcard kmod/*.c kmod/*.h) uapi/linux/refcnt.h
+kernel-doc: $(LINUX_SOURCE_STAMP)
+	@out=$$(perl $(KERNEL_DOC) -v -none $(KERNEL_DOC_FILES) 2>&1 | grep -v ': info: '); \
+	if [ -n "$$out" ]; then echo "$$out" >&2; exit 1; fi
+	@echo "  KERNEL-DOC clean: $(words $(KERNEL_DOC_FILES)) files"
+	@tools/testing/refcnt-doc-check $(KERNEL_DOC)
+	@out=$$(perl $(GET_ABI) --dir Documentation/ABI validate 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out" >&2; exit 1; fi
+	@echo "  GET_ABI validate: $$(grep -rc '^What:' Documentation/ABI | awk -F: '{ s += $$2 } END { print s }') Documentation/ABI entries"
+
+# Every shell script of the tree: a #! line naming sh or bash, or a
+# "# shellcheck shell=" directive (the sourced files), at every severity;
+# .shellcheckrc says where sourced files are found.
+SHELL_SCRIPTS = $(shell find . \( -path ./build -o -path ./.git \) -prune -o -type f -print | \
+	LC_ALL=C sort | while read -r f; do \
+		{ head -n 1 "$$f" | grep -qaE '^\#!.*[/ ](ba)?sh$$' || \
+		  head -n 3 "$$f" | grep -qa '^\# shellcheck shell='; } && echo "$$f"; done)
+shellcheck:
+	@command -v shellcheck >/dev/null || { echo "no shellcheck: install it (tools/testing/refcnt-setup deps)" >&2; exit 1; }
+	@files="$(SHELL_SCRIPTS)"; shellcheck $$files && echo "  SHELLCHECK clean: $$(echo $$files | wc -w) scripts"
+
 check:
 	@tools/testing/refcnt-check
+
+# make check and what it leaves out for time (Documentation/testing.rst).
+check-long:
+	@tools/testing/refcnt-check --long
 
 # refcnt-compare: reads files only, needs neither librefcnt nor rtools.c.
 tools: $(BUILD)/tools/refcnt-compare

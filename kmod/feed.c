@@ -670,9 +670,8 @@ long refcnt_feeds_get(void __user *argp)
 /**
  * refcnt_feeds_init() - the registry: /sys/kernel/refcnt, CPU hotplug
  *
- * From here on feeds may register, and those of perf events follow CPUs
- * coming online and going offline.
- *
+ * Context: module load. From here on feeds may register, and those of
+ * perf events follow CPUs coming online and going offline.
  * Return: 0 or a negative errno.
  */
 int refcnt_feeds_init(void)

@@ -245,8 +245,7 @@ void refcnt_sync(void);
 /**
  * refcnt_this_cnode() - cnodeid of the CPU we run on
  *
- * Any context, NMI included.
- *
+ * Context: any, NMI included.
  * Return: the cnodeid of this CPU's node; not below refcnt_nr_cnodes()
  * (so refused by the entry points) for a node that came online after
  * refcnt.ko was loaded.

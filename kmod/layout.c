@@ -219,9 +219,9 @@ EXPORT_SYMBOL_NS_GPL(refcnt_sync, REFCNT_NS);
  * refcnt_layout_init() - build every node's layout and device, and follow
  * memory hotplug from then on
  *
- * The notifier is registered first, so that memory coming or going while
- * the module loads is either seen by the load or rescanned once it is done.
- *
+ * Context: module load. The notifier is registered first, so that memory
+ * coming or going while the module loads is either seen by the load or
+ * rescanned once it is done.
  * Return: 0 or a negative errno (nothing is left behind).
  */
 int refcnt_layout_init(void)

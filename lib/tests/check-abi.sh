@@ -30,8 +30,10 @@ if ! cmp -s "$t/declared" "$t/map"; then
 	echo "check-abi: declared functions differ from $map:"; diff "$t/map" "$t/declared" || true
 	rc=1
 fi
-for f in $(cat "$t/map" "$t/inline"); do
+while read -r f; do
 	[ -f "$dir/man/$f.3" ] || { echo "check-abi: no man page man/$f.3"; rc=1; }
-done
+done <<EOF
+$(cat "$t/map" "$t/inline")
+EOF
 [ $rc = 0 ] && echo "ok check-abi: $(wc -l < "$t/map") functions exported, declared and documented, $(wc -l < "$t/inline") inline documented"
 exit $rc

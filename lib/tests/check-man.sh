@@ -22,5 +22,5 @@ for f in *.3; do
 		fi
 	fi
 done
-[ $rc = 0 ] && echo "ok check-man: $(ls *.3 | wc -l) pages"
+[ $rc = 0 ] && echo "ok check-man: $(find . -maxdepth 1 -name '*.3' | wc -l) pages"
 exit $rc

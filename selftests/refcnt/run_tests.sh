@@ -11,7 +11,7 @@
 #
 # Output: each binary's own TAP stream as it runs, framed by
 #   # selftests: refcnt: <binary>
-#   # selftests: refcnt: <binary>: exit <status>
+#   # selftests: refcnt: <binary>: exit <status> (<seconds> s)
 # Counting is left to tools/testing/tap-summary (on the host: make check
 # runs it on the guest's log). So that it sees every failure, a binary
 # that is missing, or exits with a status other than 0 or 4 (skip) while
@@ -61,6 +61,7 @@ while read -r t; do
 	fi
 	: >"$out"
 	: >"$rcf"
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	# The binary's output, shown and kept in $out, up to the marker line
 	# that carries its exit status: a process it leaves behind, still
 	# holding the pipe, cannot keep the reader (and so the run) waiting.
@@ -88,6 +89,7 @@ while read -r t; do
 		fi
 		;;
 	esac
-	echo "# selftests: refcnt: $t: exit $rc"
+	echo "# selftests: refcnt: $t: exit $rc ($(awk -v t0="$t0" \
+		'{ printf "%.1f", $1 - t0 }' /proc/uptime) s)"
 done <tests.list
 exit $status

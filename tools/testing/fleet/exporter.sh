@@ -1,5 +1,7 @@
 # shellcheck shell=bash
 # fleet-guest: refcnt-exporter's tests (sourced).
+# The exporters' pids are read by reload.sh and fleet-guest's cleanup:
+# shellcheck disable=SC2034
 
 exporter_pid=
 textfile_pid=
@@ -23,8 +25,8 @@ scrape() { # [ACCEPT]
 
 # Wait until a scrape answers (the exporter just started).
 wait_scrape() {
-	local i
-	for i in $(seq 50); do
+	local tries
+	for ((tries = 0; tries < 50; tries++)); do
 		scrape >/dev/null 2>&1 && return 0
 		sleep 0.2
 	done
@@ -51,7 +53,7 @@ exporter_tests() {
 	"$EXPORTER" --listen "127.0.0.1:$PORT" 2>"$W/listen.err" &
 	exporter_pid=$!
 	if ! check "refcnt-exporter --listen 127.0.0.1:$PORT answers GET /metrics" wait_scrape; then
-		cat "$W/listen.err" | diag
+		diag <"$W/listen.err"
 		return
 	fi
 	scrape >"$W/scrape.prom"

@@ -66,9 +66,9 @@ pmda_install() {
 # scheduling delay: the rate may be at most 25% lower, never higher
 # than 1%), the second exactly 0 (nothing injected in between).
 pmval_rate() { # REFS
-	local out=$W/pmval.out i r1 r2 want
+	local out=$W/pmval.out tries r1 r2 want
 	pmval -t 4 -s 2 -f 3 -i node0:from4 refcnt.access.references >"$out" 2>&1 &
-	for i in $(seq 100); do
+	for ((tries = 0; tries < 100; tries++)); do
 		grep -q '^interval:' "$out" && break
 		sleep 0.1
 	done
