@@ -87,6 +87,9 @@ struct refcnt_slot {
  * @mapping:	address space the node's counters are mapped through, to
  *		zap @zero_page mappings when a page is installed; NULL
  *		while nothing maps them (refcnt_table_set_mapping())
+ * @zap:	bit 0: a page was installed where map_lock could not be
+ *		taken (refcnt_table_counter_atomic()); the interrupt
+ *		service zaps the mappings (refcnt_table_zap())
  */
 struct refcnt_table {
 	struct refcnt_sparse counters;
@@ -94,6 +97,7 @@ struct refcnt_table {
 	struct page *zero_page;
 	struct rw_semaphore map_lock;
 	struct address_space *mapping;
+	unsigned long zap;
 };
 
 /**
@@ -162,6 +166,43 @@ struct refcnt_events {
 	wait_queue_head_t wait;
 };
 
+/* Entries of a node's inline fold log. */
+#define REFCNT_FOLD_LOG		64
+
+/**
+ * struct refcnt_fold_entry - FOLD events of folds made on the reference path
+ * @set:	the set folded
+ * @counter:	the counter each event names
+ * @count:	the count each event reports
+ * @nr:		events (folds) the entry stands for
+ * @ready:	written whole: the interrupt service may take it
+ */
+struct refcnt_fold_entry {
+	u64 set;
+	u32 counter;
+	u32 count;
+	u32 nr;
+	u32 ready;
+};
+
+/**
+ * struct refcnt_fold_log - FOLD events raised where no lock may be taken
+ * @head:	entries reserved so far, free-running
+ * @tail:	entries the interrupt service took, free-running
+ * @dropped:	events dropped because the log was full
+ * @entry:	the entries, a ring
+ *
+ * Many producers (any context, NMI included: reserve with a cmpxchg of
+ * @head, fill, then set @ready), one consumer (the interrupt service,
+ * under fold_lock). See refcnt_fold_log_add().
+ */
+struct refcnt_fold_log {
+	atomic_t head;
+	u32 tail;
+	atomic64_t dropped;
+	struct refcnt_fold_entry entry[REFCNT_FOLD_LOG];
+};
+
 /**
  * struct refcnt_node - the counter hardware of one node with memory
  * @nid:		Linux node id
@@ -189,7 +230,12 @@ struct refcnt_events {
  *			hardware counters against each other
  * @irq_work:		raised from any context, NMI included
  * @fold_work:		the deferred interrupt service
+ * @held:		refcnt_node_hold()s in force: the work leaves raised
+ *			interrupts pending
+ * @service_held:	the work found the node held (under fold_lock)
  * @events:		event queue for readers of the device
+ * @fold_log:		FOLD events of folds made on the reference path, for
+ *			the interrupt service to queue
  * @stats:		statistics
  * @want_hw:		1 + index of a hardware counter an NMI found no page
  *			for; the irq_work makes the page, 0 when none
@@ -230,7 +276,10 @@ struct refcnt_node {
 	struct mutex fold_lock;	/* interrupt service, resets, set reads */
 	struct irq_work irq_work;
 	struct work_struct fold_work;
+	atomic_t held;
+	bool service_held;
 	struct refcnt_events events;
+	struct refcnt_fold_log fold_log;
 	struct refcnt_stats __percpu *stats;
 	atomic64_t want_hw;
 	size_t fixed_bytes;
@@ -343,6 +392,8 @@ static inline u64 refcnt_slot_set(const struct refcnt_slot *slot, u64 paddr)
 int refcnt_table_init(struct refcnt_table *table, int nid, size_t len);
 void refcnt_table_destroy(struct refcnt_table *table);
 u32 *refcnt_table_counter(struct refcnt_table *table, u64 idx);
+u32 *refcnt_table_counter_atomic(struct refcnt_table *table, u64 idx);
+void refcnt_table_zap(struct refcnt_table *table);
 u64 refcnt_table_clear(struct refcnt_table *table, struct page **scratch);
 int refcnt_table_populate(struct refcnt_table *table);
 void refcnt_table_set_mapping(struct refcnt_table *table,
@@ -369,13 +420,21 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 			   unsigned int src_cnode, u32 count,
 			   const struct refcnt_ctx *ctx);
 bool refcnt_node_prepare(struct refcnt_node *node, u64 set,
-			 unsigned int src_cnode);
+			 unsigned int src_cnode, u32 count);
+u32 *refcnt_counter_word(struct refcnt_node *node, struct refcnt_sparse *sp,
+			 u64 idx);
 
 /* fold.c: the threshold interrupt and what else runs in its context */
 void refcnt_raise(struct refcnt_node *node, unsigned long *pending, u64 set);
 void refcnt_irq_work(struct irq_work *work);
 void refcnt_fold_work(struct work_struct *work);
 void refcnt_node_sync(struct refcnt_node *node);
+void refcnt_node_hold(struct refcnt_node *node);
+void refcnt_node_unhold(struct refcnt_node *node);
+u32 *refcnt_fold_inline(struct refcnt_node *node, u64 set, u64 idx,
+			u32 *mine);
+void refcnt_fold_more(struct refcnt_node *node, u64 set, u64 idx, u32 *ext,
+		      u32 nr, u32 thr);
 int refcnt_node_reset(struct refcnt_node *node);
 int refcnt_node_set_thresholds(struct refcnt_node *node, u32 abs, u32 diff);
 void refcnt_node_thresholds(const struct refcnt_node *node, u32 *abs,
@@ -391,6 +450,13 @@ void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
 void refcnt_events_init(struct refcnt_events *ev, int nid, u32 size);
 void refcnt_events_destroy(struct refcnt_events *ev);
 bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec);
+u64 refcnt_events_queue_alike(struct refcnt_events *ev, struct rcb_event *rec,
+			      u64 nr);
+void refcnt_events_drop(struct refcnt_events *ev, u64 n);
+bool refcnt_fold_log_add(struct refcnt_fold_log *log, u64 set, u32 counter,
+			 u32 count, u32 nr);
+bool refcnt_fold_log_take(struct refcnt_fold_log *log,
+			  struct refcnt_fold_entry *out);
 bool refcnt_events_ready(struct refcnt_events *ev);
 unsigned int refcnt_events_take(struct refcnt_events *ev,
 				struct rcb_event *out, unsigned int max);

@@ -3,11 +3,21 @@
  * refcnt: the reference entry point, the emulated counter hardware itself.
  *
  * "N references to physical address P from node S": the hardware counter
- * of S in P's set counts them and pegs at its maximum (the excess is lost,
- * and counted as lost). Reaching the absolute threshold raises the fold
- * interrupt; a remote counter ahead of the home counter by more than the
- * differential threshold raises a migration event. Interrupts are deferred
- * (fold.c), exactly as on the Origin, so counters may peg before the fold.
+ * of S in P's set counts them. Reaching the absolute threshold raises the
+ * fold interrupt; a remote counter ahead of the home counter by more than
+ * the differential threshold raises a migration event. Interrupts are
+ * deferred (fold.c), exactly as on the Origin, so references that come
+ * faster than the fold peg the counter at its maximum (the excess is
+ * lost, and counted as lost).
+ *
+ * A delivery of N references stands for N references that came one by
+ * one (a sample's weight, a burst a device collected over time): the
+ * first meets the counter as it is, and the interrupt keeps up with the
+ * rest. So a delivery that crosses the threshold with references to spare
+ * fills the counter to the threshold, folds the set there and then
+ * (fold.c, refcnt_fold_inline()), and goes on counting: a weight never
+ * loses references by itself (Documentation/design.rst, "Weighted
+ * references").
  *
  * Callable from any context, NMI included: no locks, no sleeping, and no
  * allocation in NMI (a reference whose counter page does not exist yet is
@@ -43,6 +53,23 @@ refcnt_counter_get(struct refcnt_node *node, struct refcnt_sparse *sp, u64 idx)
 	return likely(word) ? word : refcnt_counter_alloc(node, sp, idx);
 }
 
+/**
+ * refcnt_counter_word() - a hardware or lost count, made if allowed here
+ * @node:	the node
+ * @sp:		its hardware counters or lost counts
+ * @idx:	counter index
+ *
+ * Any context: in NMI a missing page is not made (the irq_work makes a
+ * hardware counter's for the next reference).
+ *
+ * Return: the count, or NULL.
+ */
+u32 *refcnt_counter_word(struct refcnt_node *node, struct refcnt_sparse *sp,
+			 u64 idx)
+{
+	return refcnt_counter_get(node, sp, idx);
+}
+
 /* Remember who referenced @set, for the event its interrupt may queue. */
 static void refcnt_ctx_note(struct refcnt_node *node, u64 set,
 			    const struct refcnt_ctx *ctx)
@@ -59,26 +86,9 @@ static void refcnt_ctx_note(struct refcnt_node *node, u64 set,
 	WRITE_ONCE(slot->set, set);
 }
 
-/* Add references to a hardware counter; it pegs. Returns the new count. */
-static u32 refcnt_counter_add(u32 *hw, u32 count, u32 max, u32 *lost)
-{
-	u32 old = READ_ONCE(*hw), new;
-
-	do {
-		new = min_t(u64, (u64)old + count, max);
-	} while (!try_cmpxchg(hw, &old, new));
-	*lost = count - (new - old);
-	return new;
-}
-
-/*
- * The rare part of a reference: an interrupt may be raised. Out of line,
- * so that the common path stays short and spills few registers.
- */
-static noinline void refcnt_counter_raise(struct refcnt_node *node, u64 set,
-					  u64 idx, u32 lost, bool fold,
-					  bool migrate,
-					  const struct refcnt_ctx *ctx)
+/* Remember the context of a reference that raises something. */
+static void refcnt_ctx_keep(struct refcnt_node *node, u64 set,
+			    const struct refcnt_ctx *ctx)
 {
 	/*
 	 * Say who referenced the set first. The fold work runs on any CPU,
@@ -90,18 +100,127 @@ static noinline void refcnt_counter_raise(struct refcnt_node *node, u64 set,
 	else if (READ_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set) == set)
 		/* This reference came without one: forget the old. */
 		WRITE_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set, U64_MAX);
+}
 
-	if (lost) {
-		refcnt_lost_add(node, refcnt_counter_get(node, &node->lost, idx),
-				lost);
-		this_cpu_add(node->stats->pegged, lost);
-		if (!test_and_set_bit(set, node->pegged))
-			refcnt_raise(node, node->peg_pending, set);
-	}
+/* Does a remote counter at @now raise a migration event? */
+static bool refcnt_migrating(struct refcnt_node *node, u64 first,
+			     unsigned int counter, u32 now)
+{
+	u32 diff = READ_ONCE(node->diff_threshold), home;
+
+	if (!diff || counter == node->home_counter)
+		return false;
+	home = refcnt_home_count(node, first);
+	return now > home && now - home > diff;
+}
+
+static void refcnt_peg(struct refcnt_node *node, u64 set, u64 idx, u32 lost)
+{
+	refcnt_lost_add(node, refcnt_counter_get(node, &node->lost, idx), lost);
+	this_cpu_add(node->stats->pegged, lost);
+	if (!test_and_set_bit(set, node->pegged))
+		refcnt_raise(node, node->peg_pending, set);
+}
+
+static void refcnt_migrate(struct refcnt_node *node, u64 set)
+{
+	if (!test_and_set_bit(set, node->migrated))
+		refcnt_raise(node, node->migrate_pending, set);
+}
+
+/*
+ * The rare part of a reference: an interrupt may be raised. Out of line,
+ * so that the common path stays short and spills few registers.
+ */
+static noinline void refcnt_counter_raise(struct refcnt_node *node, u64 set,
+					  u64 idx, u32 lost, bool fold,
+					  bool migrate,
+					  const struct refcnt_ctx *ctx)
+{
+	refcnt_ctx_keep(node, set, ctx);
+	if (lost)
+		refcnt_peg(node, set, idx, lost);
 	if (fold && !test_and_set_bit(set, node->fold_pending))
 		refcnt_raise(node, NULL, set);
-	if (migrate && !test_and_set_bit(set, node->migrated))
-		refcnt_raise(node, node->migrate_pending, set);
+	if (migrate)
+		refcnt_migrate(node, set);
+}
+
+/*
+ * Add up to @left references below the threshold @thr: the counter takes
+ * what fits (nothing at or above @thr). Returns what it took; *@now is
+ * its new count.
+ */
+static u32 refcnt_counter_fill(u32 *hw, u32 left, u32 thr, u32 *now)
+{
+	u32 old = READ_ONCE(*hw), take;
+
+	do {
+		take = old < thr ? min(left, thr - old) : 0;
+		if (!take)
+			break;
+	} while (!try_cmpxchg(hw, &old, old + take));
+	*now = old + take;
+	return take;
+}
+
+/*
+ * A delivery of @count > 1 references that the counter cannot take below
+ * the absolute threshold: the first meets the counter as it is (pegs if
+ * it is at the maximum), the rest fill it to the threshold, fold the set
+ * and go on, as if the interrupt had kept up with each. Only in NMI, when
+ * the counter's extended page does not exist yet, what cannot fold is
+ * dropped (refs_dropped), like a reference without a hardware page.
+ * Returns the references no counter holds: pegged, or dropped.
+ */
+static noinline u32 refcnt_count_fold(struct refcnt_node *node, u64 set,
+				      unsigned int counter, u32 *hw,
+				      u32 count, const struct refcnt_ctx *ctx)
+{
+	u64 first = set * refcnt_topo.counters_per_set, idx = first + counter;
+	u32 thr = READ_ONCE(node->abs_threshold), old = READ_ONCE(*hw);
+	u32 max = refcnt_topo.hw_max, now, take, left = count, *ext, pegged;
+	bool folded = false;
+
+	refcnt_ctx_keep(node, set, ctx);
+	/* The first reference pegs a counter at its maximum; then fill. */
+	do {
+		take = old < thr ? min(left, thr - old) : 1;
+		now = min(old + take, max);
+	} while (!try_cmpxchg(hw, &old, now));
+	left -= take;
+	pegged = take - (now - old);
+	if (pegged)
+		refcnt_peg(node, set, idx, pegged);
+	if (refcnt_migrating(node, first, counter, now))
+		refcnt_migrate(node, set);
+
+	while (left) {
+		/* Another CPU's fold may have emptied it: then just fill. */
+		if (READ_ONCE(*hw) >= thr) {
+			ext = refcnt_fold_inline(node, set, idx, hw);
+			if (!ext)
+				break;
+			folded = true;
+			if (left > thr) {
+				u32 nr = (left - 1) / thr;
+
+				refcnt_fold_more(node, set, idx, ext, nr, thr);
+				left -= nr * thr;
+			}
+		}
+		left -= refcnt_counter_fill(hw, left, thr, &now);
+		if (refcnt_migrating(node, first, counter, now))
+			refcnt_migrate(node, set);
+	}
+	this_cpu_add(node->stats->references, count - left);
+	this_cpu_add(node->stats->refs_dropped, left);
+	if (now >= thr && !test_and_set_bit(set, node->fold_pending))
+		refcnt_raise(node, NULL, set);
+	else if (folded)
+		/* The service queues the fold log's events. */
+		irq_work_queue(&node->irq_work);
+	return pegged + left;
 }
 
 /*
@@ -114,8 +233,8 @@ static __always_inline u32 refcnt_count(struct refcnt_node *node, u64 set,
 {
 	unsigned int counter = src_cnode >> refcnt_topo.counter_shift;
 	u64 first = set * refcnt_topo.counters_per_set;
-	bool fold, migrate = false;
-	u32 *hw, now, lost = count, diff;
+	u32 *hw, old, now, lost = count, thr;
+	bool fold, migrate;
 
 	if (unlikely(!count))
 		return 0;
@@ -127,16 +246,22 @@ static __always_inline u32 refcnt_count(struct refcnt_node *node, u64 set,
 		this_cpu_add(node->stats->refs_dropped, count);
 		goto out;
 	}
-	now = refcnt_counter_add(hw, count, refcnt_topo.hw_max, &lost);
+	thr = READ_ONCE(node->abs_threshold);
+	old = READ_ONCE(*hw);
+	do {
+		/* Past the threshold with references to spare: it folds. */
+		if (unlikely(count > 1 && (u64)old + count > thr)) {
+			lost = refcnt_count_fold(node, set, counter, hw, count,
+						 ctx);
+			goto out;
+		}
+		now = min_t(u64, (u64)old + count, refcnt_topo.hw_max);
+	} while (!try_cmpxchg(hw, &old, now));
+	lost = count - (now - old);
 	this_cpu_add(node->stats->references, count);
 
-	fold = now >= READ_ONCE(node->abs_threshold);
-	diff = READ_ONCE(node->diff_threshold);
-	if (diff && counter != node->home_counter) {
-		u32 home = refcnt_home_count(node, first);
-
-		migrate = now > home && now - home > diff;
-	}
+	fold = now >= thr;
+	migrate = refcnt_migrating(node, first, counter, now);
 	if (unlikely(lost || fold || migrate))
 		refcnt_counter_raise(node, set, first + counter, lost, fold,
 				     migrate, ctx);
@@ -218,24 +343,34 @@ bool refcnt_reference_outcome(u64 paddr, unsigned int src_cnode, u32 count,
 }
 
 /**
- * refcnt_node_prepare() - make the counter pages a reference will need
+ * refcnt_node_prepare() - make the counter pages a delivery will need
  * @node:	the node
  * @set:	set index
  * @src_cnode:	cnodeid the references will come from
+ * @count:	references the delivery will bring
  *
- * Process context; lets exact feeds (injection) count without dropping.
+ * Process context; lets exact feeds (injection) count without dropping:
+ * the hardware counter and the home counter (the differential threshold
+ * reads it), and the extended counter when the delivery may fold inline.
  *
  * Return: false when memory could not be had.
  */
 bool refcnt_node_prepare(struct refcnt_node *node, u64 set,
-			 unsigned int src_cnode)
+			 unsigned int src_cnode, u32 count)
 {
 	u64 first = set * refcnt_topo.counters_per_set;
+	u64 idx = first + (src_cnode >> refcnt_topo.counter_shift);
+	u32 *hw = refcnt_sparse_get(&node->hw, idx, GFP_KERNEL);
 
-	return refcnt_sparse_get(&node->hw, first +
-				 (src_cnode >> refcnt_topo.counter_shift),
-				 GFP_KERNEL) &&
-	       (node->home_counter >= refcnt_topo.counters_per_set ||
-		refcnt_sparse_get(&node->hw, first + node->home_counter,
-				  GFP_KERNEL));
+	if (!hw || (node->home_counter < refcnt_topo.counters_per_set &&
+		    !refcnt_sparse_get(&node->hw, first + node->home_counter,
+				       GFP_KERNEL)))
+		return false;
+	if (count < 2 ||
+	    (u64)READ_ONCE(*hw) + count <= READ_ONCE(node->abs_threshold))
+		return true;
+	mutex_lock(&node->fold_lock);
+	hw = refcnt_table_counter(&node->table, idx);
+	mutex_unlock(&node->fold_lock);
+	return hw;
 }

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt: a node's bounded queue of event records.
+ * refcnt: a node's bounded queue of event records, and the fold log in
+ * front of it.
  *
  * Only the interrupt service (process context) queues records, so a
  * spinlock is enough. A full queue drops the new record, never blocks;
  * the reader then first gets an RCB_EVENT_LOST record saying how many.
+ * Folds made on the reference path, in any context, leave their events
+ * in the node's fold log, a small lock-free ring the service empties
+ * into the queue first.
  */
 #include <linux/minmax.h>
 #include <linux/overflow.h>
@@ -99,6 +103,140 @@ bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec)
 	if (queued)
 		wake_up_interruptible(&ev->wait);
 	return queued;
+}
+
+/**
+ * refcnt_events_queue_alike() - queue @nr records alike but for their seq
+ * @ev:		the queue
+ * @rec:	the record; its seq and time are stamped
+ * @nr:		how many
+ *
+ * What room there is takes them, in one section under the lock and one
+ * wake-up; the rest are dropped, as the queue drops a record it has no
+ * room for. For the folds of one big delivery.
+ *
+ * Return: the records dropped.
+ */
+u64 refcnt_events_queue_alike(struct refcnt_events *ev, struct rcb_event *rec,
+			      u64 nr)
+{
+	struct rcb_event *ring = NULL;
+	u64 room, n = 0;
+
+	if (!nr)
+		return 0;
+	if (!READ_ONCE(ev->ring))
+		ring = kvzalloc_node(array_size(ev->size, sizeof(*ring)),
+				     GFP_KERNEL, ev->nid);
+	rec->time_ns = ktime_get_ns();
+	spin_lock(&ev->lock);
+	if (!ev->ring && ring) {
+		ev->ring = ring;
+		ring = NULL;
+	}
+	room = ev->ring ? ev->size - (ev->head - ev->tail) : 0;
+	for (; n < nr && n < room; n++) {
+		rec->seq = ev->seq++;
+		ev->ring[(ev->head + n) & (ev->size - 1)] = *rec;
+	}
+	/* refcnt_events_ready() reads these without the lock */
+	WRITE_ONCE(ev->head, ev->head + n);
+	if (n < nr) {
+		if (!ev->dropped)
+			ev->first_dropped = ev->seq;
+		ev->seq += nr - n;
+		WRITE_ONCE(ev->dropped, ev->dropped + nr - n);
+	}
+	spin_unlock(&ev->lock);
+	kvfree(ring);
+	wake_up_interruptible(&ev->wait);
+	return nr - n;
+}
+
+/**
+ * refcnt_events_drop() - count events dropped before they were queued
+ * @ev:		the queue
+ * @n:		events
+ *
+ * They take their sequence numbers, as a record the full queue refused
+ * does, and the reader gets a LOST record for them.
+ */
+void refcnt_events_drop(struct refcnt_events *ev, u64 n)
+{
+	if (!n)
+		return;
+	spin_lock(&ev->lock);
+	if (!ev->dropped)
+		ev->first_dropped = ev->seq;
+	ev->seq += n;
+	WRITE_ONCE(ev->dropped, ev->dropped + n);
+	spin_unlock(&ev->lock);
+	wake_up_interruptible(&ev->wait);
+}
+
+/**
+ * refcnt_fold_log_add() - log the FOLD events of a fold made inline
+ * @log:	the node's fold log
+ * @set:	the set folded
+ * @counter:	the counter the events name
+ * @count:	the count they report
+ * @nr:		how many
+ *
+ * Any context, NMI included: the entry is reserved with a cmpxchg of the
+ * head, filled, then marked ready (release). The caller then raises the
+ * node's irq_work, so the service runs after the entry is ready. A full
+ * log drops the events and counts them.
+ *
+ * Return: false if they were dropped.
+ */
+bool refcnt_fold_log_add(struct refcnt_fold_log *log, u64 set, u32 counter,
+			 u32 count, u32 nr)
+{
+	int head = atomic_read(&log->head);
+	struct refcnt_fold_entry *e;
+
+	do {
+		/* Pairs with the release of the tail: that entry is free. */
+		if ((u32)head - smp_load_acquire(&log->tail) >= REFCNT_FOLD_LOG) {
+			atomic64_add(nr, &log->dropped);
+			return false;
+		}
+	} while (!atomic_try_cmpxchg(&log->head, &head, head + 1));
+	e = &log->entry[(u32)head % REFCNT_FOLD_LOG];
+	e->set = set;
+	e->counter = counter;
+	e->count = count;
+	e->nr = nr;
+	/* The fields before the flag that says they are written */
+	smp_store_release(&e->ready, 1);
+	return true;
+}
+
+/**
+ * refcnt_fold_log_take() - take the oldest entry of the fold log
+ * @log:	the node's fold log
+ * @out:	the entry
+ *
+ * The one consumer: called with the node's fold_lock held. Stops at an
+ * entry reserved but not yet ready: its writer raises the irq_work once
+ * it is, and the service runs again.
+ *
+ * Return: false when there is none ready.
+ */
+bool refcnt_fold_log_take(struct refcnt_fold_log *log,
+			  struct refcnt_fold_entry *out)
+{
+	struct refcnt_fold_entry *e = &log->entry[log->tail % REFCNT_FOLD_LOG];
+
+	if (log->tail == (u32)atomic_read(&log->head) ||
+	    /* Pairs with the writer's release: the fields are written */
+	    !smp_load_acquire(&e->ready))
+		return false;
+	*out = *e;
+	WRITE_ONCE(e->ready, 0);
+	/* The entry is free for a writer once it sees the new tail. */
+	smp_store_release(&log->tail, log->tail + 1);
+	return true;
 }
 
 /**

@@ -211,6 +211,9 @@ void refcnt_feed_unregister(struct refcnt_feed *feed);
 bool refcnt_feed_reference(struct refcnt_feed *feed, u64 paddr,
 			   unsigned int src_cnode, u32 weight,
 			   const struct refcnt_ctx *ctx);
+bool refcnt_feed_references(struct refcnt_feed *feed, u64 paddr,
+			    unsigned int src_cnode, u64 count, u32 samples,
+			    const struct refcnt_ctx *ctx);
 bool refcnt_feed_pmu_sample(struct refcnt_feed *feed,
 			    struct perf_sample_data *data,
 			    struct pt_regs *regs, unsigned int src_cnode);
@@ -240,6 +243,7 @@ void refcnt_feed_consumed(struct refcnt_feed *feed, unsigned int cpu,
 
 int refcnt_nid_cnode(int nid);
 unsigned int refcnt_nr_cnodes(void);
+unsigned int refcnt_granularity_shift(void);
 void refcnt_sync(void);
 
 /**

@@ -6,7 +6,12 @@
  *
  * Every entry is checked before any counts, so a bad one fails the whole
  * batch. The counter pages a reference needs are made first, where we
- * may sleep, so injected references are never dropped.
+ * may sleep, so injected references are never dropped. A batch is one
+ * instant: the deferred interrupt service of the nodes it reaches is held
+ * off until its last entry is in, so each entry is a delivery that the
+ * threshold interrupt keeps up with (its references fold as they cross
+ * the threshold) while entries that find a counter raised and at its
+ * maximum peg, the same way every time.
  */
 #include <linux/overflow.h>
 #include <linux/sched.h>
@@ -30,6 +35,21 @@ static int refcnt_inject_check(const struct rcb_ref *refs,
 	return 0;
 }
 
+/* The distinct nodes of a batch, at most @max; returns how many. */
+static u32 refcnt_inject_nodes(const struct refcnt_slot **slots, u32 n,
+			       struct refcnt_node **nodes, u32 max)
+{
+	u32 i, k, nr = 0;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < nr && nodes[k] != slots[i]->node; k++)
+			;
+		if (k == nr && nr < max)
+			nodes[nr++] = slots[i]->node;
+	}
+	return nr;
+}
+
 static int refcnt_inject_refs(const struct rcb_ref *refs,
 			      const struct refcnt_slot **slots, u32 n)
 {
@@ -41,7 +61,8 @@ static int refcnt_inject_refs(const struct rcb_ref *refs,
 
 		if (!refs[i].count)
 			continue;
-		if (!refcnt_node_prepare(s->node, set, refs[i].src_cnodeid))
+		if (!refcnt_node_prepare(s->node, set, refs[i].src_cnodeid,
+					 refs[i].count))
 			return -ENOMEM;
 		refcnt_node_reference(s->node, set, refs[i].src_cnodeid,
 				      refs[i].count, NULL);
@@ -63,10 +84,11 @@ static int refcnt_inject_refs(const struct rcb_ref *refs,
 long refcnt_inject(void __user *argp)
 {
 	const struct refcnt_slot **slots;
+	struct refcnt_node *few[8], **nodes = NULL;
 	struct rcb_inject in;
 	struct rcb_ref *refs;
 	long err = -ENOMEM;
-	u32 i;
+	u32 i, nr_nodes = 0;
 
 	if (copy_from_user(&in, argp, sizeof(in)))
 		return -EFAULT;
@@ -82,14 +104,31 @@ long refcnt_inject(void __user *argp)
 	if (copy_from_user(refs, u64_to_user_ptr(in.refs),
 			   array_size(in.nr_refs, sizeof(*refs))))
 		goto out;
-	err = refcnt_inject_check(refs, slots, in.nr_refs) ?:
-	      refcnt_inject_refs(refs, slots, in.nr_refs);
-	if (err || !(in.flags & RCB_INJECT_SYNC))
+	err = refcnt_inject_check(refs, slots, in.nr_refs);
+	if (err)
 		goto out;
-	for (i = 0; i < in.nr_refs; i++)
-		if (i == 0 || slots[i]->node != slots[i - 1]->node)
-			refcnt_node_sync(slots[i]->node);
+	/* Most batches reach a node or two; room for every one otherwise. */
+	nr_nodes = refcnt_inject_nodes(slots, in.nr_refs, few, ARRAY_SIZE(few));
+	nodes = few;
+	if (nr_nodes == ARRAY_SIZE(few)) {
+		err = -ENOMEM;
+		nodes = kvmalloc_array(nr_node_ids, sizeof(*nodes), GFP_KERNEL);
+		if (!nodes)
+			goto out;
+		nr_nodes = refcnt_inject_nodes(slots, in.nr_refs, nodes,
+					       nr_node_ids);
+	}
+	for (i = 0; i < nr_nodes; i++)
+		refcnt_node_hold(nodes[i]);
+	err = refcnt_inject_refs(refs, slots, in.nr_refs);
+	for (i = 0; i < nr_nodes; i++) {
+		if (!err && in.flags & RCB_INJECT_SYNC)
+			refcnt_node_sync(nodes[i]);
+		refcnt_node_unhold(nodes[i]);
+	}
 out:
+	if (nodes != few)
+		kvfree(nodes);
 	kvfree(slots);
 	kvfree(refs);
 	return err;

@@ -8,6 +8,14 @@
  * node's fold_lock, it queues peg and migration events and folds whole
  * sets: every hardware counter of the set is added to its extended
  * counter (saturating at 2^32-1) and reset to 0.
+ *
+ * A delivery of many references that crosses the absolute threshold is
+ * folded where it is made (refcnt_fold_inline(), refcnt_fold_more()):
+ * those references came one by one with the interrupt keeping up. Such
+ * folds take no lock: a hardware count moves to its extended counter
+ * with xchg, so each count is folded by exactly one of the two, and
+ * extended counters are only ever added to atomically. Their FOLD events
+ * wait in the node's fold log for the service to queue them.
  */
 #include <linux/bitmap.h>
 #include <linux/minmax.h>
@@ -140,20 +148,20 @@ static void refcnt_migrate_event(struct refcnt_node *node, u64 set)
 	refcnt_queue(node, &ev);
 }
 
-/* Add @v to an extended counter; what does not fit is lost. */
+/*
+ * Add @v to an extended counter; what does not fit is lost. Atomic: the
+ * reference path folds into extended counters too. Any context: the lost
+ * count's page is only made where allocation is allowed.
+ */
 static void refcnt_extend(struct refcnt_node *node, u32 *ext, u64 idx, u32 v)
 {
-	u64 sum = (u64)READ_ONCE(*ext) + v;
+	u32 over = refcnt_sat_add(ext, v);
 
-	if (unlikely(sum > U32_MAX)) {
-		u32 over = sum - U32_MAX;
-
-		refcnt_lost_add(node, refcnt_sparse_get(&node->lost, idx,
-							GFP_KERNEL), over);
+	if (unlikely(over)) {
+		refcnt_lost_add(node, refcnt_counter_word(node, &node->lost,
+							  idx), over);
 		this_cpu_add(node->stats->saturated, over);
-		sum = U32_MAX;
 	}
-	WRITE_ONCE(*ext, sum);
 }
 
 /* The threshold interrupt proper: fold the complete set. */
@@ -195,12 +203,155 @@ static void refcnt_fold_set(struct refcnt_node *node, u64 set)
 	refcnt_queue(node, &ev);
 }
 
+/*
+ * Queue an entry's FOLD events, alike, at once: the whole folds of a big
+ * delivery may stand for millions; what the queue has no room for is
+ * dropped.
+ */
+static void refcnt_fold_entry_events(struct refcnt_node *node,
+				     const struct refcnt_fold_entry *e)
+{
+	struct rcb_event ev;
+
+	refcnt_event_init(node, e->set, RCB_EVENT_FOLD, &ev);
+	refcnt_event_counter(&ev, e->counter, e->count);
+	this_cpu_add(node->stats->events_dropped,
+		     refcnt_events_queue_alike(&node->events, &ev, e->nr));
+}
+
+/* The events of the folds made on the reference path, in their order. */
+static void refcnt_service_fold_log(struct refcnt_node *node)
+{
+	struct refcnt_fold_entry e;
+	u64 dropped;
+
+	while (refcnt_fold_log_take(&node->fold_log, &e)) {
+		refcnt_fold_entry_events(node, &e);
+		cond_resched();
+	}
+	dropped = atomic64_xchg(&node->fold_log.dropped, 0);
+	if (dropped) {
+		refcnt_events_drop(&node->events, dropped);
+		this_cpu_add(node->stats->events_dropped, dropped);
+	}
+}
+
+/* An extended counter where the reference path stands: no page made in NMI. */
+static u32 *refcnt_ext_word(struct refcnt_node *node, u64 idx)
+{
+	u32 *word = refcnt_sparse_word(&node->table.counters, idx);
+
+	if (likely(word) || in_nmi())
+		return word;
+	return refcnt_table_counter_atomic(&node->table, idx);
+}
+
+/**
+ * refcnt_fold_inline() - fold a set on the reference path
+ * @node:	the node
+ * @set:	the set, whose counter @idx is at or above the threshold
+ * @idx:	index of the counter that reached it
+ * @mine:	that counter, as the caller found it: after a reset took its
+ *		page out of the array, the page it counts in until the
+ *		grace period ends
+ *
+ * The threshold interrupt keeping up with a delivery: the whole set is
+ * folded now, as the interrupt service would, and the interrupt raised
+ * for it is served. Any context, NMI included, no lock: each count moves
+ * with xchg, so it is folded here or by the service, never both. A
+ * counter whose extended page cannot be had here (in NMI) stays in
+ * hardware and the set stays raised. The FOLD event goes to the fold log;
+ * the caller raises the irq_work that queues it.
+ *
+ * Return: @idx's extended counter, or NULL if it cannot be had: nothing
+ * was folded.
+ */
+u32 *refcnt_fold_inline(struct refcnt_node *node, u64 set, u64 idx,
+			u32 *mine)
+{
+	u64 first = set * refcnt_topo.counters_per_set;
+	u32 *ours = refcnt_ext_word(node, idx);
+	unsigned int c, top = 0;
+	bool left = false;
+	u32 most = 0;
+
+	if (!ours)
+		return NULL;
+	clear_bit(set, node->fold_pending);
+	for (c = 0; c < refcnt_topo.counters_per_set; c++) {
+		u32 *hw = first + c == idx ? mine :
+			  refcnt_sparse_word(&node->hw, first + c);
+		u32 *ext, v;
+
+		if (!hw || !READ_ONCE(*hw))
+			continue;
+		ext = refcnt_ext_word(node, first + c);
+		if (!ext) {
+			left = true;
+			continue;
+		}
+		v = xchg(hw, 0);
+		refcnt_extend(node, ext, first + c, v);
+		if (v > most) {
+			most = v;
+			top = c;
+		}
+	}
+	clear_bit(set, node->pegged);
+	clear_bit(set, node->migrated);
+	if (left)
+		refcnt_raise(node, node->fold_pending, set);
+	if (most) {
+		this_cpu_inc(node->stats->folds);
+		refcnt_fold_log_add(&node->fold_log, set, top, most, 1);
+	}
+	return ours;
+}
+
+/**
+ * refcnt_fold_more() - whole folds of one counter, on the reference path
+ * @node:	the node
+ * @set:	the set, just folded by refcnt_fold_inline()
+ * @idx:	index of the counter
+ * @ext:	its extended counter, as refcnt_fold_inline() returned it
+ * @nr:		folds: @nr times the counter goes from 0 to @thr and folds
+ * @thr:	the absolute threshold
+ *
+ * The rest of a big delivery, @nr * @thr references, without going
+ * through the hardware counter: the set's other counters were just
+ * folded, so each of these folds would fold this counter alone. They
+ * raise what its counts raise (a migration event; the home counter is
+ * what it is now) and share one entry of the fold log.
+ */
+void refcnt_fold_more(struct refcnt_node *node, u64 set, u64 idx, u32 *ext,
+		      u32 nr, u32 thr)
+{
+	u64 first = set * refcnt_topo.counters_per_set;
+	u32 diff = READ_ONCE(node->diff_threshold);
+	unsigned int counter = idx - first;
+
+	refcnt_extend(node, ext, idx, nr * thr);
+	if (diff && counter != node->home_counter) {
+		u32 home = refcnt_home_count(node, first);
+
+		if (thr > home && thr - home > diff &&
+		    !test_and_set_bit(set, node->migrated))
+			refcnt_raise(node, node->migrate_pending, set);
+	}
+	clear_bit(set, node->pegged);
+	clear_bit(set, node->migrated);
+	this_cpu_add(node->stats->folds, nr);
+	refcnt_fold_log_add(&node->fold_log, set, counter, thr, nr);
+}
+
 /* Service every raised interrupt of the node. Called with fold_lock. */
 static void refcnt_service(struct refcnt_node *node)
 {
 	unsigned long w;
 
 	lockdep_assert_held(&node->fold_lock);
+	refcnt_table_zap(&node->table);
+	refcnt_service_fold_log(node);
 	for_each_set_bit(w, node->attention, node->nr_attention) {
 		unsigned long peg, migrate, fold, b;
 		u64 base = (u64)w * BITS_PER_LONG;
@@ -239,10 +390,59 @@ void refcnt_node_sync(struct refcnt_node *node)
 /**
  * refcnt_fold_work() - the interrupt service of a node, deferred
  * @work:	the node's fold_work
+ *
+ * While the node is held (refcnt_node_hold()) it only says it ran, and
+ * refcnt_node_unhold() queues it again.
  */
 void refcnt_fold_work(struct work_struct *work)
 {
-	refcnt_node_sync(container_of(work, struct refcnt_node, fold_work));
+	struct refcnt_node *node = container_of(work, struct refcnt_node,
+						fold_work);
+
+	mutex_lock(&node->fold_lock);
+	if (atomic_read(&node->held))
+		node->service_held = true;
+	else
+		refcnt_service(node);
+	mutex_unlock(&node->fold_lock);
+}
+
+/**
+ * refcnt_node_hold() - keep the deferred interrupt service from running
+ * @node:	the node
+ *
+ * Until refcnt_node_unhold(), raised interrupts stay pending (the
+ * reference path still folds inline): the references delivered meanwhile
+ * all come before any deferred fold, as those of one RCB_INJECT batch do.
+ * Waits for a service already running. refcnt_node_sync() still services.
+ * Process context.
+ */
+void refcnt_node_hold(struct refcnt_node *node)
+{
+	atomic_inc(&node->held);
+	mutex_lock(&node->fold_lock);
+	mutex_unlock(&node->fold_lock);
+}
+
+/**
+ * refcnt_node_unhold() - end a refcnt_node_hold()
+ * @node:	the node
+ *
+ * The service runs soon after for what was raised meanwhile.
+ */
+void refcnt_node_unhold(struct refcnt_node *node)
+{
+	bool again;
+
+	if (!atomic_dec_and_test(&node->held))
+		return;
+	/* Under fold_lock: a work item that saw the hold has said so. */
+	mutex_lock(&node->fold_lock);
+	again = node->service_held;
+	node->service_held = false;
+	mutex_unlock(&node->fold_lock);
+	if (again)
+		queue_work(system_unbound_wq, &node->fold_work);
 }
 
 /**
@@ -257,6 +457,7 @@ void refcnt_fold_work(struct work_struct *work)
  */
 int refcnt_node_reset(struct refcnt_node *node)
 {
+	struct refcnt_fold_entry e;
 	struct page **scratch;
 	unsigned int i;
 	u64 sum;
@@ -276,6 +477,10 @@ int refcnt_node_reset(struct refcnt_node *node)
 	bitmap_zero(node->migrated, node->nr_sets);
 	for (i = 0; i < REFCNT_CTX_SLOTS; i++)
 		WRITE_ONCE(node->ctx[i].set, U64_MAX);
+	/* Events of inline folds being logged now are kept: they come after. */
+	while (refcnt_fold_log_take(&node->fold_log, &e))
+		;
+	atomic64_set(&node->fold_log.dropped, 0);
 	sum = refcnt_sparse_clear(&node->hw, scratch);
 	sum += refcnt_sparse_clear(&node->lost, scratch);
 	sum += refcnt_table_clear(&node->table, scratch);

@@ -45,6 +45,20 @@ unsigned int refcnt_nr_cnodes(void)
 EXPORT_SYMBOL_NS_GPL(refcnt_nr_cnodes, REFCNT_NS);
 
 /**
+ * refcnt_granularity_shift() - log2 of the bytes of a hardware page
+ *
+ * For feeds that add up their references per hardware page before they
+ * deliver them.
+ *
+ * Return: the granularity's shift, fixed while refcnt.ko is loaded.
+ */
+unsigned int refcnt_granularity_shift(void)
+{
+	return refcnt_cfg.granularity_shift;
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_granularity_shift, REFCNT_NS);
+
+/**
  * refcnt_feed_user() - deliver references to a user address of this task
  * @addr:	user address referenced
  * @cnode:	cnodeid the references come from
@@ -138,15 +152,21 @@ void refcnt_pmu_describe(struct perf_sample_data *data, struct pt_regs *regs,
 }
 EXPORT_SYMBOL_NS_GPL(refcnt_pmu_describe, REFCNT_NS);
 
+/* @n samples of @feed, counted or not, in its statistics. */
+static bool refcnt_feed_count_n(struct refcnt_feed *feed, bool counted, u32 n)
+{
+	this_cpu_add(feed->stats->samples, n);
+	if (counted)
+		this_cpu_add(feed->stats->delivered, n);
+	else
+		this_cpu_add(feed->stats->unresolved, n);
+	return counted;
+}
+
 /* One sample of @feed, counted or not, in its statistics. */
 bool refcnt_feed_count(struct refcnt_feed *feed, bool counted)
 {
-	this_cpu_inc(feed->stats->samples);
-	if (counted)
-		this_cpu_inc(feed->stats->delivered);
-	else
-		this_cpu_inc(feed->stats->unresolved);
-	return counted;
+	return refcnt_feed_count_n(feed, counted, 1);
 }
 
 /**
@@ -169,6 +189,38 @@ bool refcnt_feed_reference(struct refcnt_feed *feed, u64 paddr,
 							 weight, ctx));
 }
 EXPORT_SYMBOL_NS_GPL(refcnt_feed_reference, REFCNT_NS);
+
+/**
+ * refcnt_feed_references() - a feed delivers several samples of one page
+ * @feed:	the feed, registered; @samples samples in its statistics
+ * @paddr:	physical address referenced
+ * @src_cnode:	cnodeid the references come from
+ * @count:	references the samples stand for, in all
+ * @samples:	samples added up, all to the hardware page of @paddr
+ * @ctx:	pid and virtual address of one of them, or NULL
+ *
+ * For a feed that collects over time what it delivers in a burst (a
+ * device's records): one delivery folds as it crosses the threshold
+ * instead of pegging, as the references one by one would have. Any
+ * context, NMI included.
+ *
+ * Return: true if a counter counted them.
+ */
+bool refcnt_feed_references(struct refcnt_feed *feed, u64 paddr,
+			    unsigned int src_cnode, u64 count, u32 samples,
+			    const struct refcnt_ctx *ctx)
+{
+	bool counted = true;
+
+	while (count && counted) {
+		u32 n = min_t(u64, count, U32_MAX);
+
+		counted = refcnt_reference(paddr, src_cnode, n, ctx);
+		count -= n;
+	}
+	return refcnt_feed_count_n(feed, counted, samples);
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_feed_references, REFCNT_NS);
 
 /**
  * refcnt_feed_pmu_sample() - a feed delivers a PMU-shaped sample

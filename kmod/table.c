@@ -84,6 +84,51 @@ u32 *refcnt_table_counter(struct refcnt_table *table, u64 idx)
 }
 
 /**
+ * refcnt_table_counter_atomic() - an extended counter, made where we stand
+ * @table:	the table
+ * @idx:	counter index
+ *
+ * For folds on the reference path, where map_lock cannot be taken: a
+ * missing page is made with GFP_ATOMIC and installed at once, and the
+ * zero-page mappings it hides are zapped by the next interrupt service
+ * (refcnt_table_zap()), which the caller raises. Until then a mapping may
+ * show zeros where the counter has counts: mapped extended counters lag
+ * the truth anyway. Not in NMI.
+ *
+ * Return: the counter, or NULL when no memory could be had.
+ */
+u32 *refcnt_table_counter_atomic(struct refcnt_table *table, u64 idx)
+{
+	u32 *word = refcnt_sparse_word(&table->counters, idx);
+
+	if (likely(word))
+		return word;
+	word = refcnt_sparse_get(&table->counters, idx, GFP_ATOMIC);
+	/* After the page is in: a zap that sees the bit comes after it. */
+	if (word)
+		set_bit(0, &table->zap);
+	return word;
+}
+
+/**
+ * refcnt_table_zap() - zap mappings of the zero page hiding a new page
+ * @table:	the table
+ *
+ * Process context: the interrupt service calls it before anything else.
+ * Zaps every mapping of the table when refcnt_table_counter_atomic()
+ * installed a page since the last call; the next faults map what exists.
+ */
+void refcnt_table_zap(struct refcnt_table *table)
+{
+	if (!test_and_clear_bit(0, &table->zap))
+		return;
+	down_write(&table->map_lock);
+	if (table->mapping)
+		unmap_mapping_range(table->mapping, 0, 0, 1);
+	up_write(&table->map_lock);
+}
+
+/**
  * refcnt_table_populate() - make every page of the table (prealloc=1)
  * @table:	the table
  *

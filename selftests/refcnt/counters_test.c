@@ -81,6 +81,27 @@ static void check_event(struct __test_metadata *_metadata,
 	EXPECT_EQ(0ULL, e->vaddr) TH_LOG("%s: vaddr", rc_event_name(type));
 }
 
+/*
+ * Inject @first references to (@paddr, @src), then @singles more one entry
+ * each, in one synchronous batch: nothing is serviced before its end, so
+ * single references that find the counter raised and at its maximum peg.
+ */
+static int inject_then_singly(int fd, uint64_t paddr, uint32_t src,
+			      uint32_t first, uint32_t singles)
+{
+	struct rcb_ref *refs = calloc(singles + 1, sizeof(*refs));
+	uint32_t i;
+	int ret;
+
+	if (!refs)
+		return -ENOMEM;
+	for (i = 0; i <= singles; i++)
+		refs[i] = (struct rcb_ref){ paddr, src, i ? 1 : first };
+	ret = rc_inject(fd, refs, singles + 1, RCB_INJECT_SYNC);
+	free(refs);
+	return ret;
+}
+
 static void log_events(struct __test_metadata *_metadata,
 		       const struct rcb_event *ev, int n)
 {
@@ -619,7 +640,8 @@ TEST_F(counters, abs_threshold_one)
 /*
  * Peg events report the references lost in the counter so far (since the
  * reset), not only since the last fold; a second peg after a fold raises a
- * new PEG event.
+ * new PEG event. With the threshold at the maximum, one entry brings the
+ * counter there and single references after it in the same batch peg.
  */
 TEST_F(counters, peg_again_after_fold)
 {
@@ -631,10 +653,10 @@ TEST_F(counters, peg_again_after_fold)
 	int n;
 
 	ASSERT_EQ(0, rc_thresholds(d->fd, self->max, 0));
-	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, set), 0,
-				self->max + 100, RCB_INJECT_SYNC));
-	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, set), 0,
-				self->max + 50, RCB_INJECT_SYNC));
+	ASSERT_EQ(0, inject_then_singly(d->fd, rcd_set_paddr(d, set), 0,
+					self->max, 100));
+	ASSERT_EQ(0, inject_then_singly(d->fd, rcd_set_paddr(d, set), 0,
+					self->max, 50));
 	one(ext, 0, 2 * self->max);
 	check_set(_metadata, d, set, NULL, ext, one(lost, 0, 150));
 	n = rc_events(d->fd, ev, 8);
@@ -651,7 +673,9 @@ TEST_F(counters, peg_again_after_fold)
 /*
  * Lost references are a 32-bit count per counter like the extended
  * counters: they must saturate at 0xffffffff, never wrap to a small number.
- * Two entries of 0xffffffff lose 2 * (0xffffffff - max) > 2^32 references.
+ * Three entries of 0xffffffff fold as they go (a weight never pegs) until
+ * the extended counter saturates; what it cannot take, 2 * 0xffffffff
+ * less what stays in hardware, is lost: more than the lost count holds.
  */
 TEST_F(counters, lost_never_wraps)
 {
@@ -659,21 +683,24 @@ TEST_F(counters, lost_never_wraps)
 	uint64_t set = rcd_mid_set(d, 45), lost_true;
 	struct rc_set got;
 	struct rc_stats s;
+	int i;
 
-	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, set), 0, 0xffffffffU,
-				RCB_INJECT_SYNC));
-	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, set), 0, 0xffffffffU,
-				RCB_INJECT_SYNC));
-	lost_true = 2 * (0xffffffffULL - self->max);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, set), 0,
+					0xffffffffU, RCB_INJECT_SYNC));
 	ASSERT_EQ(0, rcd_read_set(d, set, &got));
-	EXPECT_EQ(2 * self->max, got.ext[0]);
-	EXPECT_EQ(0U, got.hw[0]);
+	EXPECT_EQ(0xffffffffU, got.ext[0]);
+	EXPECT_GT(self->abs, got.hw[0]);
+	lost_true = 2 * 0xffffffffULL - got.hw[0];
 	EXPECT_EQ(0xffffffffU, got.lost[0])
 		TH_LOG("%llu references lost; the 32-bit count reads %u (%s)",
 		       U64(lost_true), got.lost[0],
 		       got.lost[0] == (uint32_t)lost_true ? "wrapped" : "?");
 	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
-	EXPECT_EQ(self->s0.pegged + lost_true, s.pegged);
+	EXPECT_EQ(self->s0.saturated + lost_true, s.saturated);
+	EXPECT_EQ(self->s0.overflowed + lost_true - 0xffffffffULL, s.overflowed);
+	EXPECT_EQ(self->s0.pegged, s.pegged);
+	EXPECT_EQ(self->s0.references + 3 * 0xffffffffULL, s.references);
 }
 
 /* ---------------------------------------------------------- differential */
@@ -970,11 +997,16 @@ TEST_F(counters, table_memory)
 	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
 	EXPECT_EQ(base + 2 * n * pg, s.table_bytes) TH_LOG("+ extended pages");
 
-	/* A peg makes the lost pages. */
+	/* A peg makes the lost pages: max, then one more singly. */
 	ASSERT_EQ(0, rc_thresholds(d->fd, self->max, 0));
-	for (k = 0; k < n; k++)
-		refs[k].count = self->max + 1;
-	ASSERT_EQ(0, rc_inject(d->fd, refs, n, RCB_INJECT_SYNC));
+	refs = realloc(refs, 2 * n * sizeof(*refs));
+	ASSERT_TRUE(refs != NULL);
+	for (k = 0; k < n; k++) {
+		refs[k].count = self->max;
+		refs[n + k] = refs[k];
+		refs[n + k].count = 1;
+	}
+	ASSERT_EQ(0, rc_inject(d->fd, refs, 2 * n, RCB_INJECT_SYNC));
 	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
 	EXPECT_EQ(base + 3 * n * pg, s.table_bytes) TH_LOG("+ lost pages");
 	free(refs);
@@ -1314,9 +1346,10 @@ TEST_F(width, below_threshold)
 }
 
 /*
- * Threshold at the maximum and one entry of max + 100: the counter pegs
- * before the interrupt can come, 100 are lost, then it folds max. A PEG
- * record (count 100) comes before the FOLD record.
+ * Threshold at the maximum, one entry of max and 100 single references in
+ * the same batch: the counter pegs before the interrupt can come, 100 are
+ * lost, then it folds max. A PEG record (count 100) comes before the FOLD
+ * record.
  */
 TEST_F(width, peg_at_max)
 {
@@ -1330,9 +1363,8 @@ TEST_F(width, peg_at_max)
 
 	WIDTH_SKIP();
 	ASSERT_EQ(0, rc_thresholds(d->fd, self->max, 0));
-	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, set),
-				d->info.rcb_cnodeid, self->max + 100,
-				RCB_INJECT_SYNC));
+	ASSERT_EQ(0, inject_then_singly(d->fd, rcd_set_paddr(d, set),
+					d->info.rcb_cnodeid, self->max, 100));
 	check_set(_metadata, d, set, NULL, one(ext, c, self->max),
 		  one(lost, c, 100));
 	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
@@ -1346,22 +1378,70 @@ TEST_F(width, peg_at_max)
 	EXPECT_EQ(ev[0].seq + 1, ev[1].seq);
 }
 
-/* A single entry of 0xffffffff: max counted, the rest lost. */
-TEST_F(width, peg_huge_count)
+/*
+ * One delivery of n references behaves like n references the threshold
+ * interrupt keeps up with: the counter fills to the threshold, the set
+ * folds, and so on; the rest stays in hardware. Nothing is lost.
+ */
+static void check_weight(struct __test_metadata *_metadata,
+			 const struct rc_dev *d, const struct rc_stats *s0,
+			 uint32_t abs, uint64_t set, uint32_t n)
+{
+	uint32_t folds = n > abs ? (n - 1) / abs : 0, rest = n - folds * abs;
+	uint32_t ext[RCB_MAX_COUNTERS], hw[RCB_MAX_COUNTERS];
+	struct rc_stats s;
+
+	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, set), 0, n,
+				RCB_INJECT_SYNC));
+	/* What ends at the threshold is folded by the interrupt service. */
+	if (rest == abs) {
+		folds++;
+		rest = 0;
+	}
+	check_set(_metadata, d, set, one(hw, 0, rest),
+		  one(ext, 0, folds * abs), NULL);
+	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
+	EXPECT_EQ(s0->references + n, s.references);
+	EXPECT_EQ(s0->folds + folds, s.folds);
+	EXPECT_EQ(s0->pegged, s.pegged);
+	EXPECT_EQ(s0->refs_dropped, s.refs_dropped);
+}
+
+/*
+ * 100,000 references in one entry: with 11-bit counters 55 folds of 1792
+ * and 1440 left in hardware, 55 FOLD records, lost 0; with 19-bit ones,
+ * all in hardware.
+ */
+TEST_F(width, weight_folds)
 {
 	const struct rc_dev *d = &self->d;
 	uint64_t set = rcd_mid_set(d, 72);
-	uint32_t ext[RCB_MAX_COUNTERS], lost[RCB_MAX_COUNTERS];
-	struct rc_stats s;
+	struct rcb_event ev[64];
+	int n, i;
 
 	WIDTH_SKIP();
-	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, set), 0, 0xffffffffU,
-				RCB_INJECT_SYNC));
-	check_set(_metadata, d, set, NULL, one(ext, 0, self->max),
-		  one(lost, 0, 0xffffffffU - self->max));
-	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
-	EXPECT_EQ(self->s0.pegged + 0xffffffffULL - self->max, s.pegged);
-	EXPECT_EQ(self->s0.references + 0xffffffffULL, s.references);
+	check_weight(_metadata, d, &self->s0, self->abs, set, 100000);
+	if (self->abs == 1792) {
+		uint32_t ext[RCB_MAX_COUNTERS], hw[RCB_MAX_COUNTERS];
+
+		check_set(_metadata, d, set, one(hw, 0, 1440),
+			  one(ext, 0, 55 * 1792), NULL);
+	}
+	n = rc_events(d->fd, ev, 64);
+	ASSERT_EQ(self->abs < 100000 ? (int)((100000 - 1) / self->abs) : 0, n)
+		log_events(_metadata, ev, n);
+	for (i = 0; i < n; i++)
+		check_event(_metadata, d, &ev[i], RCB_EVENT_FOLD, set, 0,
+			    self->abs, 0);
+}
+
+/* A single entry of 0xffffffff: every reference counted, none lost. */
+TEST_F(width, weight_huge_count)
+{
+	WIDTH_SKIP();
+	check_weight(_metadata, &self->d, &self->s0, self->abs,
+		     rcd_mid_set(&self->d, 73), 0xffffffffU);
+	rc_drain(self->d.fd);
 }
 
 /* ================================================ extended saturation */

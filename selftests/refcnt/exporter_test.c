@@ -25,6 +25,7 @@
 #include <sys/time.h>
 
 #include "refcnt_helpers.h"
+#include "refcnt_counters.h"
 
 #define TMP		"/tmp/refcnt-exporter-test"
 #define PORT		19465
@@ -378,8 +379,8 @@ static long long value_of(const char *path, const char *key)
 
 /*
  * 1000 references to one set (below the hardware maximum) and 1000 more
- * than the maximum to another (pegged: the rest is lost) from the last
- * cnodeid.
+ * than the maximum to another (pegged: 1000 single references after the
+ * counter reached its maximum are lost) from the last cnodeid.
  */
 TEST_F_TIMEOUT(exporter, injected_references_are_the_increase, 300)
 {
@@ -409,7 +410,7 @@ TEST_F_TIMEOUT(exporter, injected_references_are_the_increase, 300)
 	ref[1].paddr = ref[0].paddr + info.rcb_granularity;
 	ref[0].src_cnodeid = ref[1].src_cnodeid = k;
 	ref[0].count = 1000;
-	/* More than a hardware counter holds: it pegs. */
+	/* More than a hardware counter holds, faster than the fold: pegs. */
 	ref[1].count = info.rcb_hw_counter_max + 1000;
 	inj.refs = (uintptr_t)ref;
 	inj.flags = RCB_INJECT_SYNC;
@@ -418,8 +419,7 @@ TEST_F_TIMEOUT(exporter, injected_references_are_the_increase, 300)
 	inj.nr_refs = 1;
 	ASSERT_EQ(0, ioctl(fd, RCB_INJECT, &inj));
 	ASSERT_EQ(0, run(args, TMP "/b", NULL, -1));
-	inj.refs = (uintptr_t)&ref[1];
-	ASSERT_EQ(0, ioctl(fd, RCB_INJECT, &inj));
+	ASSERT_EQ(0, rc_inject_pegging(fd, ref[1].paddr, k, 1000));
 	ASSERT_EQ(0, run(args, TMP "/c", NULL, -1));
 	close(fd);
 

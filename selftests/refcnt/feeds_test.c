@@ -338,6 +338,18 @@ static uint32_t rc_set_counter(int fd, uint64_t set, unsigned int cps,
 	return cps ? v[ctr] : 0;
 }
 
+/* A node statistic, UINT64_MAX if it cannot be read. */
+static uint64_t rc_node_stat(int nid, const char *name)
+{
+	char path[128], buf[64];
+
+	snprintf(path, sizeof(path), "/sys/class/misc/refcnt-node%d/stats/%s",
+		 nid, name);
+	if (rc_read_file(path, buf, sizeof(buf)) <= 0)
+		return UINT64_MAX;
+	return strtoull(buf, NULL, 10);
+}
+
 /*
  * Synthetic PEBS/IBS samples go through the overflow handler's code
  * (refcnt_pmu_sample(), from the test module): a sample with a physical
@@ -409,6 +421,49 @@ TEST_F(feeds, synthetic_pebs_samples)
 	EXPECT_EQ(-1, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
 	EXPECT_EQ(EINVAL, errno);
 	munmap(p, rc_page_size());
+	ioctl(self->fd, RCB_RESET);
+	close(tfd);
+}
+
+/*
+ * A PEBS stream of weight 10,007 (each sample stands for 10,007 loads,
+ * five times what an 11-bit counter holds) loses nothing: each sample
+ * folds as it crosses the threshold, through the overflow handler's code
+ * (the test module's REFCNT_TEST_SAMPLES). The NMI flavour of the same
+ * path, where no page may be made, is the core test's (tools/testing/core).
+ */
+TEST_F(feeds, synthetic_pebs_weight_folds)
+{
+	unsigned int cps = self->info.rcb_sw_counters_per_set;
+	unsigned int src = self->online.n - 1, ctr, i;
+	int nid = self->memory.id[0];
+	struct rcb_slot slot;
+	struct rcb_slot_query sq = { .slots = (uintptr_t)&slot, .num_slots = 1 };
+	struct refcnt_test_sample s[51];
+	struct refcnt_test_samples f = { .samples = (uintptr_t)s,
+					 .nr_samples = 51 };
+	uint64_t dropped, pegged, set = 9, want = 51 * 10007ULL;
+	int tfd = rc_test_open();
+
+	if (tfd == -ENOENT)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, tfd) TH_LOG("%s: %s", RC_TEST_DEV, strerror(-tfd));
+	ctr = src / self->info.rcb_nodes_per_counter;
+	ASSERT_EQ(0, ioctl(self->fd, RCB_SLOT_QUERY, &sq));
+	ASSERT_EQ(0, ioctl(self->fd, RCB_RESET));
+	dropped = rc_node_stat(nid, "refs_dropped");
+	pegged = rc_node_stat(nid, "pegged");
+	for (i = 0; i < 51; i++)
+		s[i] = (struct refcnt_test_sample){
+			.paddr = slot.base + set * self->info.rcb_granularity +
+				 64 * i % self->info.rcb_granularity,
+			.src_cnodeid = src, .weight = 10007 };
+	ASSERT_EQ(0, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
+	EXPECT_EQ(51U, f.delivered);
+	EXPECT_EQ(want, (uint64_t)rc_set_counter(self->fd, set, cps, ctr, false) +
+			rc_set_counter(self->fd, set, cps, ctr, true));
+	EXPECT_EQ(dropped, rc_node_stat(nid, "refs_dropped"));
+	EXPECT_EQ(pegged, rc_node_stat(nid, "pegged"));
 	ioctl(self->fd, RCB_RESET);
 	close(tfd);
 }

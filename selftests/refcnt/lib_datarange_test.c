@@ -16,6 +16,7 @@
  * same tree.
  */
 #include "lib_helpers.h"
+#include "refcnt_counters.h"
 
 #define NPAGES	10
 
@@ -206,8 +207,12 @@ TEST_F(dr, totals_follow_injected_references)
 }
 
 /* Inject count references from cnodeid src into every page of e. */
-static int inject_pages(const struct rcb_page_counters *e, size_t nr,
-			unsigned int src, uint32_t count)
+/*
+ * With each page's node's threshold at the maximum, max references to
+ * each page and @lost more singly in the same batch: they are lost.
+ */
+static int inject_pages_pegging(const struct rcb_page_counters *e, size_t nr,
+				unsigned int src, uint32_t lost)
 {
 	size_t i;
 
@@ -218,7 +223,8 @@ static int inject_pages(const struct rcb_page_counters *e, size_t nr,
 		node = refcnt_node_open(refcnt_cnode_to_nid(e[i].cnodeid), 0);
 		if (!node)
 			return -errno;
-		ret = lh_inject(refcnt_node_fd(node), e[i].paddr, src, count);
+		ret = rc_inject_pegging(refcnt_node_fd(node), e[i].paddr, src,
+					lost);
 		refcnt_node_close(node);
 		if (ret)
 			return ret;
@@ -227,8 +233,9 @@ static int inject_pages(const struct rcb_page_counters *e, size_t nr,
 }
 
 /*
- * max + 7 references in one batch: the hardware counter pegs at max
- * (folded, so the extended counter gets max) and 7 are lost, per page.
+ * max + 7 references in one batch, 7 of them singly once the counter is
+ * at its maximum: it pegs (then folds, so the extended counter gets max)
+ * and 7 are lost, per page.
  */
 TEST_F(dr, lost_to_pegging)
 {
@@ -244,7 +251,7 @@ TEST_F(dr, lost_to_pegging)
 	ASSERT_EQ(0, reset_all()) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(0, refcnt_range_query(0, base, end - base, 0, e,
 					NPAGES * 16, &nr));
-	ASSERT_EQ(0, inject_pages(e, nr, src, (uint32_t)max + 7));
+	ASSERT_EQ(0, inject_pages_pegging(e, nr, src, 7));
 
 	ASSERT_EQ(0, refcnt_data_range(0, base, end, 0, &r));
 	EXPECT_EQ(nr, r.pages_counted);

@@ -390,3 +390,41 @@ int rcd_close_clean(struct rc_dev *d)
 	rcd_close(d);
 	return ret;
 }
+
+/*
+ * Make a counter peg: with the node's absolute threshold at the maximum
+ * (as @fd's node has it: restored after), one entry of @max references
+ * raises the fold and @lost single references after it in the same batch
+ * find the counter at its maximum and are lost. 0, or -errno.
+ */
+int rc_inject_pegging(int fd, uint64_t paddr, uint32_t src_cnodeid,
+		      uint32_t lost)
+{
+	struct rcb_info info;
+	struct rcb_thresholds t = { 0 }, old = { 0 };
+	struct rcb_inject in = { .flags = RCB_INJECT_SYNC };
+	struct rcb_ref *refs;
+	uint32_t i;
+	int ret = 0;
+
+	if (ioctl(fd, RCB_INFO_GET, &info))
+		return -errno;
+	old.abs_threshold = info.rcb_abs_threshold;
+	old.diff_threshold = info.rcb_diff_threshold;
+	t.abs_threshold = info.rcb_hw_counter_max;
+	t.diff_threshold = info.rcb_diff_threshold;
+	refs = calloc(lost + 1, sizeof(*refs));
+	if (!refs)
+		return -ENOMEM;
+	for (i = 0; i <= lost; i++)
+		refs[i] = (struct rcb_ref){ paddr, src_cnodeid,
+					    i ? 1 : info.rcb_hw_counter_max };
+	in.refs = (uintptr_t)refs;
+	in.nr_refs = lost + 1;
+	if (ioctl(fd, RCB_THRESHOLDS_SET, &t) || ioctl(fd, RCB_INJECT, &in))
+		ret = -errno;
+	if (ioctl(fd, RCB_THRESHOLDS_SET, &old) && !ret)
+		ret = -errno;
+	free(refs);
+	return ret;
+}

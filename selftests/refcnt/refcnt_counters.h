@@ -50,6 +50,8 @@ uint64_t rcd_mid_set(const struct rc_dev *d, uint64_t k);
 
 /* The ioctls: 0 or -errno. */
 int rc_inject(int fd, const struct rcb_ref *refs, uint32_t nr, uint32_t flags);
+int rc_inject_pegging(int fd, uint64_t paddr, uint32_t src_cnodeid,
+		      uint32_t lost);
 int rc_inject1(int fd, uint64_t paddr, uint32_t src, uint32_t count,
 	       uint32_t flags);
 int rc_read_sets(int fd, uint64_t first, uint64_t nr,

@@ -147,14 +147,22 @@ TEST_F(core, fold_at_absolute_threshold)
 	check_conservation(_metadata, self->n0);
 }
 
+/* Single references past the threshold, faster than the fold: they peg. */
+static void refer_singly(const struct refcnt_node *node, u64 set,
+			 unsigned int src, u32 n)
+{
+	while (n--)
+		refer(node, set, src, 1);
+}
+
 TEST_F(core, peg_then_fold)
 {
-	u32 max = refcnt_topo.hw_max;
+	u32 max = refcnt_topo.hw_max, abs = self->n2->abs_threshold;
 	struct rcb_event ev[4];
 	struct core_totals t;
 
-	ASSERT_TRUE(refer(self->n2, 3, 2, max + 5));
-	ASSERT_TRUE(refer(self->n2, 3, 2, 2));
+	ASSERT_TRUE(refer(self->n2, 3, 2, abs));
+	refer_singly(self->n2, 3, 2, max - abs + 7);
 	ASSERT_EQ(max, hw_of(self->n2, 3, 2));
 	ASSERT_EQ(7, lost_of(self->n2, 3, 2));
 	sync_node(self->n2);
@@ -170,6 +178,129 @@ TEST_F(core, peg_then_fold)
 	ASSERT_EQ(7, t.st.pegged);
 	ASSERT_EQ(1, t.st.folds);
 	check_conservation(_metadata, self->n2);
+}
+
+/*
+ * 100,000 references in one delivery: the counter fills to the threshold,
+ * the set folds, and so on; nothing is lost, and every fold is counted
+ * and reported as a fold of that counter at the threshold.
+ */
+TEST_F(core, weight_folds_inline)
+{
+	u32 abs = self->n0->abs_threshold, n = 100000, folds, rest;
+	struct rcb_event ev[64];
+	struct core_totals t;
+	int i, got;
+
+	folds = n > abs ? (n - 1) / abs : 0;
+	rest = n - folds * abs;
+	ASSERT_TRUE(refer(self->n0, 20, 0, 3));		/* another counter */
+	ASSERT_TRUE(refer(self->n0, 20, 1, n));
+	/* Folded as they came, before any interrupt service. */
+	ASSERT_EQ(folds ? 0 : 3, hw_of(self->n0, 20, 0));
+	ASSERT_EQ(folds ? 3 : 0, ext_of(self->n0, 20, 0));
+	ASSERT_EQ(rest, hw_of(self->n0, 20, 1));
+	ASSERT_EQ(folds * abs, ext_of(self->n0, 20, 1));
+	ASSERT_EQ(0, lost_of(self->n0, 20, 1));
+	core_totals(self->n0, &t);
+	ASSERT_EQ(folds, t.st.folds);
+	ASSERT_EQ(0, t.st.pegged);
+	ASSERT_EQ(n + 3, t.st.references);
+	sync_node(self->n0);
+	got = read_events(self->n0, ev, 64);
+	/* The inline folds' events come first; a migration may follow. */
+	ASSERT_EQ(folds + !!variant->diff, got);
+	for (i = 0; i < (int)folds; i++) {
+		ASSERT_EQ(RCB_EVENT_FOLD, ev[i].type);
+		ASSERT_EQ(20, ev[i].set);
+		ASSERT_EQ(1, ev[i].counter);
+		ASSERT_EQ(abs, ev[i].count);
+		ASSERT_EQ(i, ev[i].seq);
+	}
+	ASSERT_EQ(rest, hw_of(self->n0, 20, 1));
+	check_conservation(_metadata, self->n0);
+}
+
+/*
+ * A delivery that finds its counter pegged: its first reference is lost,
+ * as a single one would be; the interrupt keeps up with the rest.
+ */
+TEST_F(core, weight_at_the_peg_loses_one)
+{
+	u32 max = refcnt_topo.hw_max;
+	struct rcb_event ev[4];
+	struct core_totals t;
+
+	ASSERT_EQ(0, refcnt_node_set_thresholds(self->n0, max, 0));
+	ASSERT_TRUE(refer(self->n0, 30, 1, max));	/* raised, pending */
+	ASSERT_TRUE(refer(self->n0, 30, 1, 10));
+	ASSERT_EQ(1, lost_of(self->n0, 30, 1));
+	ASSERT_EQ(max, ext_of(self->n0, 30, 1));
+	ASSERT_EQ(9, hw_of(self->n0, 30, 1));
+	sync_node(self->n0);
+	/* The inline fold served the interrupt: no second fold. */
+	ASSERT_EQ(2, read_events(self->n0, ev, 4));
+	ASSERT_EQ(RCB_EVENT_FOLD, ev[0].type);
+	ASSERT_EQ(max, ev[0].count);
+	ASSERT_EQ(RCB_EVENT_PEG, ev[1].type);
+	ASSERT_EQ(1, ev[1].count);
+	core_totals(self->n0, &t);
+	ASSERT_EQ(1, t.st.pegged);
+	ASSERT_EQ(1, t.st.folds);
+	check_conservation(_metadata, self->n0);
+}
+
+/*
+ * In NMI no extended page is made: a delivery that must fold where its
+ * counter has none folds nothing, keeps what fits below the threshold and
+ * drops the rest; the interrupt service makes the page, and the next
+ * delivery folds.
+ */
+TEST_F(core, weight_in_nmi_needs_the_extended_page)
+{
+	u32 abs = self->n0->abs_threshold;
+	struct core_totals t;
+
+	ASSERT_TRUE(refer(self->n0, 40, 0, 1));	/* the hardware page */
+	shim_in_nmi = true;
+	ASSERT_TRUE(refer(self->n0, 40, 0, abs + 50));
+	shim_in_nmi = false;
+	ASSERT_EQ(abs, hw_of(self->n0, 40, 0));
+	core_totals(self->n0, &t);
+	ASSERT_EQ(51, t.st.refs_dropped);
+	ASSERT_EQ(abs, t.st.references);
+	sync_node(self->n0);				/* folds, makes it */
+	ASSERT_EQ(abs, ext_of(self->n0, 40, 0));
+	shim_in_nmi = true;
+	ASSERT_TRUE(refer(self->n0, 40, 0, abs + 50));
+	shim_in_nmi = false;
+	ASSERT_EQ(2 * abs, ext_of(self->n0, 40, 0));
+	ASSERT_EQ(50, hw_of(self->n0, 40, 0));
+	check_conservation(_metadata, self->n0);
+}
+
+/* A full fold log drops the events of inline folds, and says so. */
+TEST_F(core, fold_log_overflow)
+{
+	u32 abs = self->n0->abs_threshold;
+	struct rcb_event ev[4];
+	struct core_totals t;
+	unsigned int i;
+
+	for (i = 0; i < REFCNT_FOLD_LOG + 3; i++)
+		ASSERT_TRUE(refer(self->n0, 50 + i, 0, abs + 1));
+	sync_node(self->n0);
+	ASSERT_EQ(1, read_events(self->n0, ev, 1));
+	ASSERT_EQ(RCB_EVENT_LOST, ev[0].type);
+	ASSERT_EQ(3, ev[0].count);
+	ASSERT_EQ(REFCNT_FOLD_LOG, ev[0].seq);
+	ASSERT_EQ(1, read_events(self->n0, ev, 1));
+	ASSERT_EQ(RCB_EVENT_FOLD, ev[0].type);
+	ASSERT_EQ(50, ev[0].set);
+	core_totals(self->n0, &t);
+	ASSERT_EQ(REFCNT_FOLD_LOG + 3, t.st.folds);
+	ASSERT_EQ(3, t.st.events_dropped);
+	check_conservation(_metadata, self->n0);
 }
 
 TEST_F(core, differential_threshold)
@@ -228,14 +359,15 @@ TEST_F(core, reset_discards_and_conserves)
 	u32 max = refcnt_topo.hw_max;
 	struct core_totals t;
 
-	ASSERT_TRUE(refer(self->n0, 1, 0, max + 100));
+	ASSERT_TRUE(refer(self->n0, 1, 0, max + 100));	/* folds inline */
 	ASSERT_TRUE(refer(self->n0, 2, 1, 33));
+	refer_singly(self->n0, 3, 1, max + 2);		/* pegs */
 	sync_node(self->n0);
 	ASSERT_TRUE(refer(self->n0, 1, 0, 9));
 	ASSERT_EQ(0, refcnt_node_reset(self->n0));
 	core_totals(self->n0, &t);
 	ASSERT_EQ(0, t.hw + t.ext + t.lost);
-	ASSERT_EQ(max + 100 + 33 + 9, t.st.discarded);
+	ASSERT_EQ(max + 100 + 33 + max + 2 + 9, t.st.discarded);
 	ASSERT_EQ(t.st.references, t.st.discarded);
 	ASSERT_EQ(0, atomic_long_read(&self->n0->hw.nr_allocated));
 	/* Nothing pending survives a reset; counting starts again. */
@@ -419,9 +551,10 @@ TEST(layout_change_moves_and_offlines)
 	ASSERT_EQ(0, core_boot(&spec));
 	n1 = core_nodes[1];
 	ASSERT_EQ(8192, n1->nr_sets);
-	ASSERT_TRUE(refer(n1, 5, 0, 2000));	/* folds: 2000 extended */
+	ASSERT_TRUE(refer(n1, 5, 0, 1792));	/* folds: 1792 extended */
 	ASSERT_TRUE(refer(n1, 5, 1, 7));	/* stays hardware */
-	ASSERT_TRUE(refer(n1, 6, 1, 3000));	/* pegs: 2047 + 953 lost */
+	ASSERT_TRUE(refer(n1, 6, 1, 1792));	/* raised: singly, it pegs */
+	refer_singly(n1, 6, 1, 3000 - 1792);	/* 2047 + 953 lost */
 	ASSERT_TRUE(refer(n1, gone, 0, 11));
 	ASSERT_TRUE(refer(n1, gone, 1, 2100));
 	sync_node(n1);
@@ -434,18 +567,18 @@ TEST(layout_change_moves_and_offlines)
 	ASSERT_EQ(4096, n1->nr_sets);
 	ASSERT_EQ(1, n1->generation);
 	ASSERT_TRUE(old->retired);
-	ASSERT_EQ(2000, ext_of(n1, 5, 0));
+	ASSERT_EQ(1792, ext_of(n1, 5, 0));
 	ASSERT_EQ(7, ext_of(n1, 5, 1));
 	ASSERT_EQ(0, hw_of(n1, 5, 1));
 	ASSERT_EQ(2047, ext_of(n1, 6, 1) + hw_of(n1, 6, 1));
 	ASSERT_EQ(953, lost_of(n1, 6, 1));
 	core_totals(n1, &t);
 	ASSERT_EQ(11 + 2100, t.st.offlined);
-	ASSERT_EQ(2000 + 7 + 3000 + 11 + 2100, t.st.references);
+	ASSERT_EQ(1792 + 7 + 3000 + 11 + 2100, t.st.references);
 	check_books(_metadata, n1);
 	/* Nothing counts the memory gone; the old layout is frozen. */
 	ASSERT_FALSE(refcnt_reference(refcnt_set_paddr(old, gone), 0, 1, NULL));
-	ASSERT_EQ(2000, ext_of(old, 5, 0));
+	ASSERT_EQ(1792, ext_of(old, 5, 0));
 	n = read_events(old, ev, 8);
 	ASSERT_LT(0, n);
 	ASSERT_EQ(RCB_EVENT_LAYOUT, ev[n - 1].type);
@@ -496,7 +629,7 @@ TEST(node_onlined_after_load_has_no_cnodeid)
 	n2 = core_nodes[2];
 	ASSERT_EQ(-1, n2->cnodeid);
 	ASSERT_LE(refcnt_topo.counters_per_set, n2->home_counter);
-	ASSERT_TRUE(refcnt_node_prepare(n2, 3, 1));
+	ASSERT_TRUE(refcnt_node_prepare(n2, 3, 1, 50));
 	ASSERT_TRUE(refer(n2, 3, 1, 50));
 	ASSERT_FALSE(refer(n2, 3, 2, 1));	/* no cnodeid 2 to come from */
 	sync_node(n2);

@@ -222,25 +222,34 @@ static void compare_event(int nid, unsigned int k, const struct rcb_event *r,
 			(unsigned long long)m->seq);
 }
 
+/*
+ * The records read(2) gives after a sync: a LOST record first when some
+ * were dropped (at most 2^32-1 a record), the queued ones, then the LOST
+ * records for the rest of the drops (core_events_read() takes until the
+ * queue is empty).
+ */
 static void compare_events(int nid)
 {
-	static struct rcb_event got[M_MAX_EVENTS + 1];
+	static struct rcb_event got[M_MAX_EVENTS + 8];
 	struct m_node *n = &model.n[nid];
 	struct rcb_event lost = { .type = RCB_EVENT_LOST };
-	unsigned int nr, k, want = n->nr_ev + !!n->dropped;
+	uint64_t left = n->dropped, nr_lost = (left + UINT32_MAX - 1) / UINT32_MAX;
+	unsigned int nr, k, e = 0, want = n->nr_ev + nr_lost;
 
-	nr = core_events_read(core_nodes[nid], got, M_MAX_EVENTS + 1);
+	nr = core_events_read(core_nodes[nid], got, M_MAX_EVENTS + 8);
 	if (nr != want)
 		diverge("node %d: %u event records, model %u", nid, nr, want);
-	k = 0;
-	if (n->dropped) {
-		lost.count = n->dropped;
-		lost.seq = n->first_dropped;
-		compare_event(nid, 0, &got[0], &lost);
-		k = 1;
+	lost.seq = n->first_dropped;
+	for (k = 0; k < nr; k++) {
+		if (left && (k == 0 || e == n->nr_ev)) {
+			lost.count = left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
+			compare_event(nid, k, &got[k], &lost);
+			left -= lost.count;
+			lost.seq += lost.count;
+			continue;
+		}
+		compare_event(nid, k, &got[k], &n->ev[e++]);
 	}
-	for (; k < nr; k++)
-		compare_event(nid, k, &got[k], &n->ev[k - !!n->dropped]);
 }
 
 static void do_sync(void)
@@ -279,8 +288,10 @@ static void do_saturate(struct input *in)
 	if (ext)
 		WRITE_ONCE(*ext, v);
 	mutex_unlock(&node->fold_lock);
-	if (ext)
+	if (ext) {
 		n->ext[idx] = v;
+		n->ext_page[idx / 1024] = true;
+	}
 }
 
 static void run_ops(struct input *in)

@@ -6,11 +6,24 @@
  * - a reference from cnode s to a set adds to counter s >> shift; the
  *   hardware counter pegs at hw_max, the excess is lost (and counted in
  *   the saturating 32-bit lost count of that counter);
+ * - a delivery of N references is N references one by one, the first as
+ *   the counter finds it, and the threshold interrupt keeping up with the
+ *   rest: whenever the counter is at or above the absolute threshold and
+ *   references of the delivery remain, the whole set folds there and then
+ *   (an inline fold: events and statistics as for any fold, the interrupt
+ *   raised for the set is served, the peg and migration marks cleared).
+ *   Inline folds queue their FOLD events in a fold log of M_FOLD_LOG
+ *   entries, the first fold of a delivery one entry, its later folds (all
+ *   alike: the counter, the threshold) one entry together; a full log
+ *   drops the events. In NMI an inline fold needs the counter's extended
+ *   page to exist: otherwise the rest of the delivery is dropped, and
+ *   other counters of the set without one stay in hardware, still raised;
  * - reaching the absolute threshold raises the fold of the whole set;
  *   a remote counter more than diff ahead of the home counter raises one
  *   migration event until the next fold; the first peg since a fold
  *   raises one peg event;
- * - at sync, per 64 sets: peg events, migration events, then folds; a
+ * - at sync, first the fold log's events in order (then the dropped
+ *   ones), then per 64 sets: peg events, migration events, then folds; a
  *   fold adds every hardware counter to its extended counter (saturating
  *   at 2^32-1, the excess lost) and zeroes it, and reports the largest;
  * - in NMI no counter page is made: a reference whose hardware counter
@@ -61,8 +74,10 @@ void m_boot(struct model *m, unsigned int nr_online, bool premium,
 		n->ext = calloc(words + 1, 4);
 		n->lost = calloc(words + 1, 4);
 		n->hw_page = calloc(pages + 1, 1);
+		n->ext_page = calloc(pages + 1, 1);
 		n->lost_page = calloc(pages + 1, 1);
 		memset(n->hw_page, prealloc, pages);
+		memset(n->ext_page, prealloc, pages);
 		n->fold_p = calloc(n->nr_sets + 1, 1);
 		n->peg_p = calloc(n->nr_sets + 1, 1);
 		n->mig_p = calloc(n->nr_sets + 1, 1);
@@ -83,7 +98,7 @@ void m_halt(struct model *m)
 		struct m_node *n = &m->n[nid];
 
 		free(n->hw); free(n->ext); free(n->lost);
-		free(n->hw_page); free(n->lost_page);
+		free(n->hw_page); free(n->ext_page); free(n->lost_page);
 		free(n->fold_p); free(n->peg_p); free(n->mig_p);
 		free(n->pegged); free(n->migrated);
 	}
@@ -126,14 +141,113 @@ static void lost_add(struct m_node *n, uint64_t idx, uint32_t v, bool nmi)
 	n->st.overflowed += sat_add(&n->lost[idx], v);
 }
 
+static void mark(struct m_node *n, bool *bit, bool *pending, uint64_t set)
+{
+	(void)n;
+	if (!bit[set])
+		bit[set] = pending[set] = true;
+}
+
+/* Would counter c at @now raise a migration event? */
+static bool migrating_at(struct model *m, struct m_node *n, uint64_t set,
+			 unsigned int c, uint32_t now)
+{
+	uint32_t home = n->hw[set * m->cps + n->home];
+
+	return n->diff && c != n->home && now > home && now - home > n->diff;
+}
+
+static bool migrating(struct model *m, struct m_node *n, uint64_t set,
+		      unsigned int c)
+{
+	return migrating_at(m, n, set, c, n->hw[set * m->cps + c]);
+}
+
+/* An entry of the fold log, or @nr events dropped when it is full. */
+static void log_folds(struct m_node *n, uint64_t set, unsigned int c,
+		      uint32_t count, uint32_t nr)
+{
+	if (n->nr_log == M_FOLD_LOG) {
+		n->log_dropped += nr;
+		return;
+	}
+	n->log[n->nr_log].set = set;
+	n->log[n->nr_log].counter = c;
+	n->log[n->nr_log].count = count;
+	n->log[n->nr_log].nr = nr;
+	n->nr_log++;
+}
+
+/* Make the extended page of a counter, if allowed here. */
+static bool ext_page(struct m_node *n, uint64_t idx, bool nmi)
+{
+	if (!n->ext_page[idx / WORDS_PER_PAGE]) {
+		if (nmi)
+			return false;
+		n->ext_page[idx / WORDS_PER_PAGE] = true;
+	}
+	return true;
+}
+
+static void extend(struct m_node *n, uint64_t idx, uint32_t v, bool nmi)
+{
+	uint32_t over = sat_add(&n->ext[idx], v);
+
+	if (over) {
+		lost_add(n, idx, over, nmi);
+		n->st.saturated += over;
+	}
+}
+
+/*
+ * The inline fold of a delivery's counter c: false (nothing folded) when
+ * c's extended page cannot be had. Its FOLD event takes a log entry.
+ */
+static bool fold_inline(struct model *m, struct m_node *n, uint64_t set,
+			unsigned int c, bool nmi)
+{
+	unsigned int k, t = 0;
+	uint32_t most = 0;
+	bool left = false;
+
+	if (!ext_page(n, set * m->cps + c, nmi))
+		return false;
+	n->fold_p[set] = false;
+	for (k = 0; k < m->cps; k++) {
+		uint64_t idx = set * m->cps + k;
+		uint32_t v = n->hw[idx];
+
+		if (!v)
+			continue;
+		if (!ext_page(n, idx, nmi)) {
+			left = true;
+			continue;
+		}
+		n->hw[idx] = 0;
+		extend(n, idx, v, nmi);
+		if (v > most) {
+			most = v;
+			t = k;
+		}
+	}
+	n->pegged[set] = n->migrated[set] = false;
+	if (left)
+		n->fold_p[set] = true;
+	if (most) {
+		n->st.folds++;
+		log_folds(n, set, t, most, 1);
+	}
+	return true;
+}
+
 static void node_reference(struct model *m, struct m_node *n, uint64_t set,
 			   unsigned int src, uint32_t count,
 			   const struct m_ctx *ctx, bool nmi)
 {
 	unsigned int c = src >> m->shift;
-	uint64_t idx = set * m->cps + c, home = set * m->cps + n->home;
-	uint32_t old, now, lost;
-	bool fold, migrate = false;
+	uint64_t idx = set * m->cps + c;
+	uint32_t left = count, lost = 0, take;
+	bool migrate = false, tried = false;
 
 	if (!count)
 		return;
@@ -145,15 +259,60 @@ static void node_reference(struct model *m, struct m_node *n, uint64_t set,
 		}
 		n->hw_page[idx / WORDS_PER_PAGE] = true;
 	}
-	old = n->hw[idx];
-	now = (uint64_t)old + count > m->hw_max ? m->hw_max : old + count;
-	lost = count - (now - old);
-	n->hw[idx] = now;
-	n->st.references += count;
-	fold = now >= n->abs;
-	if (n->diff && c != n->home)
-		migrate = now > n->hw[home] && now - n->hw[home] > n->diff;
-	if (!lost && !fold && !migrate)
+	/* The first reference meets the counter as it is. */
+	if (n->hw[idx] < m->hw_max)
+		n->hw[idx]++;
+	else
+		lost = 1;
+	left--;
+	if (lost) {
+		lost_add(n, idx, lost, nmi);
+		n->st.pegged += lost;
+		mark(n, n->pegged, n->peg_p, set);
+	}
+	if (migrating(m, n, set, c)) {
+		migrate = true;
+		mark(n, n->migrated, n->mig_p, set);
+	}
+	/* The rest, one by one, with the interrupt keeping up. */
+	while (left) {
+		if (n->hw[idx] >= n->abs) {
+			tried = true;
+			if (!fold_inline(m, n, set, c, nmi))
+				break;
+			if (left > n->abs) {
+				/*
+				 * Counted all at once: (left - 1) / abs times
+				 * the counter fills to abs and the set folds,
+				 * its other counters empty (or stuck without a
+				 * page, raised already); one log entry.
+				 */
+				uint32_t k = (left - 1) / n->abs;
+
+				if (migrating_at(m, n, set, c, n->abs)) {
+					migrate = true;
+					mark(n, n->migrated, n->mig_p, set);
+				}
+				extend(n, idx, k * n->abs, nmi);
+				n->st.folds += k;
+				log_folds(n, set, c, n->abs, k);
+				n->pegged[set] = n->migrated[set] = false;
+				left -= k * n->abs;
+			}
+		}
+		take = n->abs - n->hw[idx] < left ? n->abs - n->hw[idx] : left;
+		n->hw[idx] += take;
+		left -= take;
+		if (migrating(m, n, set, c)) {
+			migrate = true;
+			mark(n, n->migrated, n->mig_p, set);
+		}
+	}
+	n->st.references += count - left;
+	n->st.refs_dropped += left;
+	if (n->hw[idx] >= n->abs)
+		n->fold_p[set] = true;
+	if (!lost && n->hw[idx] < n->abs && !migrate && !tried)
 		return;
 	if (ctx) {
 		n->ctx[set % 64].set = set;
@@ -162,16 +321,6 @@ static void node_reference(struct model *m, struct m_node *n, uint64_t set,
 	} else if (n->ctx[set % 64].set == set) {
 		n->ctx[set % 64].set = UINT64_MAX;
 	}
-	if (lost) {
-		lost_add(n, idx, lost, nmi);
-		n->st.pegged += lost;
-		if (!n->pegged[set])
-			n->pegged[set] = n->peg_p[set] = true;
-	}
-	if (fold)
-		n->fold_p[set] = true;
-	if (migrate && !n->migrated[set])
-		n->migrated[set] = n->mig_p[set] = true;
 }
 
 bool m_reference(struct model *m, uint64_t paddr, unsigned int src,
@@ -205,6 +354,18 @@ static void queue(struct model *m, struct m_node *n, struct rcb_event *ev)
 		n->first_dropped = ev->seq;
 	n->dropped++;
 	n->st.events_dropped++;
+}
+
+/* Events dropped before they were queued: they take sequence numbers. */
+static void drop_events(struct m_node *n, uint64_t nr)
+{
+	if (!nr)
+		return;
+	if (!n->dropped)
+		n->first_dropped = n->seq;
+	n->seq += nr;
+	n->dropped += nr;
+	n->st.events_dropped += nr;
 }
 
 static void event(struct model *m, struct m_node *n, int nid, uint64_t set,
@@ -251,16 +412,13 @@ static void fold(struct model *m, struct m_node *n, int nid, uint64_t set)
 
 	for (c = 0; c < m->cps; c++) {
 		uint64_t idx = set * m->cps + c;
-		uint32_t v = n->hw[idx], over;
+		uint32_t v = n->hw[idx];
 
 		if (!v)
 			continue;
 		n->hw[idx] = 0;
-		over = sat_add(&n->ext[idx], v);
-		if (over) {
-			lost_add(n, idx, over, false);
-			n->st.saturated += over;
-		}
+		n->ext_page[idx / WORDS_PER_PAGE] = true;
+		extend(n, idx, v, false);
 		if (v > most) {
 			most = v;
 			t = c;
@@ -273,11 +431,30 @@ static void fold(struct model *m, struct m_node *n, int nid, uint64_t set)
 	event(m, n, nid, set, RCB_EVENT_FOLD, t, most);
 }
 
+/* Queue @nr alike FOLD events; once the queue refuses one, drop the rest. */
+static void fold_events(struct model *m, struct m_node *n, int nid,
+			uint64_t set, unsigned int c, uint32_t count,
+			uint64_t nr)
+{
+	while (nr && n->queued < m->qlen) {
+		event(m, n, nid, set, RCB_EVENT_FOLD, c, count);
+		nr--;
+	}
+	drop_events(n, nr);
+}
+
 static void service(struct model *m, struct m_node *n, int nid)
 {
 	uint64_t w, s, end;
-	unsigned int t;
+	unsigned int t, i;
 	uint32_t most;
+
+	for (i = 0; i < n->nr_log; i++)
+		fold_events(m, n, nid, n->log[i].set, n->log[i].counter,
+			    n->log[i].count, n->log[i].nr);
+	n->nr_log = 0;
+	drop_events(n, n->log_dropped);
+	n->log_dropped = 0;
 
 	for (w = 0; w < n->nr_sets; w += 64) {
 		end = w + 64 < n->nr_sets ? w + 64 : n->nr_sets;
@@ -336,7 +513,10 @@ void m_reset(struct model *m, int nid)
 	memset(n->ext, 0, words * 4);
 	memset(n->lost, 0, words * 4);
 	memset(n->hw_page, m->prealloc, pages);
+	memset(n->ext_page, m->prealloc, pages);
 	memset(n->lost_page, 0, pages);
+	n->nr_log = 0;
+	n->log_dropped = 0;
 	memset(n->fold_p, 0, n->nr_sets);
 	memset(n->peg_p, 0, n->nr_sets);
 	memset(n->mig_p, 0, n->nr_sets);

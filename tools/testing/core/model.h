@@ -15,6 +15,7 @@
 #define M_MAX_NODES	70
 #define M_MAX_RANGES	16
 #define M_MAX_EVENTS	4096
+#define M_FOLD_LOG	64	/* entries of a node's inline fold log */
 
 struct m_range {
 	uint64_t start, end;	/* bytes, multiples of the granularity */
@@ -38,11 +39,16 @@ struct m_node {
 	unsigned int cnode, home;
 	uint64_t nr_sets;
 	uint32_t *hw, *ext, *lost;	/* nr_sets * cps */
-	bool *hw_page, *lost_page;	/* per 1024 counters: allocated? */
+	bool *hw_page, *ext_page, *lost_page;	/* per 1024 counters: allocated? */
 	bool *fold_p, *peg_p, *mig_p, *pegged, *migrated;	/* per set */
 	struct { uint64_t set, vaddr; int32_t pid; } ctx[64];
 	uint32_t abs, diff;
 	uint64_t want_hw;		/* 1 + counter an NMI found no page for */
+	/* FOLD events of folds made inline, queued first at sync. */
+	struct { uint64_t set; unsigned int counter; uint32_t count, nr; }
+		log[M_FOLD_LOG];
+	unsigned int nr_log;
+	uint64_t log_dropped;
 	struct m_stats st;
 	uint64_t seq;
 	/* Events of the current sync, as read(2) will return them. */

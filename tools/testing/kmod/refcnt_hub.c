@@ -12,13 +12,24 @@
  * rings NAPI-like: a pass takes at most a budget of records per ring, a
  * work item makes passes up to a bound or until the rings are empty,
  * requeues at once while a ring has more and polls every jiffy once they
- * are empty. Each record goes to refcnt.ko as the device feed "hub"
- * (refcnt_feed_record(), kmod/feed.h), from its vCPU's node as the
- * header gives it, weighted by the device's period, with the position it
- * has in its vCPU's ring: counting sessions (RCB_COUNT_DEVICES) get the
- * records of the threads they count, found by the positions of the rings
- * when those threads came on and went off each CPU. The driver drains
- * while the feed is on machine-wide (enable=1) or a session holds it.
+ * are empty. The records go to refcnt.ko as the device feed "hub"
+ * (kmod/feed.h), from their vCPU's node as the header gives it.
+ *
+ * A pass adds up the records of a ring (one vCPU, so one node) that fall
+ * in one hardware page: each page's sum goes to refcnt.ko as one delivery
+ * (refcnt_feed_references()), weighted by the device's period times the
+ * records. A pass brings in a burst what the vCPU did over milliseconds;
+ * as one delivery it folds as it crosses the threshold instead of pegging
+ * (Documentation/design.rst, "Weighted references"), and the drain makes
+ * one call per page instead of one per record. The sums are machine-wide
+ * counting, while the feed is on (enable=1).
+ *
+ * Counting sessions (RCB_COUNT_DEVICES) get the records themselves
+ * (refcnt_feed_record()), each with the position it has in its vCPU's
+ * ring: a session takes those of the threads it counts, found by the
+ * positions of the rings when those threads came on and went off each
+ * CPU, and filters them by data and instruction address. The driver
+ * drains while the feed is on or a session holds it.
  *
  * The region is memory the host can write at any time: the header is
  * copied and checked once at probe, every index is read once and checked
@@ -31,6 +42,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hash.h>
 #include <linux/io.h>
 #include <linux/kobject.h>
 #include <linux/log2.h>
@@ -63,6 +75,28 @@
 /* Records between two publications of the tail within a pass. */
 #define REFCNT_HUB_TAIL_EVERY	256
 
+/*
+ * Hardware pages a pass adds up at once: a direct-mapped table; a page
+ * that finds its slot taken delivers what the slot held first.
+ */
+#define REFCNT_HUB_SUMS		256
+
+/**
+ * struct refcnt_hub_sum - the records of one pass to one hardware page
+ * @page:	paddr >> granularity shift, plus 1; 0 when the slot is free
+ * @paddr:	the first record's address
+ * @vaddr:	its virtual address, for the event context
+ * @pid:	its task, as the guest said it
+ * @records:	records added up
+ */
+struct refcnt_hub_sum {
+	u64 page;
+	u64 paddr;
+	u64 vaddr;
+	pid_t pid;
+	u32 records;
+};
+
 /**
  * struct refcnt_hub_rx - the driver's side of one ring
  * @ctrl:	the ring's control block in the region
@@ -90,6 +124,8 @@ struct refcnt_hub_rx {
  * @work:	the drain passes
  * @running:	the feed is on: passes requeue themselves
  * @ring_of_cpu: the ring of each Linux CPU, -1 for none (nr_cpu_ids)
+ * @granularity_shift: refcnt.ko's hardware page, which the sums add up
+ * @sum:	a pass's sums per hardware page (under drain_lock)
  * @rx:		one per ring
  */
 struct refcnt_hub {
@@ -99,6 +135,8 @@ struct refcnt_hub {
 	struct delayed_work work;
 	bool running;
 	int *ring_of_cpu;
+	unsigned int granularity_shift;
+	struct refcnt_hub_sum sum[REFCNT_HUB_SUMS];
 	struct refcnt_hub_rx rx[];
 };
 
@@ -150,6 +188,47 @@ static __always_inline void refcnt_hub_unmute(void)
 	asm volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x52, 0x43, 0x48, 0x55" ::: "memory");
 }
 
+/* Deliver a page's sum as one delivery. */
+static void refcnt_hub_deliver(struct refcnt_hub *h, struct refcnt_hub_sum *s,
+			       int cnode)
+{
+	struct refcnt_ctx ctx = { .pid = s->pid, .vaddr = s->vaddr };
+	u64 count = (u64)s->records * h->hdr.period;
+
+	if (refcnt_feed_references(&refcnt_hub_feed, s->paddr, cnode, count,
+				   s->records, &ctx))
+		refcnt_hub_stats.references += count;
+	s->page = 0;
+}
+
+/* Add a record to its page's sum. */
+static void refcnt_hub_add(struct refcnt_hub *h, int cnode, u64 paddr,
+			   u64 vaddr, pid_t pid)
+{
+	u64 page = (paddr >> h->granularity_shift) + 1;
+	struct refcnt_hub_sum *s = &h->sum[hash_64(page, ilog2(REFCNT_HUB_SUMS))];
+
+	if (s->page == page && s->records < U32_MAX) {
+		s->records++;
+		return;
+	}
+	if (s->page)
+		refcnt_hub_deliver(h, s, cnode);
+	*s = (struct refcnt_hub_sum){ .page = page, .paddr = paddr,
+				      .vaddr = vaddr, .pid = pid,
+				      .records = 1 };
+}
+
+/* Deliver every sum of the pass. */
+static void refcnt_hub_flush(struct refcnt_hub *h, int cnode)
+{
+	unsigned int i;
+
+	for (i = 0; i < REFCNT_HUB_SUMS; i++)
+		if (h->sum[i].page)
+			refcnt_hub_deliver(h, &h->sum[i], cnode);
+}
+
 /*
  * Take up to @budget records of @rx, or up to @stop if it is nearer.
  * Returns the records left before @stop, or 0 when the head is bad.
@@ -157,10 +236,10 @@ static __always_inline void refcnt_hub_unmute(void)
 static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 				 u64 budget, u64 stop)
 {
-	u32 mask = h->hdr.ring_records - 1, weight = h->hdr.period;
+	u32 mask = h->hdr.ring_records - 1;
 	struct refcnt_record rec = {
 		.cpu = rx->cpu < 0 ? U32_MAX : rx->cpu,
-		.s = { .weight = weight, .src_cnode = rx->cnode },
+		.s = { .weight = h->hdr.period, .src_cnode = rx->cnode },
 	};
 	bool machine = READ_ONCE(enable);
 	u64 head, n, i;
@@ -178,18 +257,24 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 	for (i = 0; i < n; i++) {
 		const struct refcnt_hub_record *r = &rx->rec[(rx->tail + i) & mask];
 
+		/* Samples of the emulated PMU: not the hub's references. */
+		if (READ_ONCE(r->kind) != REFCNT_HUB_REC_REF)
+			continue;
 		rec.pos = rx->tail + i;
 		rec.paddr = READ_ONCE(r->paddr);
 		rec.s.vaddr = READ_ONCE(r->vaddr);
 		rec.s.ip = READ_ONCE(r->ip);
-		rec.s.kind = READ_ONCE(r->flags) & REFCNT_HUB_REC_STORE ?
+		rec.s.kind = READ_ONCE(r->flags) & REFCNT_HUB_F_STORE ?
 			     REFCNT_SAMPLE_STORE : REFCNT_SAMPLE_LOAD;
-		if (refcnt_feed_record(&refcnt_hub_feed, &rec, machine))
-			refcnt_hub_stats.references += weight;
+		if (machine)
+			refcnt_hub_add(h, rx->cnode, rec.paddr, rec.s.vaddr,
+				       READ_ONCE(r->pid));
+		refcnt_feed_record(&refcnt_hub_feed, &rec, false);
 		/* A producer waiting for room (hub_wait) sees it come. */
 		if (!((i + 1) % REFCNT_HUB_TAIL_EVERY))
 			smp_store_release(&rx->ctrl->tail, rx->tail + i + 1);
 	}
+	refcnt_hub_flush(h, rx->cnode);
 	rx->tail += n;
 	if (rx->cpu >= 0)
 		refcnt_feed_consumed(&refcnt_hub_feed, rx->cpu, rx->tail);
@@ -391,7 +476,8 @@ static int refcnt_hub_check(const struct refcnt_hub_header *hdr, u64 len)
 	    hdr->size > len || !hdr->nr_rings ||
 	    hdr->nr_rings > REFCNT_HUB_MAX_VCPUS ||
 	    hdr->ring_records < 16 || !is_power_of_2(hdr->ring_records) ||
-	    !hdr->period || hdr->flags & ~REFCNT_HUB_MISSES ||
+	    !hdr->period ||
+	    hdr->flags & ~(REFCNT_HUB_MISSES | REFCNT_HUB_LLC) ||
 	    hdr->ring_stride % 4096)
 		return -EINVAL;
 	ring_bytes = REFCNT_HUB_RING_CTRL +
@@ -506,6 +592,7 @@ static int refcnt_hub_probe(struct pci_dev *pdev, const struct pci_device_id *id
 		return -ENOMEM;
 	h->pdev = pdev;
 	h->hdr = hdr;
+	h->granularity_shift = refcnt_granularity_shift();
 	mutex_init(&h->drain_lock);
 	INIT_DELAYED_WORK(&h->work, refcnt_hub_work);
 	refcnt_hub_rings(h, base);

@@ -7,6 +7,12 @@
  * thread writes its own ring in the file QEMU also exposes to the guest
  * as an ivshmem-plain device; no lock is shared.
  *
+ * The device is the emulated machine's PMU too: the guest programs it in
+ * the control block of the header page, each vCPU takes a new setting at
+ * its next reference (pmu-emu.c does the sampling), and its samples go
+ * into the vCPU's ring as records of their own kinds.  Every record says
+ * the instruction that made it and the pid the guest wrote in the ring.
+ *
  * Options (refcnt-vm --hub passes them):
  *   hub=FILE          the region (refcnt-vm creates and sizes it)
  *   hub_period=P      report every Pth reference of a vCPU (default 1)
@@ -41,21 +47,41 @@
 
 #include <linux/refcnt_hub.h>
 #include "hub-producer.h"
+#include "pmu-emu.h"
 
 #define PFX	"refcnt-truth: hub: "
+
+/* pmu-emu.c speaks the device's numbers: records take them as they are. */
+_Static_assert(PMU_PEBS == REFCNT_HUB_PMU_PEBS && PMU_IBS == REFCNT_HUB_PMU_IBS &&
+	       PMU_LDLAT == REFCNT_HUB_PMU_LDLAT &&
+	       PMU_STORES == REFCNT_HUB_PMU_STORES &&
+	       PMU_EXCLUDE_KERNEL == REFCNT_HUB_PMU_EXCLUDE_KERNEL &&
+	       PMU_IBS_PERIOD_UNIT == REFCNT_HUB_PMU_IBS_UNIT,
+	       "PMU modes and flags");
+_Static_assert(PMU_SAMPLE_LOAD == REFCNT_HUB_REC_LOAD &&
+	       PMU_SAMPLE_STORE == REFCNT_HUB_REC_STORE &&
+	       PMU_SAMPLE_OP == REFCNT_HUB_REC_OP &&
+	       PMU_S_USER == REFCNT_HUB_F_USER && PMU_S_STORE == REFCNT_HUB_F_STORE &&
+	       PMU_S_ADDR == REFCNT_HUB_F_ADDR && PMU_S_PHYS == REFCNT_HUB_F_PHYS &&
+	       PMU_S_MISS == REFCNT_HUB_F_MISS, "record kinds and flags");
+_Static_assert(sizeof(struct refcnt_hub_header) <= REFCNT_HUB_CONTROL &&
+	       REFCNT_HUB_CONTROL + sizeof(struct refcnt_hub_control) <=
+	       REFCNT_HUB_HEADER_SIZE, "the control block in the header page");
 
 struct hub_vcpu {
 	struct refcnt_hub_ring *ring;
 	struct refcnt_hub_record *rec;
 	uint64_t head, skip, refs, records, overruns, muted, insns_muted;
-	uint64_t garble_in, garbled, rnd;
-	int mute;
+	uint64_t garble_in, garbled, rnd, samples;
+	uint32_t seq;			/* of the control block, last taken */
+	int mute, stream, pmu;		/* the hub stream, the PMU: on */
 } __attribute__((aligned(64)));
 
 int hub_on, hub_misses;
 static const char *hub_path, *hub_out;
 static uint64_t hub_period = 1, hub_garble, hub_wait_ms;
 static struct refcnt_hub_header *hdr;
+static struct refcnt_hub_control *ctl;
 static struct hub_vcpu *hv;
 static int hub_nr;
 static uint32_t ring_mask;
@@ -124,8 +150,10 @@ static int hub_layout(uint64_t size, int nr)
 	return 0;
 }
 
+static void hub_emit(unsigned int vi, const struct pmu_sample *s);
+
 int hub_install(int nr_vcpus, const int *vcpu_nid, int nr_vcpu_nid,
-		uint64_t granularity)
+		uint64_t granularity, int llc)
 {
 	struct stat st;
 	void *map;
@@ -177,8 +205,17 @@ int hub_install(int nr_vcpus, const int *vcpu_nid, int nr_vcpu_nid,
 	hdr->record_size = sizeof(struct refcnt_hub_record);
 	hdr->granularity = granularity;
 	hdr->period = hub_period;
-	hdr->flags = hub_misses ? REFCNT_HUB_MISSES : 0;
+	hdr->flags = (hub_misses ? REFCNT_HUB_MISSES : 0) |
+		     (llc ? REFCNT_HUB_LLC : 0);
+	hdr->pmu_modes = 1u << REFCNT_HUB_PMU_PEBS | 1u << REFCNT_HUB_PMU_IBS;
 	hdr->version = REFCNT_HUB_VERSION;
+	/* The hub stream on, the PMU off, until the guest says otherwise. */
+	ctl = (struct refcnt_hub_control *)((char *)map + REFCNT_HUB_CONTROL);
+	ctl->refs = 1;
+	for (i = 0; i < nr_vcpus; i++)
+		hv[i].stream = 1;
+	if (pmu_init(nr_vcpus, llc, hub_emit))
+		return -1;
 	/* The magic last: a driver probing now sees a whole header or none. */
 	__atomic_store_n(&hdr->magic, REFCNT_HUB_MAGIC, __ATOMIC_RELEASE);
 	return 0;
@@ -198,11 +235,15 @@ static void garble(struct hub_vcpu *h)
 	struct refcnt_hub_record *r = &h->rec[h->head & ring_mask];
 
 	switch (h->garbled++ % 4) {
-	case 0:		/* a record of random addresses */
+	case 0:		/* a record of random addresses, kind, weight */
 		r->paddr = rnd(h);
 		r->vaddr = rnd(h);
 		r->ip = rnd(h);
-		r->flags = (uint32_t)rnd(h);
+		r->data_src = rnd(h);
+		r->weight = (uint32_t)rnd(h);
+		r->kind = (uint16_t)rnd(h);
+		r->flags = (uint16_t)rnd(h);
+		r->pid = (uint32_t)rnd(h);
 		__atomic_store_n(&h->ring->head, ++h->head, __ATOMIC_RELEASE);
 		break;
 	case 1:		/* a head far ahead; the next record puts it back */
@@ -219,7 +260,6 @@ static void garble(struct hub_vcpu *h)
 	}
 }
 
-/* hub_wait: up to hub_wait_ms for the driver to free a slot; the tail. */
 static uint64_t now_ns(void)
 {
 	struct timespec t;
@@ -247,21 +287,92 @@ static uint64_t hub_wait_room(struct hub_vcpu *h)
 	}
 }
 
-void hub_ref(unsigned int vi, uint64_t pa, uint64_t vaddr, uint64_t ip,
-	     int store, int miss)
+/* Room for one more record in the vCPU's ring, or NULL (an overrun). */
+static struct refcnt_hub_record *hub_slot(struct hub_vcpu *h)
+{
+	uint64_t tail = __atomic_load_n(&h->ring->tail, __ATOMIC_ACQUIRE);
+
+	if (h->head - tail >= (uint64_t)ring_mask + 1 && hub_wait_ms)
+		tail = hub_wait_room(h);
+	if (h->head - tail >= (uint64_t)ring_mask + 1) {
+		__atomic_store_n(&h->ring->overruns, ++h->overruns, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	return &h->rec[h->head & ring_mask];
+}
+
+/* Publish the record hub_slot() gave, stamped with the guest's pid. */
+static void hub_publish(struct hub_vcpu *h, struct refcnt_hub_record *r)
+{
+	r->pid = (uint32_t)__atomic_load_n(&h->ring->task, __ATOMIC_RELAXED);
+	r->pad = 0;
+	__atomic_store_n(&h->ring->head, ++h->head, __ATOMIC_RELEASE);
+}
+
+/* A PMU sample of vCPU vi (pmu-emu.c calls this on its thread). */
+static void hub_emit(unsigned int vi, const struct pmu_sample *s)
+{
+	struct hub_vcpu *h = &hv[vi];
+	struct refcnt_hub_record *r = hub_slot(h);
+
+	if (!r)
+		return;
+	r->paddr = s->paddr;
+	r->vaddr = s->vaddr;
+	r->ip = s->ip;
+	r->data_src = s->data_src;
+	r->weight = s->weight;
+	/* pmu-emu's kinds and flags are the device's, by construction. */
+	r->kind = s->kind;
+	r->flags = s->flags;
+	h->samples++;
+	hub_publish(h, r);
+}
+
+/*
+ * A new setting in the control block: this vCPU takes it. The guest may
+ * write anything there: pmu_program() refuses what it cannot do.
+ */
+static void hub_control(unsigned int vi, struct hub_vcpu *h, uint32_t seq)
+{
+	uint32_t period;
+
+	h->seq = seq;
+	h->stream = !!__atomic_load_n(&ctl->refs, __ATOMIC_RELAXED);
+	period = pmu_program(vi, __atomic_load_n(&ctl->pmu_mode, __ATOMIC_RELAXED),
+			     __atomic_load_n(&ctl->pmu_period, __ATOMIC_RELAXED),
+			     __atomic_load_n(&ctl->pmu_flags, __ATOMIC_RELAXED));
+	h->pmu = !!period;
+	__atomic_store_n(&ctl->pmu_applied, period, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl->seq_applied, seq, __ATOMIC_RELEASE);
+}
+
+int hub_wants_llc(unsigned int vi)
+{
+	return hub_misses || (vi < (unsigned int)hub_nr && hv[vi].pmu);
+}
+
+void hub_ref(unsigned int vi, const struct insn_info *ii, uint64_t pa,
+	     uint64_t vaddr, int store, int miss, int remote)
 {
 	struct hub_vcpu *h;
 	struct refcnt_hub_record *r;
-	uint64_t tail;
+	uint32_t seq;
 
 	if (vi >= (unsigned int)hub_nr)
 		return;
 	h = &hv[vi];
+	/* Pairs with the guest's release of seq: the fields are written. */
+	seq = __atomic_load_n(&ctl->seq, __ATOMIC_ACQUIRE);
+	if (seq != h->seq)
+		hub_control(vi, h, seq);
 	if (h->mute) {
 		h->muted++;
 		return;
 	}
-	if (hub_misses && miss <= 0)
+	if (h->pmu)
+		pmu_access(vi, ii, vaddr, pa, store, miss, remote);
+	if (!h->stream || (hub_misses && miss <= 0))
 		return;
 	h->refs++;
 	if (--h->skip)
@@ -273,21 +384,24 @@ void hub_ref(unsigned int vi, uint64_t pa, uint64_t vaddr, uint64_t ip,
 		return;
 	}
 	__atomic_store_n(&h->ring->references, h->refs, __ATOMIC_RELAXED);
-	tail = __atomic_load_n(&h->ring->tail, __ATOMIC_ACQUIRE);
-	if (h->head - tail >= (uint64_t)ring_mask + 1 && hub_wait_ms)
-		tail = hub_wait_room(h);
-	if (h->head - tail >= (uint64_t)ring_mask + 1) {
-		__atomic_store_n(&h->ring->overruns, ++h->overruns, __ATOMIC_RELAXED);
+	r = hub_slot(h);
+	if (!r)
 		return;
-	}
-	r = &h->rec[h->head & ring_mask];
-	r->paddr = pa;
-	r->vaddr = vaddr;
-	r->ip = ip;
-	r->flags = store ? REFCNT_HUB_REC_STORE : 0;
-	r->pad = 0;
+	*r = (struct refcnt_hub_record){
+		.paddr = pa, .vaddr = vaddr, .ip = ii->ip,
+		.weight = (uint32_t)hub_period, .kind = REFCNT_HUB_REC_REF,
+		.flags = ii->ip < PMU_KERNEL_START ? REFCNT_HUB_F_USER : 0,
+	};
+	r->flags |= REFCNT_HUB_F_ADDR | (store ? REFCNT_HUB_F_STORE : 0) |
+		    (miss > 0 ? REFCNT_HUB_F_MISS : 0);
 	h->records++;
-	__atomic_store_n(&h->ring->head, ++h->head, __ATOMIC_RELEASE);
+	hub_publish(h, r);
+}
+
+void hub_block(unsigned int vi, const struct tb_info *tb)
+{
+	if (vi < (unsigned int)hub_nr && hv[vi].pmu && !hv[vi].mute)
+		pmu_block(vi, tb);
 }
 
 int hub_mark(const void *d, size_t size)
@@ -335,16 +449,19 @@ void hub_summary(FILE *f)
 		FILE *fs[2] = { f, o };
 		int k;
 
-		if (!h->refs && !h->muted)
+		if (!h->refs && !h->muted && !h->samples)
 			continue;
 		for (k = 0; k < 2; k++)
 			if (fs[k])
 				fprintf(fs[k], "hub vcpu %d period %" PRIu64 " references %" PRIu64
 					" records %" PRIu64 " overruns %" PRIu64 " garbled %" PRIu64
-					" muted_references %" PRIu64 " muted_insns %" PRIu64 "\n",
+					" muted_references %" PRIu64 " muted_insns %" PRIu64
+					" samples %" PRIu64 "\n",
 					i, hub_period, h->refs, h->records, h->overruns,
-					h->garbled, h->muted, h->insns_muted);
+					h->garbled, h->muted, h->insns_muted, h->samples);
 	}
+	pmu_summary(f);
+	pmu_summary(o);
 	if (o)
 		fclose(o);
 }

@@ -16,12 +16,25 @@ extern int hub_misses;
 
 /* KEY=VALUE of the hub's options: 1 if not ours, 0 done, -1 bad. */
 int hub_parse_opt(const char *key, const char *v);
-/* Map the region and write its header: 0, or -1 with the cause printed. */
+struct insn_info;
+struct tb_info;
+
+/*
+ * Map the region and write its header: 0, or -1 with the cause printed.
+ * llc: the plugin models the LLC (PMU latency mode, data sources).
+ */
 int hub_install(int nr_vcpus, const int *vcpu_nid, int nr_vcpu_nid,
-		uint64_t granularity);
-/* One reference of vCPU vi, which missed the LLC or not (-1: no model). */
-void hub_ref(unsigned int vi, uint64_t pa, uint64_t vaddr, uint64_t ip,
-	     int store, int miss);
+		uint64_t granularity, int llc);
+/*
+ * One reference of vCPU vi by instruction ii, which missed the LLC or not
+ * (-1: no model), a store or a load, to a page of another node or not.
+ */
+void hub_ref(unsigned int vi, const struct insn_info *ii, uint64_t pa,
+	     uint64_t vaddr, int store, int miss, int remote);
+/* Does vCPU vi need the LLC model's verdict on its references? */
+int hub_wants_llc(unsigned int vi);
+/* vCPU vi starts a translation block (the emulated PMU counts ops). */
+void hub_block(unsigned int vi, const struct tb_info *tb);
 /* The insn at d (size bytes): 1 mute, 2 unmute, 0 neither. */
 int hub_mark(const void *d, size_t size);
 void hub_mark_cb(unsigned int vi, void *udata);

@@ -35,6 +35,7 @@
 #include <qemu-plugin.h>
 
 #include "hub-producer.h"
+#include "pmu-emu.h"
 #include "trace-writer.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -64,7 +65,7 @@ static const uint8_t mark_dump[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'D'
 enum { MK_START = 1, MK_STOP, MK_DUMP, MK_CMD0 = 16 };
 
 struct ram {
-	int nid;
+	int nid, cnode;
 	uint64_t base, size;		/* guest-physical */
 };
 
@@ -116,16 +117,21 @@ static int cnode_of(int nid)
 	return -1;
 }
 
-/* qemu_plugin_hwaddr_phys_addr()'s value -> guest-physical, or NONE. */
-static uint64_t map_phys(uint64_t v)
+/*
+ * qemu_plugin_hwaddr_phys_addr()'s value -> guest-physical, or NONE;
+ * *cnode: the cnodeid of the node it is on.
+ */
+static uint64_t map_phys(uint64_t v, int *cnode)
 {
 	int i;
 
 	for (i = 0; i < opt.nr_ram; i++) {
 		const struct ram *r = &opt.ram[i];
 
-		if (v >= 2 * r->base && v < 2 * r->base + r->size)
+		if (v >= 2 * r->base && v < 2 * r->base + r->size) {
+			*cnode = r->cnode;
 			return v - r->base;
+		}
 	}
 	return NONE;
 }
@@ -161,34 +167,14 @@ static int llc_miss(int cnode, uint64_t pa)
 	return miss;
 }
 
-/*
- * mem_cb's udata: the instruction's address in its low 56 bits (the hub
- * records it; canonical x86-64 addresses sign-extend from bit 55), and
- * the trace's register class of the instruction (trace_insn_udata()) in
- * the top 8.
- */
-#define INSN_BITS	56
-
-static void *insn_udata(uint64_t ip, void *trace_class)
-{
-	return (void *)(uintptr_t)((ip & ((1ULL << INSN_BITS) - 1)) |
-				   (uint64_t)(uintptr_t)trace_class << INSN_BITS);
-}
-
-static uint64_t udata_insn(void *udata)
-{
-	return (uint64_t)((int64_t)((uint64_t)(uintptr_t)udata <<
-				    (64 - INSN_BITS)) >> (64 - INSN_BITS));
-}
-
 static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
-		   uint64_t vaddr, void *data)
+		   uint64_t vaddr, void *udata)
 {
-	void *udata = (void *)(uintptr_t)((uintptr_t)data >> INSN_BITS);
 	struct vcpu *v;
 	struct qemu_plugin_hwaddr *hw;
 	uint64_t pa;
-	int miss = -1, count, trace;
+	int miss = -1, count, trace, cnode = -1;
+	const struct insn_info *ii = udata;
 
 	if (vi >= (unsigned int)nr_vcpus)
 		return;
@@ -202,19 +188,20 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 	if (!hw || qemu_plugin_hwaddr_is_io(hw)) {
 		v->io += count;
 		if (trace)
-			trace_ref(vi, info, vaddr, TRACE_PA_IO, udata);
+			trace_ref(vi, info, vaddr, TRACE_PA_IO, ii->trace);
 		return;
 	}
-	pa = map_phys(qemu_plugin_hwaddr_phys_addr(hw));
+	pa = map_phys(qemu_plugin_hwaddr_phys_addr(hw), &cnode);
 	if (pa == NONE) {
 		v->unmapped += count;
 		if (trace)
-			trace_ref(vi, info, vaddr, TRACE_PA_OTHER, udata);
+			trace_ref(vi, info, vaddr, TRACE_PA_OTHER, ii->trace);
 		return;
 	}
 	if (trace)
-		trace_ref(vi, info, vaddr, pa, udata);
-	if (opt.llc_size && v->node >= 0 && (count || hub_misses))
+		trace_ref(vi, info, vaddr, pa, ii->trace);
+	if (opt.llc_size && v->node >= 0 &&
+	    (count || (hub_on && hub_wants_llc(vi))))
 		miss = llc_miss(v->node, pa);
 	if (count) {
 		v->refs[pa / opt.gran]++;
@@ -222,23 +209,25 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 			v->miss[pa / opt.gran]++;
 	}
 	if (hub_on)
-		hub_ref(vi, pa, vaddr, udata_insn(data),
-			qemu_plugin_mem_is_store(info), miss);
+		hub_ref(vi, udata, pa, vaddr, qemu_plugin_mem_is_store(info),
+			miss, cnode != v->node);
 }
 
 static void tb_exec_cb(unsigned int vi, void *udata)
 {
-	uint64_t n = (uintptr_t)udata;
+	const struct tb_info *tb = udata;
 
 	if (vi >= (unsigned int)nr_vcpus)
 		return;
-	vcpus[vi].insns += n;
-	if (hub_on)
-		hub_insns(vi, n);
+	vcpus[vi].insns += tb->n;
+	if (hub_on) {
+		hub_insns(vi, tb->n);
+		hub_block(vi, tb);
+	}
 	if (trace_on)
-		trace_insns(vi, n);
+		trace_insns(vi, tb->n);
 	if (window_open)
-		vcpus[vi].insns_window += n;
+		vcpus[vi].insns_window += tb->n;
 }
 
 static int dump_tables(const char *path);
@@ -311,14 +300,41 @@ static uint64_t mark_of(const uint8_t *d, size_t n)
 	return 0;
 }
 
+/*
+ * The block's instructions and their addresses, the callbacks' udata:
+ * records and PMU samples say which instruction made them. Kept for as
+ * long as QEMU may run the block (the plugin's life).
+ */
+static struct tb_info *tb_info_new(struct qemu_plugin_tb *tb, size_t n)
+{
+	struct tb_info *t = malloc(sizeof(*t) + n * sizeof(t->insn[0]));
+	size_t i;
+
+	if (!t) {
+		fprintf(stderr, PFX "out of memory for a translation block\n");
+		abort();
+	}
+	t->n = n;
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+
+		t->insn[i] = (struct insn_info){
+			.ip = qemu_plugin_insn_vaddr(insn), .tb = t, .idx = i,
+			.trace = trace_on ? trace_insn_udata(qemu_plugin_insn_data(insn),
+							     qemu_plugin_insn_size(insn)) : NULL,
+		};
+	}
+	return t;
+}
+
 static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t i, n = qemu_plugin_tb_n_insns(tb);
+	struct tb_info *t = tb_info_new(tb, n);
 
 	(void)id;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec_cb,
-					     QEMU_PLUGIN_CB_NO_REGS,
-					     (void *)(uintptr_t)n);
+					     QEMU_PLUGIN_CB_NO_REGS, t);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		const uint8_t *d = qemu_plugin_insn_data(insn);
@@ -328,10 +344,7 @@ static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		qemu_plugin_register_vcpu_mem_cb(insn, mem_cb,
 						 QEMU_PLUGIN_CB_NO_REGS,
-						 QEMU_PLUGIN_MEM_RW,
-			insn_udata(qemu_plugin_insn_vaddr(insn), trace_on ?
-				   trace_insn_udata(d, qemu_plugin_insn_size(insn)) :
-				   NULL));
+						 QEMU_PLUGIN_MEM_RW, &t->insn[i]);
 		if (hm)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, hub_mark_cb,
 				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)hm);
@@ -690,7 +703,8 @@ static int check_opts(void)
 		return -1;
 	}
 	for (i = 0; i < opt.nr_ram; i++) {
-		if (cnode_of(opt.ram[i].nid) < 0) {
+		opt.ram[i].cnode = cnode_of(opt.ram[i].nid);
+		if (opt.ram[i].cnode < 0) {
 			fprintf(stderr, PFX "ram of node %d, which is not online=\n",
 				opt.ram[i].nid);
 			return -1;
@@ -790,7 +804,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	}
 	if (hub_on && hub_install(nr_vcpus, opt.vcpu_node, opt.nr_vcpu_node,
-				  opt.gran))
+				  opt.gran, !!opt.llc_size))
 		return -1;
 	if (trace_on && install_trace())
 		return -1;

@@ -7,11 +7,9 @@
  * comparison of the two must score 100%.  The counter columns of the
  * truth are in cnodeid order (refcnt-vm passes the online nodes in order).
  *
- * A hardware counter pegs at its maximum (2047 with 11 bits) until the
- * threshold interrupt (at 7/8 of it + 1) folds it into the extended
- * counter, and RCB_INJECT_SYNC runs those interrupts only when a call
- * returns.  So references go in rounds of at most CHUNK per counter and
- * call: below the threshold plus CHUNK stays below the maximum.
+ * Each counter's references go in one entry (or a few, above 2^32-1): a
+ * delivery of many references folds as it crosses the threshold instead
+ * of pegging (Documentation/design.rst, "Weighted references").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,8 +21,6 @@
 #include <unistd.h>
 
 #include <linux/refcnt.h>
-
-#define CHUNK	250
 
 struct want {
 	uint64_t paddr;
@@ -86,19 +82,16 @@ static void want(uint64_t paddr, uint32_t cnode, uint64_t count)
 	nr_wants++;
 }
 
-/* Rounds of at most CHUNK per counter, each batch synchronous. */
+/* Every counter's references, in batches. */
 static void deliver(int fd)
 {
-	size_t i, active = nr_wants;
+	size_t i;
 
-	while (active) {
-		active = 0;
-		for (i = 0; i < nr_wants; i++) {
-			uint32_t c;
+	for (i = 0; i < nr_wants; i++) {
+		while (wants[i].left) {
+			uint32_t c = wants[i].left > UINT32_MAX ? UINT32_MAX :
+				     (uint32_t)wants[i].left;
 
-			if (!wants[i].left)
-				continue;
-			c = wants[i].left > CHUNK ? CHUNK : (uint32_t)wants[i].left;
 			if (nr == RCB_INJECT_MAX)
 				flush(fd);
 			batch[nr].paddr = wants[i].paddr;
@@ -106,10 +99,9 @@ static void deliver(int fd)
 			batch[nr].count = c;
 			nr++;
 			wants[i].left -= c;
-			active += !!wants[i].left;
 		}
-		flush(fd);
 	}
+	flush(fd);
 }
 
 int main(int argc, char **argv)

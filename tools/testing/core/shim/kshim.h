@@ -175,9 +175,15 @@ typedef struct { long counter; } atomic_long_t;
 #define atomic_read(v)		READ_ONCE((v)->counter)
 #define atomic_set(v, i)	WRITE_ONCE((v)->counter, (i))
 #define atomic_inc(v)		((void)__atomic_fetch_add(&(v)->counter, 1, __ATOMIC_RELAXED))
+#define atomic_dec_and_test(v)	(__atomic_sub_fetch(&(v)->counter, 1, __ATOMIC_SEQ_CST) == 0)
 #define atomic64_read(v)	READ_ONCE((v)->counter)
 #define atomic64_set(v, i)	WRITE_ONCE((v)->counter, (i))
 #define atomic64_xchg(v, i)	xchg(&(v)->counter, (i))
+#define atomic64_add(i, v)	((void)__atomic_fetch_add(&(v)->counter, (i), __ATOMIC_RELAXED))
+#define atomic_try_cmpxchg(v, o, n) __atomic_compare_exchange_n(&(v)->counter, (o), (n), 0, \
+				__ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
+#define smp_store_release(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define smp_load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define atomic_long_read(v)	READ_ONCE((v)->counter)
 #define atomic_long_set(v, i)	WRITE_ONCE((v)->counter, (i))
 #define atomic_long_inc(v)	((void)__atomic_fetch_add(&(v)->counter, 1, __ATOMIC_RELAXED))
@@ -188,6 +194,7 @@ typedef struct { long counter; } atomic_long_t;
 #define BIT_MASK(nr)		(1UL << ((nr) % BITS_PER_LONG))
 #define set_bit(nr, a)		((void)__atomic_fetch_or(&(a)[BIT_WORD(nr)], BIT_MASK(nr), __ATOMIC_RELAXED))
 #define clear_bit(nr, a)	((void)__atomic_fetch_and(&(a)[BIT_WORD(nr)], ~BIT_MASK(nr), __ATOMIC_RELAXED))
+#define test_and_clear_bit(nr, a) ((__atomic_fetch_and(&(a)[BIT_WORD(nr)], ~BIT_MASK(nr), __ATOMIC_SEQ_CST) & BIT_MASK(nr)) != 0)
 #define test_and_set_bit(nr, a)	((__atomic_fetch_or(&(a)[BIT_WORD(nr)], BIT_MASK(nr), __ATOMIC_SEQ_CST) & BIT_MASK(nr)) != 0)
 #define test_bit(nr, a)		((READ_ONCE((a)[BIT_WORD(nr)]) & BIT_MASK(nr)) != 0)
 unsigned long find_next_bit(const unsigned long *addr, unsigned long size,

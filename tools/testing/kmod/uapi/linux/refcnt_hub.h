@@ -17,6 +17,13 @@
  * Everything here is memory the host (and a buggy or hostile producer)
  * can write at any time: the driver copies the header once, checks it,
  * and checks every index and record it reads.
+ *
+ * The device is also the emulated machine's PMU: the guest programs it
+ * through the control block (struct refcnt_hub_control, in the header
+ * page), and the producer then writes PEBS- or IBS-shaped samples into
+ * the same rings, records of their own kinds. The control block and each
+ * ring's @task are the only memory the guest writes and the producer
+ * reads, and the producer checks them the same way.
  */
 #ifndef _UAPI_LINUX_REFCNT_HUB_H
 #define _UAPI_LINUX_REFCNT_HUB_H
@@ -32,8 +39,50 @@
 /* Bytes of a ring before its records. */
 #define REFCNT_HUB_RING_CTRL	128
 
-/* flags */
+/* Where the control block is, in the header page. */
+#define REFCNT_HUB_CONTROL	2048
+
+/*
+ * Header flags. REFCNT_HUB_LLC: the producer models a last-level cache,
+ * so the PMU's latency mode works and data sources say hit or miss.
+ */
 #define REFCNT_HUB_MISSES	0x1	/* only references that miss the LLC */
+#define REFCNT_HUB_LLC		0x2
+
+/* The emulated PMU's modes (struct refcnt_hub_control.pmu_mode). */
+#define REFCNT_HUB_PMU_OFF	0
+#define REFCNT_HUB_PMU_PEBS	1	/* every Nth load (store) retired */
+#define REFCNT_HUB_PMU_IBS	2	/* every Nth op retired */
+
+/*
+ * Its flags (struct refcnt_hub_control.pmu_flags). LDLAT: PEBS counts
+ * only the loads that miss the LLC, as a latency threshold selects
+ * (needs REFCNT_HUB_LLC). STORES: PEBS samples every Nth store too.
+ * EXCLUDE_KERNEL: PEBS counts user-mode events only; IBS counts all and
+ * drops the kernel-mode samples, as the kernel's software filter does.
+ */
+#define REFCNT_HUB_PMU_LDLAT		0x1
+#define REFCNT_HUB_PMU_STORES		0x2
+#define REFCNT_HUB_PMU_EXCLUDE_KERNEL	0x4
+/* IBS periods are multiples of this: the producer rounds down. */
+#define REFCNT_HUB_PMU_IBS_UNIT	16
+
+/* Kinds of records (struct refcnt_hub_record.kind). */
+#define REFCNT_HUB_REC_REF	0	/* a reported reference */
+#define REFCNT_HUB_REC_LOAD	1	/* emulated PEBS: a load */
+#define REFCNT_HUB_REC_STORE	2	/* emulated PEBS: a store */
+#define REFCNT_HUB_REC_OP	3	/* emulated IBS: an op */
+
+/*
+ * Record flags (struct refcnt_hub_record.flags). PHYS: the hardware gives
+ * the physical address (IBS); without it @paddr is the page a handler
+ * running in the task would have looked up (PEBS), given for the drain.
+ */
+#define REFCNT_HUB_F_USER	0x1	/* made in user mode */
+#define REFCNT_HUB_F_STORE	0x2	/* the access was a store */
+#define REFCNT_HUB_F_ADDR	0x4	/* @vaddr and @paddr are valid */
+#define REFCNT_HUB_F_PHYS	0x8
+#define REFCNT_HUB_F_MISS	0x10	/* missed the LLC model */
 
 /*
  * The NOPs (nopl disp32(%rax,%rax,1)) the driver runs around a drain
@@ -60,7 +109,8 @@
  * @period:		references per record: every @period-th reference of
  *			a vCPU is reported, standing for @period of them
  * @flags:		REFCNT_HUB_*
- * @pad:		zero
+ * @pmu_modes:		bit N set: the producer emulates PMU mode N
+ *			(REFCNT_HUB_PMU_*)
  * @vcpu_node:		NUMA node id of each vCPU (the node its references
  *			come from), REFCNT_HUB_NO_NODE if none: the one
  *			place the driver learns the machine's CPU layout
@@ -77,26 +127,61 @@ struct refcnt_hub_header {
 	__u32 granularity;
 	__u32 period;
 	__u32 flags;
-	__u32 pad;
+	__u32 pmu_modes;
 	__u16 vcpu_node[REFCNT_HUB_MAX_VCPUS];
 };
 
-/* struct refcnt_hub_record.flags */
-#define REFCNT_HUB_REC_STORE	0x1	/* a store; else a load */
+/**
+ * struct refcnt_hub_control - what the guest programs, at
+ *			       REFCNT_HUB_CONTROL of the header page
+ * @refs:	guest: 1 (the default) reports every @period-th reference
+ *		(REFCNT_HUB_REC_REF records), 0 does not
+ * @pmu_mode:	guest: REFCNT_HUB_PMU_*
+ * @pmu_period:	guest: events per sample
+ * @pmu_flags:	guest: REFCNT_HUB_PMU_LDLAT, _STORES, _EXCLUDE_KERNEL
+ * @seq:	guest: bumped after the fields above change (release): each
+ *		vCPU takes the new setting at its next reference
+ * @seq_applied: producer: the last @seq a vCPU took
+ * @pmu_applied: producer: the period in force from @seq_applied on (IBS:
+ *		rounded down to a multiple of REFCNT_HUB_PMU_IBS_UNIT),
+ *		0 when the PMU is off or the setting was refused
+ * @pad:	zero
+ */
+struct refcnt_hub_control {
+	__u32 refs;
+	__u32 pmu_mode;
+	__u32 pmu_period;
+	__u32 pmu_flags;
+	__u32 seq;
+	__u32 seq_applied;
+	__u32 pmu_applied;
+	__u32 pad;
+};
 
 /**
- * struct refcnt_hub_record - one reported reference
+ * struct refcnt_hub_record - one reported reference, or one PMU sample
  * @paddr:	guest-physical address referenced
- * @vaddr:	guest-virtual address referenced (the pid is not known)
- * @ip:		guest-virtual address of the instruction that made it
- * @flags:	REFCNT_HUB_REC_*
+ * @vaddr:	guest-virtual address referenced
+ * @ip:		address of the instruction that made it
+ * @data_src:	samples: union perf_mem_data_src (op; level from the LLC
+ *		model, local or remote DRAM from the node map); else 0
+ * @weight:	references or events the record stands for: the hub's
+ *		period, or the PMU's period in force
+ * @kind:	REFCNT_HUB_REC_*
+ * @flags:	REFCNT_HUB_F_*
+ * @pid:	what the guest wrote in the ring's @task when the record was
+ *		made: the task running on the vCPU, 0 if not said
  * @pad:	zero
  */
 struct refcnt_hub_record {
 	__u64 paddr;
 	__u64 vaddr;
 	__u64 ip;
-	__u32 flags;
+	__u64 data_src;
+	__u32 weight;
+	__u16 kind;
+	__u16 flags;
+	__u32 pid;
 	__u32 pad;
 };
 
@@ -112,6 +197,8 @@ struct refcnt_hub_record {
  *		else 0
  * @pad0:	keeps @tail on its own cache line
  * @tail:	consumer: records consumed, free-running
+ * @task:	guest: the pid of the task running on the vCPU, stamped on
+ *		its records; 0 when the guest does not say
  * @draining:	consumer: 1 while the driver drains the ring continuously
  *		(the feed is on, or counting sessions hold it), else 0: a
  *		producer told to wait for room (hub_wait) waits only then
@@ -124,8 +211,9 @@ struct refcnt_hub_ring {
 	__u64 muted;
 	__u64 pad0[4];
 	__u64 tail;
+	__u64 task;
 	__u64 draining;
-	__u64 pad1[6];
+	__u64 pad1[5];
 };
 
 #endif /* _UAPI_LINUX_REFCNT_HUB_H */
