@@ -47,8 +47,8 @@ EXPORT_SYMBOL_NS_GPL(refcnt_nr_cnodes, REFCNT_NS);
 /**
  * refcnt_granularity_shift() - log2 of the bytes of a hardware page
  *
- * For feeds that add up their references per hardware page before they
- * deliver them.
+ * Context: any; for feeds that add up their references per hardware page
+ * before they deliver them.
  *
  * Return: the granularity's shift, fixed while refcnt.ko is loaded.
  */

@@ -244,9 +244,9 @@ static void refcnt_session_inherit(struct perf_event_attr *attr,
 
 /* One event of the session on @task, whose overflow context is @ctx. */
 static int refcnt_session_event(struct refcnt_session *s,
-				 struct task_struct *task,
-				 struct perf_event_attr *attr,
-				 perf_overflow_handler_t handler, void *ctx)
+				struct task_struct *task,
+				struct perf_event_attr *attr,
+				perf_overflow_handler_t handler, void *ctx)
 {
 	struct perf_event *ev;
 

@@ -152,6 +152,7 @@ static void refcnt_sched_del(struct perf_event *event, int flags)
 
 		if (note->idx[i] == REFCNT_SPAN_NONE)
 			continue;
+		/* Pairs with the drain's acquire: the span is whole. */
 		smp_store_release(&sp->span[note->idx[i] % REFCNT_SPANS].end,
 				  feed->device->position(feed, cpu));
 		note->idx[i] = REFCNT_SPAN_NONE;
@@ -199,10 +200,12 @@ int refcnt_session_sched_attr(struct perf_event_attr *attr)
 /* Retire the spans that end at or before @pos: the drain is past them. */
 static void refcnt_spans_retire(struct refcnt_spans *sp, u64 pos)
 {
+	/* Pairs with the CPU's releases: the spans up to head are made. */
 	u32 head = smp_load_acquire(&sp->head), tail = sp->tail;
 
 	while (tail != head) {
 		struct refcnt_span *span = &sp->span[tail % REFCNT_SPANS];
+		/* Pairs with the release that closed it. */
 		u64 end = smp_load_acquire(&span->end);
 
 		if (end == REFCNT_SPAN_OPEN || end > pos)
@@ -240,12 +243,15 @@ static void refcnt_spans_deliver(struct refcnt_feed *feed,
 	u32 head, i;
 
 	refcnt_spans_retire(sp, r->pos);
+	/* Pairs with the CPU's releases: the spans up to head are made. */
 	head = smp_load_acquire(&sp->head);
 	for (i = sp->tail; i != head; i++) {
 		const struct refcnt_span *span = &sp->span[i % REFCNT_SPANS];
 
-		if (span->start <= r->pos &&
-		    r->pos < smp_load_acquire(&span->end))
+		if (span->start > r->pos)
+			continue;
+		/* Pairs with the release that closes it. */
+		if (r->pos < smp_load_acquire(&span->end))
 			refcnt_session_record(span->s, r);
 	}
 }

@@ -510,6 +510,7 @@ struct rcb_count_read {
  * @state:	RCB_FEED_PRESENT, RCB_FEED_ON
  * @period:	references per sample while on machine-wide, 0 when off;
  *		a device feed's is the device's, whether on or not
+ * @reserved32: written as zero
  * @reserved:	written as zero
  */
 struct rcb_feed_info {

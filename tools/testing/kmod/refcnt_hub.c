@@ -270,9 +270,10 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 			refcnt_hub_add(h, rx->cnode, rec.paddr, rec.s.vaddr,
 				       READ_ONCE(r->pid));
 		refcnt_feed_record(&refcnt_hub_feed, &rec, false);
-		/* A producer waiting for room (hub_wait) sees it come. */
-		if (!((i + 1) % REFCNT_HUB_TAIL_EVERY))
-			smp_store_release(&rx->ctrl->tail, rx->tail + i + 1);
+		if ((i + 1) % REFCNT_HUB_TAIL_EVERY)
+			continue;
+		/* These are read: a producer waiting for room sees it come. */
+		smp_store_release(&rx->ctrl->tail, rx->tail + i + 1);
 	}
 	refcnt_hub_flush(h, rx->cnode);
 	rx->tail += n;
