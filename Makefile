@@ -25,6 +25,9 @@
 #                         the hub device (tools/testing/hub-bench)
 #   make core-check       the core of kmod/ in user space: unit tests, the
 #                         stress under TSan and ASan+UBSan, a short fuzz run
+#   make pmu-check        the PEBS/IBS feed's perf attributes, built by
+#                         kmod/pmu*.c in user space, against the rules of
+#                         6.1, 6.12 and the newest kernel read
 #   make fuzz             fuzz the core against a model of refcnt(5)'s
 #                         counters (FUZZ_OPS operations, default 10 million)
 #   make truth            the QEMU plugin that counts every guest reference
@@ -33,6 +36,9 @@
 #   make papi             PAPI (Debian's source) with the refcnt component,
 #                         its utilities, examples/papi and the component's
 #                         tests, static, into build/papi/bin
+#   make deb              the Debian packages (debian/) into build/deb/
+#   make deb-check        build them, lintian, and install them in a Debian
+#                         guest (tools/testing/deb/deb-check)
 #
 # The kselftest harness and checkpatch.pl come from Debian's linux-source-6.1
 # package; they are extracted into build/, never copied into the tree.
@@ -64,7 +70,7 @@ MODULE_OUT := $(BUILD)/$(KVER)
 
 .PHONY: all lib module selftests tools checkpatch check demo bench install dkms-check \
 	shellcheck kernel-doc check-long \
-	intree-check clean FORCE core-check fuzz
+	intree-check clean FORCE core-check fuzz pmu-check
 .PHONY: truth accuracy papi
 
 all: lib selftests tools
@@ -78,37 +84,68 @@ LIB_MAKE = $(MAKE) --no-print-directory -C lib O=$(LIB_OUT) UAPI_DIR=$(TOP)/uapi
 lib: $(LIB_OUT)/librefcnt.a
 
 $(LIB_OUT)/librefcnt.a: FORCE
-	@$(LIB_MAKE) all
+	@+$(LIB_MAKE) all
 
-# Command-line tools, static so they run in the test guests as they are.
-# TOOLS_BIN go to $(PREFIX)/bin; demo-workload is an example, installed
-# out of the PATH (see install).
+# Command-line tools. TOOLS_BIN go to $(PREFIX)/bin; demo-workload is an
+# example, installed out of the PATH (see install).
 TOOLS_BIN := refcnt-info refcnt-run refcnt-top refcnt-dump refcnt-compare
 TOOLS := $(TOOLS_BIN) demo-workload
-TOOLS_CFLAGS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(TOP)/uapi \
-	-I$(TOP)/lib/include -I$(TOP)/tools/src
-# Linked with librefcnt.a and libnuma, all static; the tools that draw
-# heatmaps (TOOLS_HEATMAP) also with heatmap.c, libpng and zlib.
+# WERROR=0 (a package build, make deb) keeps a newer compiler's new warning
+# from failing the build; the project's own builds keep -Werror.
+WERROR ?= 1
+TOOLS_CFLAGS := -O2 -g -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) \
+	-D_GNU_SOURCE -I$(TOP)/uapi -I$(TOP)/lib/include -I$(TOP)/tools/src
+# The user's (or dpkg-buildflags') CPPFLAGS, CFLAGS and LDFLAGS come after
+# ours, in every compile and link of the tools and the PMDA.
+TOOLS_USER_FLAGS = $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)
+# TOOLS_LINK=static (the default): linked with librefcnt.a and libnuma, all
+# static, so they run in the test guests as they are. TOOLS_LINK=shared:
+# with librefcnt.so and the system's shared libraries, as a distribution
+# package wants them (make deb); they then need librefcnt.so.1 installed.
+# The tools that draw heatmaps (TOOLS_HEATMAP) also link heatmap.c, libpng
+# and zlib.
+TOOLS_LINK ?= static
 TOOLS_LIBREFCNT := $(BUILD)/lib/librefcnt.a
+ifeq ($(TOOLS_LINK),shared)
+TOOLS_STATIC :=
+TOOLS_LIBS := -L$(BUILD)/lib -lrefcnt -lnuma
+PMDA_LIBS := -L$(BUILD)/lib -lrefcnt -lnuma
+else ifeq ($(TOOLS_LINK),static)
+TOOLS_STATIC := -static
 TOOLS_LIBS := $(TOOLS_LIBREFCNT) -lnuma
+PMDA_LIBS := $(TOOLS_LIBREFCNT) -Wl,-Bstatic -lnuma -Wl,-Bdynamic
+else
+$(error TOOLS_LINK must be static or shared, not '$(TOOLS_LINK)')
+endif
 TOOLS_COMMON := tools/src/rtools.c tools/src/rtools.h uapi/linux/refcnt.h
 TOOLS_HEATMAP := refcnt-run refcnt-dump
 tools: $(addprefix $(BUILD)/tools/,$(TOOLS))
 
 $(addprefix $(BUILD)/tools/,$(TOOLS_HEATMAP)): tools/src/heatmap.c tools/src/heatmap.h
 # refcnt-run's parts.
-$(BUILD)/tools/refcnt-run: $(wildcard tools/src/run/*.c tools/src/run/*.h)
+$(BUILD)/tools/refcnt-run: $(wildcard tools/src/run/*.c tools/src/run/*.h) \
+	tools/src/trace/policy.c tools/src/trace/policy.h
 
 $(BUILD)/tools/%: tools/src/%.c $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $(filter %.c,$^) $(TOOLS_LIBS) \
-		$(if $(filter %/heatmap.c,$^),-lpng -lz) -lm
+	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) $(TOOLS_STATIC) -o $@ $(filter %.c,$^) \
+		$(TOOLS_LIBS) $(if $(filter %/heatmap.c,$^),-lpng -lz) -lm
 
 $(BUILD)/tools/demo-workload: examples/demo-workload.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
+	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread $(TOOLS_STATIC) -o $@ $< -lnuma
+
+# The demo again, linked dynamically: refcnt-run can preload its allocation
+# tracker into this one, and names its arrays after the functions that
+# allocate them (make demo; what make install puts in $(PREFIX)/lib/refcnt).
+# The static one above runs in the selftests' guests, which have no libc.
+tools: $(BUILD)/demo/demo-workload
+$(BUILD)/demo/demo-workload: examples/demo-workload.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread -o $@ $< -lnuma
 
 $(LINUX_SOURCE_STAMP): $(LINUX_SOURCE)
 	@echo "  EXTRACT kselftest harness, checkpatch and kernel-doc from $(notdir $<)"
@@ -195,14 +232,14 @@ tools: $(BUILD)/tools/refcnt-compare
 $(BUILD)/tools/refcnt-compare: tools/src/refcnt-compare.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -static -o $@ $< -lm
+	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) $(TOOLS_STATIC) -o $@ $< -lm
 
 # Workloads for make accuracy (examples/access-patterns.c).
 tools: $(BUILD)/tools/access-patterns
 $(BUILD)/tools/access-patterns: examples/access-patterns.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
+	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread $(TOOLS_STATIC) -o $@ $< -lnuma
 
 # refcnt-exporter, Prometheus/OpenMetrics text (Documentation/admin-guide.rst,
 # "Fleet monitoring"); rcsnap.c, its snapshot of the module, is shared with
@@ -227,8 +264,8 @@ $(PMDA_OUT)/pmdarefcnt: tools/pmda/pmdarefcnt.c tools/pmda/domain.h $(RCSNAP) \
 	@test -f /usr/include/pcp/pmda.h || { echo "no /usr/include/pcp/pmda.h: install libpcp-pmda3-dev and libpcp3-dev (tools/testing/refcnt-setup deps)" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/pmda -o $@ $(filter %.c,$^) \
-		$(TOOLS_LIBREFCNT) -Wl,-Bstatic -lnuma -Wl,-Bdynamic -lpcp_pmda -lpcp -lm
+	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -I$(TOP)/tools/pmda -o $@ \
+		$(filter %.c,$^) $(PMDA_LIBS) -lpcp_pmda -lpcp -lm
 $(PMDA_OUT)/%: tools/pmda/%
 	@mkdir -p $(dir $@)
 	@cp $< $@
@@ -263,6 +300,10 @@ bench:
 core-check:
 	@$(MAKE) --no-print-directory -C tools/testing/core check O=$(BUILD)/core
 
+# The PMU feed's attributes against the kernels' rules (tools/testing/pmu).
+pmu-check:
+	@$(MAKE) --no-print-directory -C tools/testing/pmu check O=$(BUILD)/pmu
+
 FUZZ_OPS ?= 10000000
 fuzz:
 	@$(MAKE) --no-print-directory -C tools/testing/core fuzz O=$(BUILD)/core \
@@ -273,27 +314,65 @@ fuzz:
 # man pages, the tools and their man pages, the demo workload as an example
 # ($(PREFIX)/lib/refcnt/demo-workload, its source in
 # $(PREFIX)/share/refcnt/examples/), and the udev rule that gives the
-# "refcnt" group read access to /dev/refcnt/nodeN.
+# "refcnt" group read access to /dev/refcnt/nodeN; refcntd (install-refcntd)
+# and the PMDA when PCP's headers are there (install-pmda). Each part is a
+# target of its own: make deb installs all but the module, which DKMS builds.
 UDEVDIR ?= /lib/udev/rules.d
-install: lib tools
+.PHONY: install-module install-lib install-tools
+install: install-module install-lib install-tools install-refcntd
+	$(if $(wildcard /usr/include/pcp/pmda.h),@$(MAKE) --no-print-directory install-pmda,\
+		@echo "  SKIP    pmdarefcnt: no PCP headers (apt-get install libpcp-pmda3-dev libpcp3-dev)")
+	@echo "  INSTALLED under $(DESTDIR)$(PREFIX); add the group: groupadd -r refcnt"
+
+install-module:
 	@test -d $(KDIR) || { echo "no kernel build directory $(KDIR): set KVER or KDIR" >&2; exit 1; }
 	$(MAKE) -C kmod KDIR=$(KDIR)
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_PATH=$(DESTDIR) \
 		INSTALL_MOD_DIR=updates modules_install
-	$(LIB_MAKE) DESTDIR=$(DESTDIR) install
+
+install-lib: lib
+	+$(LIB_MAKE) DESTDIR=$(DESTDIR) install
+
+install-tools: tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/lib/refcnt \
 		$(DESTDIR)$(PREFIX)/share/refcnt/examples $(DESTDIR)$(UDEVDIR)
 	install -m 0755 $(addprefix $(BUILD)/tools/,$(TOOLS_BIN)) $(DESTDIR)$(PREFIX)/bin/
-	install -m 0755 $(BUILD)/tools/demo-workload $(DESTDIR)$(PREFIX)/lib/refcnt/
+	install -m 0755 $(BUILD)/demo/demo-workload $(BUILD)/tools/librefcnt-track.so \
+		$(DESTDIR)$(PREFIX)/lib/refcnt/
 	install -m 0644 examples/demo-workload.c \
 		$(DESTDIR)$(PREFIX)/share/refcnt/examples/
 	$(if $(wildcard tools/man/*.1),install -m 0644 $(wildcard tools/man/*.1) \
 		$(DESTDIR)$(PREFIX)/share/man/man1/)
 	install -m 0644 packaging/60-refcnt.rules $(DESTDIR)$(UDEVDIR)/
-	$(if $(wildcard /usr/include/pcp/pmda.h),$(MAKE) --no-print-directory install-pmda,\
-		@echo "  SKIP    pmdarefcnt: no PCP headers (apt-get install libpcp-pmda3-dev libpcp3-dev)")
-	@echo "  INSTALLED under $(DESTDIR)$(PREFIX); add the group: groupadd -r refcnt"
+
+# make deb: the Debian packages of debian/ into build/deb/ (README,
+# "Installing on a real host"), by dpkg-buildpackage -us -uc on a copy of the tree: the
+# files git knows or would add (uncommitted changes too, never build/),
+# or, outside git, everything but build/. Debian 12 with the Build-Depends
+# of debian/control (tools/testing/refcnt-setup deps installs them).
+# make deb-check: the packages' tests (tools/testing/deb/deb-check).
+DEB_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+DEB_OUT := $(BUILD)/deb
+DEB_SRC := $(DEB_OUT)/refcnt-$(DEB_VERSION)
+.PHONY: deb deb-check
+deb:
+	@cd $(TOP) && dpkg-checkbuilddeps || { echo "make deb: install the build dependencies above (tools/testing/refcnt-setup deps)" >&2; exit 1; }
+	@rm -rf $(DEB_OUT) && mkdir -p $(DEB_SRC)
+	@if git -C $(TOP) rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git -C $(TOP) ls-files -z --cached --others --exclude-standard | \
+			(cd $(TOP) && xargs -0 -r sh -c 'for f; do if [ -e "$$f" ] || [ -L "$$f" ]; then printf "%s\0" "$$f"; fi; done' sh) | \
+			tar -C $(TOP) --null -T - -cf - | tar -C $(DEB_SRC) -xf -; \
+	else \
+		tar -C $(TOP) --exclude=./build --exclude=./.git -cf - . | tar -C $(DEB_SRC) -xf -; \
+	fi
+	@echo "  DEB     $(DEB_OUT): dpkg-buildpackage -us -uc in $(DEB_SRC)"
+	@cd $(DEB_SRC) && dpkg-buildpackage -us -uc
+	@rm -rf $(DEB_SRC)
+	@ls -1 $(DEB_OUT)/*.deb
+
+deb-check:
+	@tools/testing/deb/deb-check
 
 # Build kmod/ through DKMS against every guest kernel's headers.
 dkms-check:
@@ -319,7 +398,7 @@ tools: $(BUILD)/tools/refcntd
 $(BUILD)/tools/refcntd.o/%.o: tools/src/refcntd/%.c $(REFCNTD_HDRS) $(TOOLS_COMMON)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -c -o $@ $<
+	@$(CC) $(TOOLS_CFLAGS) $(CPPFLAGS) $(CFLAGS) -I$(TOP)/tools/src/refcntd -c -o $@ $<
 
 $(REFCNTD_LIB): $(REFCNTD_OBJS)
 	@rm -f $@
@@ -329,11 +408,24 @@ $(REFCNTD_LIB): $(REFCNTD_OBJS)
 $(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -I$(TOP)/tools/src/refcntd -pthread
 $(BUILD)/tools/refcnt-run: TOOLS_LIBS := $(REFCNTD_LIB) $(TOOLS_LIBS)
 $(BUILD)/tools/refcnt-run: $(REFCNTD_LIB)
+# refcnt-run names objects with elfutils' libdwfl and libelf, linked
+# statically like the rest (the tools run in busybox guests): libdw.a needs
+# zlib, liblzma, libbz2 and libzstd. Its tracker's table layout is shared.
+$(BUILD)/tools/refcnt-run: TOOLS_LIBS += -ldw -lelf -lz -llzma -lbz2 -lzstd
+$(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -DREFCNT_LIBDIR='"$(PREFIX)/lib/refcnt"'
+$(BUILD)/tools/refcnt-run: tools/src/track/track-table.h
+# --html: the page's template, built in as a C string.
+$(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -I$(BUILD)/tools/gen
+$(BUILD)/tools/refcnt-run: $(BUILD)/tools/gen/report-html.h
+$(BUILD)/tools/gen/report-html.h: tools/src/run/report.html
+	@mkdir -p $(dir $@)
+	@{ echo 'static const char report_html_template[] ='; \
+	   sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' $<; echo ';'; } >$@
 
 $(BUILD)/tools/refcntd: tools/src/refcntd/main.c $(REFCNTD_LIB) $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -static -o $@ $< \
-		tools/src/rtools.c $(REFCNTD_LIB) $(TOOLS_LIBS) -lm
+	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -I$(TOP)/tools/src/refcntd \
+		$(TOOLS_STATIC) -o $@ $< tools/src/rtools.c $(REFCNTD_LIB) $(TOOLS_LIBS) -lm
 
 # make placement: refcntd against NUMA balancing, memory tiering and DAMON
 # on the workloads of examples/placement-workloads.c, in QEMU guests.
@@ -341,25 +433,91 @@ tools: $(BUILD)/tools/placement-workloads
 $(BUILD)/tools/placement-workloads: examples/placement-workloads.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -pthread -static -o $@ $< -lnuma
+	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread $(TOOLS_STATIC) -o $@ $< -lnuma
 
 .PHONY: placement
 placement:
 	@tools/testing/refcnt-placement
 
-# refcntd's configuration, unit and section 5 and 8 manual pages.
-install: install-refcntd
+# refcntd's configuration (/etc/refcnt/refcntd.conf, never overwritten),
+# unit and section 5 and 8 manual pages. The unit names /usr/sbin/refcntd:
+# PREFIX replaces /usr in it.
 .PHONY: install-refcntd
 install-refcntd: tools
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man5 \
-		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)/etc \
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)/etc/refcnt \
 		$(DESTDIR)/lib/systemd/system
 	install -m 0755 $(BUILD)/tools/refcntd $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0644 tools/man/refcntd.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 0644 tools/man/refcntd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
-	test -e $(DESTDIR)/etc/refcntd.conf || \
-		install -m 0644 etc/refcntd.conf $(DESTDIR)/etc/refcntd.conf
-	install -m 0644 packaging/refcntd.service $(DESTDIR)/lib/systemd/system/
+	test -e $(DESTDIR)/etc/refcnt/refcntd.conf || \
+		install -m 0644 etc/refcntd.conf $(DESTDIR)/etc/refcnt/refcntd.conf
+	sed 's|/usr/sbin/|$(PREFIX)/sbin/|g' packaging/refcntd.service \
+		>$(DESTDIR)/lib/systemd/system/refcntd.service
+	chmod 0644 $(DESTDIR)/lib/systemd/system/refcntd.service
+
+# librefcnt-track.so, the allocation tracker refcnt-run preloads into its
+# command (tools/src/track/): shared, with librefcnt.a (position-independent)
+# inside; only the interposed functions are exported. Installed out of the
+# PATH, in $(PREFIX)/lib/refcnt/, where refcnt-run looks for it.
+TRACK_SRCS := $(wildcard tools/src/track/*.c)
+TRACK_HDRS := $(wildcard tools/src/track/*.h)
+tools: $(BUILD)/tools/librefcnt-track.so
+$(BUILD)/tools/librefcnt-track.so: $(TRACK_SRCS) $(TRACK_HDRS) $(TOOLS_LIBREFCNT)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared \
+		-fvisibility=hidden -pthread -I$(TOP)/uapi -I$(TOP)/lib/include \
+		-Wl,-z,defs -Wl,-z,now -o $@ $(TRACK_SRCS) $(TOOLS_LIBREFCNT)
+
+# refcnt-run's object tests (tools/testing/objects/objects-check): the
+# program they run, dynamic (so that the tracker preloads into it), a
+# stripped copy and a static one (bad input).
+OBJECTS_OUT := $(BUILD)/objects
+.PHONY: objects-tests
+objects-tests: $(addprefix $(OBJECTS_OUT)/,obj-workload obj-workload-stripped obj-workload-static)
+$(OBJECTS_OUT)/obj-workload: tools/testing/objects/obj-workload.c tools/testing/truth/truth-mark.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -o $@ $< -lnuma
+$(OBJECTS_OUT)/obj-workload-stripped: $(OBJECTS_OUT)/obj-workload
+	@strip --strip-all -o $@ $<
+$(OBJECTS_OUT)/obj-workload-static: tools/testing/objects/obj-workload.c tools/testing/truth/truth-mark.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -static -o $@ $< -lnuma 2>&1 | \
+		{ grep -v -e getaddrinfo -e affinity_ip || true; }
+
+# librefcnt-track.so on the host (make track-check, a make check step of
+# well under a second): the tracker preloaded into a child, its table read.
+.PHONY: track-check
+track-check: $(OBJECTS_OUT)/track_test
+	@$(OBJECTS_OUT)/track_test
+$(OBJECTS_OUT)/track_test: tools/testing/objects/track_test.c tools/src/track/track-table.h \
+		$(BUILD)/tools/librefcnt-track.so $(LINUX_SOURCE_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Werror -D_GNU_SOURCE -I$(KSFT_DIR) -o $@ $<
+
+# refcnt-run's benchmarks (tools/testing/objects/objects-bench, in make
+# bench): the tracker's workloads, and refcnt-run's code resolving and
+# reporting objects on the host (no module).
+.PHONY: objects-bench-bin
+objects-bench-bin: $(OBJECTS_OUT)/track-bench $(OBJECTS_OUT)/resolve-bench
+$(OBJECTS_OUT)/track-bench: tools/testing/objects/track-bench.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+$(OBJECTS_OUT)/resolve-bench: tools/testing/objects/resolve-bench.c \
+		$(wildcard tools/src/run/*.c tools/src/run/*.h) $(TOOLS_COMMON) \
+		tools/src/trace/policy.c tools/src/heatmap.c $(REFCNTD_LIB) $(TOOLS_LIBREFCNT) $(BUILD)/tools/gen/report-html.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -I$(BUILD)/tools/gen -pthread \
+		-DREFCNT_LIBDIR='"$(PREFIX)/lib/refcnt"' -o $@ $< \
+		$(wildcard tools/src/run/*.c) tools/src/trace/policy.c tools/src/rtools.c tools/src/heatmap.c \
+		$(REFCNTD_LIB) $(TOOLS_LIBREFCNT) -lnuma -ldw -lelf -lz -llzma -lbz2 -lzstd \
+		-lpng -lz -lm
 
 # The trace analyses (Documentation/trace-format.rst, "Analyses"): the
 # refcnt-truth plugin's traces and lackey's read by tools/src/trace/, the
@@ -383,4 +541,5 @@ tools: $(BUILD)/tools/conflict-arrays
 $(BUILD)/tools/conflict-arrays: examples/conflict-arrays.c tools/testing/truth/truth-mark.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -DTRUTH_MARKS -I$(TOP)/tools/testing/truth -static -o $@ $<
+	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -DTRUTH_MARKS -I$(TOP)/tools/testing/truth \
+		$(TOOLS_STATIC) -o $@ $<

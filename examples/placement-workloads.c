@@ -21,9 +21,14 @@
  * Arrays are separate 4 KiB-page mappings (MADV_NOHUGEPAGE), placed with
  * move_pages(2) after the first touch so that no memory policy binds them.
  *
+ * With -n the arrays are placed naturally instead: first touched from the
+ * node of their first user, and left there (first touch).
+ *
  * Output: "sample T REMOTE" lines every -i ms, then one line
  *   result workload=W remote_end=R moves=M pages_moved=P moved_twice=Q
- *          shared_moved_twice=S t90=T timeline=r1,r2,...
+ *          shared_moved_twice=S t90=T timeline=r1,r2,... pages_per_s=F
+ * (pages_per_s: the program's own figure, page passes its workers made
+ * per second; under TCG a measure of work done, not of memory speed).
  * (t90: seconds from the start, or from the phase change, until at most
  * 10% of references are remote; -1 if never; moves are the node changes
  * the samples saw).
@@ -60,6 +65,8 @@ static int mem_nodes[64], nm;
 static int local_of[MAX_W];	/* the node with memory local to worker i */
 static int users[MAX_W][MAX_A];	/* worker i uses array j now */
 static volatile int stop;
+static int natural;		/* -n: first touch, no placement */
+static uint64_t passes[MAX_W];	/* pages written, per worker */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void die(const char *what)
@@ -131,7 +138,24 @@ static void place(struct array *a, int node)
 	free(st);
 }
 
-static struct array *new_array(size_t mb, int node, int shared)
+/* Where every page of a is now, into a->node. */
+static void where(struct array *a)
+{
+	void **pages = calloc(a->pages, sizeof(void *));
+	size_t i;
+
+	for (i = 0; i < a->pages; i++)
+		pages[i] = (char *)a->p + i * PAGE;
+	if (numa_move_pages(0, a->pages, pages, NULL, a->node, 0) < 0)
+		die("move_pages query");
+	free(pages);
+}
+
+/*
+ * A new array of mb MiB: placed on node (-1: spread over the memory
+ * nodes), or with -n first touched from worker toucher's node.
+ */
+static struct array *new_array(size_t mb, int node, int shared, int toucher)
 {
 	struct array *a = &arr[nr_arr++];
 	size_t len = mb << 20, i;
@@ -145,6 +169,14 @@ static struct array *new_array(size_t mb, int node, int shared)
 	a->node = calloc(a->pages, sizeof(int));
 	a->changes = calloc(a->pages, sizeof(int));
 	a->shared = shared;
+	if (natural) {
+		numa_run_on_node(cpu_nodes[toucher]);
+		for (i = 0; i < a->pages; i++)
+			a->p[i * PAGE / 8] = 1;
+		numa_run_on_node(-1);
+		where(a);
+		return a;
+	}
 	for (i = 0; i < a->pages; i++)
 		a->p[i * PAGE / 8] = 1;
 	place(a, node);
@@ -169,6 +201,7 @@ static void *work(void *arg)
 			for (i = 0; i < a->pages; i++)
 				for (l = 0; l < 8; l++)
 					a->p[i * PAGE / 8 + l * 64]++;
+			__atomic_add_fetch(&passes[w], a->pages, __ATOMIC_RELAXED);
 		}
 		if (!any)
 			usleep(1000);
@@ -213,7 +246,7 @@ static double sample(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: placement-workloads -w misplaced|phase|shared|tier [-t SECONDS] [-i MS] [-s MB]\n");
+	fprintf(f, "Usage: placement-workloads -w misplaced|phase|shared|tier [-n] [-t SECONDS] [-i MS] [-s MB]\n");
 }
 
 int main(int argc, char **argv)
@@ -222,10 +255,12 @@ int main(int argc, char **argv)
 	double secs = 20, t0, t_ref, t90 = -1, r = 0, tl[8];
 	int ms = 500, mb = 4, c, w, j, nr_tl = 0, phase = 0;
 	long moves = 0, pages_moved = 0, twice = 0, shared_twice = 0;
+	uint64_t done_pages = 0;
 	pthread_t tid[MAX_W];
 
-	while ((c = getopt(argc, argv, "w:t:i:s:h")) != -1) {
+	while ((c = getopt(argc, argv, "w:nt:i:s:h")) != -1) {
 		switch (c) {
+		case 'n': natural = 1; break;
 		case 'w': wl = optarg; break;
 		case 't': secs = atof(optarg); break;
 		case 'i': ms = atoi(optarg); break;
@@ -251,15 +286,15 @@ int main(int argc, char **argv)
 			for (k = 0; k < nm; k++)	/* the next memory node */
 				if (mem_nodes[k] == local_of[w])
 					to = mem_nodes[(k + 1) % nm];
-			new_array(mb, to, 0);
+			new_array(mb, to, 0, w);
 			users[w][w] = 1;
 		}
 	} else if (!strcmp(wl, "phase")) {
-		new_array(mb, local_of[0], 0);
+		new_array(mb, local_of[0], 0, 0);
 		users[0][0] = 1;
 		phase = 1;
 	} else if (!strcmp(wl, "shared")) {
-		new_array(mb, -1, 1);
+		new_array(mb, -1, 1, 0);
 		for (w = 0; w < nw; w++)
 			users[w][0] = 1;
 	} else if (!strcmp(wl, "tier")) {
@@ -276,7 +311,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "placement-workloads: tier needs a node with memory and no CPUs\n");
 			return 4;
 		}
-		new_array(mb, cpuless, 0);
+		new_array(mb, cpuless, 0, 0);
 		users[0][0] = 1;
 	} else {
 		usage(stderr);
@@ -317,10 +352,12 @@ int main(int argc, char **argv)
 			shared_twice += arr[j].shared && arr[j].changes[i] > 1;
 		}
 	}
+	for (w = 0; w < nw; w++)
+		done_pages += passes[w];
 	printf("result workload=%s remote_end=%.3f moves=%ld pages_moved=%ld moved_twice=%ld shared_moved_twice=%ld t90=%.1f timeline=",
 	       wl, r, moves, pages_moved, twice, shared_twice, t90);
 	for (j = 0; j < nr_tl; j++)
 		printf("%s%.2f", j ? "," : "", tl[j]);
-	printf("\n");
+	printf(" pages_per_s=%.0f\n", done_pages / (now_s() - t0));
 	return 0;
 }

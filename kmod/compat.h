@@ -9,6 +9,7 @@
 #include <linux/export.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/perf_event.h>
 #include <linux/version.h>
 
 /*
@@ -20,6 +21,32 @@
 #define REFCNT_NS	"REFCNT"
 #else
 #define REFCNT_NS	REFCNT
+#endif
+
+/*
+ * The kernel refcnt runs on, for the PMU planners (pmu.h), which take it
+ * as data so that tools/testing/pmu can plan for every kernel.
+ */
+static inline u32 refcnt_kernel_version(void)
+{
+	return LINUX_VERSION_CODE;
+}
+
+/*
+ * Data-source levels later kernels name (6.12's uapi perf_event.h) and
+ * 6.1's does not: perf_mem_data_src is ABI, so the numbers hold.
+ */
+#ifdef PERF_MEM_LVLNUM_MSC
+#define REFCNT_PERF_MEM_LVLNUM_L2_MHB	PERF_MEM_LVLNUM_L2_MHB
+#define REFCNT_PERF_MEM_LVLNUM_MSC	PERF_MEM_LVLNUM_MSC
+#else
+#define REFCNT_PERF_MEM_LVLNUM_L2_MHB	0x05	/* L2 miss handling buffer */
+#define REFCNT_PERF_MEM_LVLNUM_MSC	0x06	/* memory-side cache */
+#endif
+#ifdef PERF_MEM_LVLNUM_UNC
+#define REFCNT_PERF_MEM_LVLNUM_UNC	PERF_MEM_LVLNUM_UNC
+#else
+#define REFCNT_PERF_MEM_LVLNUM_UNC	0x08	/* uncached */
 #endif
 
 /* 6.3 made vma->vm_flags read-only behind vm_flags_{set,clear,mod}(). */

@@ -229,7 +229,12 @@ struct refcnt_fold_log {
  * @fold_lock:		serialises interrupt service, resets and readers of
  *			hardware counters against each other
  * @irq_work:		raised from any context, NMI included
- * @fold_work:		the deferred interrupt service
+ * @fold_work:		the deferred interrupt service; queued by @irq_work,
+ *			and by itself, later, to retry a fold that found no
+ *			memory (it never raises @irq_work)
+ * @fold_backoff:	jiffies before that retry: 0 while folds find
+ *			memory, doubled at each failure up to a bound;
+ *			under @fold_lock
  * @held:		refcnt_node_hold()s in force: the work leaves raised
  *			interrupts pending
  * @service_held:	the work found the node held (under fold_lock)
@@ -275,7 +280,8 @@ struct refcnt_node {
 	} ctx[REFCNT_CTX_SLOTS];
 	struct mutex fold_lock;	/* interrupt service, resets, set reads */
 	struct irq_work irq_work;
-	struct work_struct fold_work;
+	struct delayed_work fold_work;
+	unsigned long fold_backoff;
 	atomic_t held;
 	bool service_held;
 	struct refcnt_events events;
@@ -428,6 +434,7 @@ u32 *refcnt_counter_word(struct refcnt_node *node, struct refcnt_sparse *sp,
 void refcnt_raise(struct refcnt_node *node, unsigned long *pending, u64 set);
 void refcnt_irq_work(struct irq_work *work);
 void refcnt_fold_work(struct work_struct *work);
+void refcnt_node_stop(struct refcnt_node *node);
 void refcnt_node_sync(struct refcnt_node *node);
 void refcnt_node_hold(struct refcnt_node *node);
 void refcnt_node_unhold(struct refcnt_node *node);

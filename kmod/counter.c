@@ -31,6 +31,15 @@
 #include "compat.h"
 #include "core.h"
 
+/*
+ * A missing counter page is allocated with GFP_ATOMIC where the feeds
+ * call in, perf overflow handlers with preemption disabled: PREEMPT_RT
+ * allows no allocation there. Kconfig says so; this, outside the tree.
+ */
+#ifdef CONFIG_PREEMPT_RT
+#error "refcnt does not support PREEMPT_RT kernels (see kmod/Kconfig)"
+#endif
+
 static noinline u32 *refcnt_counter_alloc(struct refcnt_node *node,
 					  struct refcnt_sparse *sp, u64 idx)
 {
@@ -224,8 +233,10 @@ static noinline u32 refcnt_count_fold(struct refcnt_node *node, u64 set,
 }
 
 /*
- * The counter itself; inlined in both entry points (no call per reference).
- * Returns the references no counter holds: pegged, or dropped.
+ * The counter itself; inlined in both entry points (no call per
+ * reference). The caller holds rcu_read_lock(): a reset frees counter
+ * pages after a grace period. Returns the references no counter holds:
+ * pegged, or dropped.
  */
 static __always_inline u32 refcnt_count(struct refcnt_node *node, u64 set,
 					unsigned int src_cnode, u32 count,
@@ -239,22 +250,18 @@ static __always_inline u32 refcnt_count(struct refcnt_node *node, u64 set,
 	if (unlikely(!count))
 		return 0;
 
-	/* A reset frees counter pages after a grace period; sched is cheapest. */
-	rcu_read_lock_sched();
 	hw = refcnt_counter_get(node, &node->hw, first + counter);
 	if (unlikely(!hw)) {
 		this_cpu_add(node->stats->refs_dropped, count);
-		goto out;
+		return count;
 	}
 	thr = READ_ONCE(node->abs_threshold);
 	old = READ_ONCE(*hw);
 	do {
 		/* Past the threshold with references to spare: it folds. */
-		if (unlikely(count > 1 && (u64)old + count > thr)) {
-			lost = refcnt_count_fold(node, set, counter, hw, count,
+		if (unlikely(count > 1 && (u64)old + count > thr))
+			return refcnt_count_fold(node, set, counter, hw, count,
 						 ctx);
-			goto out;
-		}
 		now = min_t(u64, (u64)old + count, refcnt_topo.hw_max);
 	} while (!try_cmpxchg(hw, &old, now));
 	lost = count - (now - old);
@@ -265,8 +272,6 @@ static __always_inline u32 refcnt_count(struct refcnt_node *node, u64 set,
 	if (unlikely(lost || fold || migrate))
 		refcnt_counter_raise(node, set, first + counter, lost, fold,
 				     migrate, ctx);
-out:
-	rcu_read_unlock_sched();
 	return lost;
 }
 
@@ -282,7 +287,9 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 			   unsigned int src_cnode, u32 count,
 			   const struct refcnt_ctx *ctx)
 {
+	rcu_read_lock();
 	refcnt_count(node, set, src_cnode, count, ctx);
+	rcu_read_unlock();
 }
 
 /**
@@ -325,8 +332,13 @@ bool refcnt_reference_outcome(u64 paddr, unsigned int src_cnode, u32 count,
 	u32 lost = count;
 	int home = -1;
 
-	/* The layout may change: its node lives until a grace period ends. */
-	rcu_read_lock_sched();
+	/*
+	 * One read-side section for the slot, its node and the counter: a
+	 * layout change frees the node, and a reset counter pages, only
+	 * after a grace period (synchronize_rcu()). rcu_read_lock() is
+	 * allowed in NMI.
+	 */
+	rcu_read_lock();
 	slot = refcnt_slot_lookup(paddr);
 	if (likely(slot && src_cnode < refcnt_topo.nr_cnodes)) {
 		home = slot->node->cnodeid;
@@ -334,7 +346,7 @@ bool refcnt_reference_outcome(u64 paddr, unsigned int src_cnode, u32 count,
 				    src_cnode, count, ctx);
 		counted = true;
 	}
-	rcu_read_unlock_sched();
+	rcu_read_unlock();
 	if (out) {
 		out->home_cnode = home;
 		out->lost = lost;

@@ -65,6 +65,28 @@ void refcnt_events_destroy(struct refcnt_events *ev)
 	ev->ring = NULL;
 }
 
+/*
+ * The ring is made on first use, in process context (the interrupt
+ * service), outside the lock: a new one unless it exists already...
+ */
+static struct rcb_event *refcnt_events_ring_new(struct refcnt_events *ev)
+{
+	if (READ_ONCE(ev->ring))
+		return NULL;
+	return kvzalloc_node(array_size(ev->size, sizeof(struct rcb_event)),
+			     GFP_KERNEL, ev->nid);
+}
+
+/* ...and installed under @ev->lock unless another caller was first. */
+static void refcnt_events_ring_install(struct refcnt_events *ev,
+				       struct rcb_event **ring)
+{
+	if (!ev->ring && *ring) {
+		ev->ring = *ring;
+		*ring = NULL;
+	}
+}
+
 /**
  * refcnt_events_queue() - queue a record, stamping its seq and time
  * @ev:		the queue
@@ -77,16 +99,10 @@ bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec)
 	struct rcb_event *ring = NULL;
 	bool queued = false;
 
-	/* Process context (the interrupt service): the ring may be made here. */
-	if (!READ_ONCE(ev->ring))
-		ring = kvzalloc_node(array_size(ev->size, sizeof(*ring)),
-				     GFP_KERNEL, ev->nid);
+	ring = refcnt_events_ring_new(ev);
 	rec->time_ns = ktime_get_ns();
 	spin_lock(&ev->lock);
-	if (!ev->ring && ring) {
-		ev->ring = ring;
-		ring = NULL;
-	}
+	refcnt_events_ring_install(ev, &ring);
 	rec->seq = ev->seq++;
 	if (ev->ring && ev->head - ev->tail < ev->size) {
 		ev->ring[ev->head & (ev->size - 1)] = *rec;
@@ -125,15 +141,10 @@ u64 refcnt_events_queue_alike(struct refcnt_events *ev, struct rcb_event *rec,
 
 	if (!nr)
 		return 0;
-	if (!READ_ONCE(ev->ring))
-		ring = kvzalloc_node(array_size(ev->size, sizeof(*ring)),
-				     GFP_KERNEL, ev->nid);
+	ring = refcnt_events_ring_new(ev);
 	rec->time_ns = ktime_get_ns();
 	spin_lock(&ev->lock);
-	if (!ev->ring && ring) {
-		ev->ring = ring;
-		ring = NULL;
-	}
+	refcnt_events_ring_install(ev, &ring);
 	room = ev->ring ? ev->size - (ev->head - ev->tail) : 0;
 	for (; n < nr && n < room; n++) {
 		rec->seq = ev->seq++;

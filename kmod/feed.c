@@ -41,14 +41,99 @@ static struct kobject *refcnt_kobj;
 static int refcnt_feed_cpuhp;
 /* CPUs that went offline since the last resync: their events are dead. */
 static cpumask_t refcnt_feed_gone;
+/*
+ * CPUs between their offline callback and the next online one: still
+ * online for a while, but perf is about to detach their events, so the
+ * resync must not give them new ones (they would be dead once the CPU
+ * is back, and it would look covered).
+ */
+static cpumask_t refcnt_feed_dying;
 
-/* The perf events' overflow handler: the feed is the handler's context. */
+/* The perf events' overflow handler: the event's target is its context. */
 static void refcnt_feed_overflow(struct perf_event *event,
 				 struct perf_sample_data *data,
 				 struct pt_regs *regs)
 {
 	refcnt_feed_sample(event->overflow_handler_context, event, data, regs,
 			   NULL);
+}
+
+/* perf's inheritance of a task's event: REFCNT_FEED_INHERIT* */
+static void refcnt_feed_inherit(struct perf_event_attr *attr,
+				unsigned int period, bool task,
+				unsigned int inherit)
+{
+	attr->sample_period = period;
+	if (task) {
+		attr->inherit = !!inherit;
+		attr->inherit_thread = inherit == REFCNT_FEED_INHERIT;
+	}
+}
+
+/**
+ * refcnt_feed_event_create() - make one event a feed's attr() described
+ * @ev:		the event
+ * @period:	its sample period
+ * @cpu:	its CPU, or -1 with @task
+ * @task:	its task, or NULL for a CPU's event
+ * @inherit:	for a task: 0 (not inherited), REFCNT_FEED_INHERIT (by
+ *		the threads it creates) or with REFCNT_FEED_INHERIT_CHILDREN
+ *		(by its child processes too)
+ * @overflow:	its overflow handler
+ * @context:	the handler's context
+ *
+ * With @ev's fallback if perf refuses its attributes with -EINVAL.
+ *
+ * Return: the event, or an ERR_PTR().
+ */
+struct perf_event *refcnt_feed_event_create(const struct refcnt_feed_event *ev,
+					    unsigned int period, int cpu,
+					    struct task_struct *task,
+					    unsigned int inherit,
+					    perf_overflow_handler_t overflow,
+					    void *context)
+{
+	struct perf_event_attr attr = ev->attr;
+	struct perf_event *event;
+
+	refcnt_feed_inherit(&attr, period, task, inherit);
+	event = perf_event_create_kernel_counter(&attr, cpu, task, overflow,
+						 context);
+	if (!IS_ERR(event) || PTR_ERR(event) != -EINVAL || !ev->has_fallback)
+		return event;
+	attr = ev->fallback;
+	refcnt_feed_inherit(&attr, period, task, inherit);
+	return perf_event_create_kernel_counter(&attr, cpu, task, overflow,
+						context);
+}
+
+/**
+ * refcnt_feed_prepare() - a feed's prepare(), if it has one
+ * @feed:	a feed of perf events
+ * @task:	for a counting session's events, not the machine's
+ * @period:	the period asked; may be rounded to what the events take
+ * @setup:	set to what the events need, for attr() and finish()
+ *
+ * Return: 0 or the negative errno that refuses the start.
+ */
+int refcnt_feed_prepare(struct refcnt_feed *feed, bool task,
+			unsigned int *period, void **setup)
+{
+	*setup = NULL;
+	return feed->ops->prepare ? feed->ops->prepare(feed, task, period,
+							setup) : 0;
+}
+
+/**
+ * refcnt_feed_finish() - a feed's finish(), if it has one
+ * @feed:	a feed of perf events
+ * @task:	as given to refcnt_feed_prepare()
+ * @setup:	what it made
+ */
+void refcnt_feed_finish(struct refcnt_feed *feed, bool task, void *setup)
+{
+	if (feed->ops->finish)
+		feed->ops->finish(feed, task, setup);
 }
 
 /* Release @feed's events on @cpu, if it has any. */
@@ -63,32 +148,43 @@ static void refcnt_feed_cpu_stop(struct refcnt_feed *feed, unsigned int cpu)
 		ev[k] = NULL;
 	}
 	cpumask_clear_cpu(cpu, &feed->cpus);
+	cpumask_clear_cpu(cpu, &feed->skipped);
 }
 
 /*
  * Make @feed's events on the online @cpu, sampling every @period. On
  * failure the caller releases those made with refcnt_feed_cpu_stop().
+ * Return: 0, REFCNT_FEED_NO_EVENT (the CPU has none: it is skipped) or
+ * a negative errno.
  */
 static int refcnt_feed_cpu_start(struct refcnt_feed *feed, unsigned int cpu,
 				 unsigned int period)
 {
-	struct perf_event_attr attr;
-	unsigned int k;
+	unsigned int k, i = cpu * feed->nr_events;
+	struct refcnt_feed_event ev;
 	int err;
 
-	for (k = 0; k < feed->nr_events; k++) {
-		struct perf_event *ev;
+	for (k = 0; k < feed->nr_events; k++, i++) {
+		struct perf_event *event;
 
-		err = feed->ops->attr(feed, cpu, k, &attr);
+		err = feed->ops->attr(feed, feed->setup, cpu, k, &ev);
+		if (err == REFCNT_FEED_NO_EVENT && !k) {
+			cpumask_set_cpu(cpu, &feed->skipped);
+			return err;
+		}
+		if (err == REFCNT_FEED_NO_EVENT)
+			break;
 		if (err)
 			return err;
-		attr.sample_period = period;
-		ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
-						      refcnt_feed_overflow,
-						      feed);
-		if (IS_ERR(ev))
-			return PTR_ERR(ev);
-		feed->events[cpu * feed->nr_events + k] = ev;
+		feed->targets[i] = (struct refcnt_feed_target){
+			.feed = feed, .stream = ev.stream,
+		};
+		event = refcnt_feed_event_create(&ev, period, cpu, NULL, 0,
+						 refcnt_feed_overflow,
+						 &feed->targets[i]);
+		if (IS_ERR(event))
+			return PTR_ERR(event);
+		feed->events[i] = event;
 	}
 	cpumask_set_cpu(cpu, &feed->cpus);
 	return 0;
@@ -104,14 +200,19 @@ static void refcnt_feed_stop(struct refcnt_feed *feed)
 	for_each_possible_cpu(cpu)
 		refcnt_feed_cpu_stop(feed, cpu);
 	kfree(feed->events);
+	kfree(feed->targets);
 	feed->events = NULL;
+	feed->targets = NULL;
 	feed->period = 0;
+	refcnt_feed_finish(feed, false, feed->setup);
+	feed->setup = NULL;
 }
 
 /*
  * Give every online CPU that has none its events. A CPU going offline
  * meanwhile refuses them (-ENODEV) and is left to the resync its offline
- * callback queues. Called with refcnt_feed_lock held.
+ * callback queues; one without such events is left out, in @feed->skipped.
+ * Called with refcnt_feed_lock held.
  */
 static int refcnt_feed_cover(struct refcnt_feed *feed, unsigned int period)
 {
@@ -119,9 +220,13 @@ static int refcnt_feed_cover(struct refcnt_feed *feed, unsigned int period)
 	int err;
 
 	for_each_online_cpu(cpu) {
-		if (cpumask_test_cpu(cpu, &feed->cpus))
+		if (cpumask_test_cpu(cpu, &feed->cpus) ||
+		    cpumask_test_cpu(cpu, &feed->skipped) ||
+		    cpumask_test_cpu(cpu, &refcnt_feed_dying))
 			continue;
 		err = refcnt_feed_cpu_start(feed, cpu, period);
+		if (err == REFCNT_FEED_NO_EVENT)
+			continue;
 		if (err)
 			refcnt_feed_cpu_stop(feed, cpu);
 		/* -ENODEV may also mean no such PMU: only skip a gone CPU. */
@@ -137,13 +242,27 @@ static int refcnt_feed_cover(struct refcnt_feed *feed, unsigned int period)
  */
 static int refcnt_feed_start(struct refcnt_feed *feed, unsigned int period)
 {
+	size_t n = nr_cpu_ids * feed->nr_events;
 	int err;
 
-	feed->events = kcalloc(nr_cpu_ids * feed->nr_events,
-			       sizeof(*feed->events), GFP_KERNEL);
-	if (!feed->events)
+	err = refcnt_feed_prepare(feed, false, &period, &feed->setup);
+	if (err)
+		return err;
+	feed->events = kcalloc(n, sizeof(*feed->events), GFP_KERNEL);
+	feed->targets = kcalloc(n, sizeof(*feed->targets), GFP_KERNEL);
+	if (!feed->events || !feed->targets) {
+		kfree(feed->events);
+		kfree(feed->targets);
+		feed->events = NULL;
+		feed->targets = NULL;
+		refcnt_feed_finish(feed, false, feed->setup);
+		feed->setup = NULL;
 		return -ENOMEM;
+	}
 	err = refcnt_feed_cover(feed, period);
+	/* Every CPU left out: the machine has no such events. */
+	if (!err && cpumask_empty(&feed->cpus))
+		err = -EOPNOTSUPP;
 	if (err) {
 		refcnt_feed_stop(feed);
 		return err;
@@ -194,6 +313,7 @@ static DECLARE_WORK(refcnt_feed_resync_work, refcnt_feed_resync);
  */
 static int refcnt_feed_cpu_online(unsigned int cpu)
 {
+	cpumask_clear_cpu(cpu, &refcnt_feed_dying);
 	queue_work(system_unbound_wq, &refcnt_feed_resync_work);
 	return 0;
 }
@@ -201,35 +321,42 @@ static int refcnt_feed_cpu_online(unsigned int cpu)
 static int refcnt_feed_cpu_offline(unsigned int cpu)
 {
 	/* Marked before queued: the resync that follows releases them. */
+	cpumask_set_cpu(cpu, &refcnt_feed_dying);
 	cpumask_set_cpu(cpu, &refcnt_feed_gone);
 	queue_work(system_unbound_wq, &refcnt_feed_resync_work);
 	return 0;
 }
 
 /**
- * refcnt_feed_start_error() - the errno a feed gives for a failed event
+ * refcnt_feed_start_error() - the errno a feed gives for a failed start
  * @feed:	a feed of perf events
- * @err:	what perf said when one of its events was made
+ * @err:	what perf, attr() or prepare() said when its events were made
+ * @why:	if not NULL, set to the reason for dmesg, or NULL for none
  *
  * Return: the errno for the caller of the feed, as its start_error
  * operation maps it (-EOPNOTSUPP: the machine cannot run the feed).
  */
-int refcnt_feed_start_error(struct refcnt_feed *feed, int err)
+int refcnt_feed_start_error(struct refcnt_feed *feed, int err,
+			    const char **why)
 {
-	return feed->ops->start_error ? feed->ops->start_error(feed, err) :
-					err;
+	const char *w = NULL;
+
+	if (feed->ops->start_error)
+		err = feed->ops->start_error(feed, err, &w);
+	if (why)
+		*why = w;
+	return err;
 }
 
 /* @feed could not start: one line in dmesg; the errno to give. */
 static int refcnt_feed_refused(struct refcnt_feed *feed, int err)
 {
-	int mapped = refcnt_feed_start_error(feed, err);
+	const char *why;
+	int mapped = refcnt_feed_start_error(feed, err, &why);
 
-	if (mapped == -EOPNOTSUPP && feed->unsupported)
-		pr_warn("%s feed: %s (%d)\n", feed->name, feed->unsupported,
-			err);
-	else
-		pr_warn("%s feed: cannot start (%d)\n", feed->name, err);
+	if (!why && mapped == -EOPNOTSUPP)
+		why = feed->unsupported;
+	pr_warn("%s feed: %s (%d)\n", feed->name, why ?: "cannot start", err);
 	return mapped;
 }
 
@@ -269,6 +396,23 @@ int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period)
 	return err ? refcnt_feed_refused(feed, err) : 0;
 }
 
+/**
+ * refcnt_feed_restart() - start a running feed again, with new settings
+ * @feed:	a feed of perf events
+ *
+ * For a feed's own settings beside its period: its prepare() takes them
+ * at each start. A feed that is off stays off.
+ *
+ * Return: 0, or the errno of a failed restart (the feed then runs as
+ * before, as refcnt_feed_set() leaves it).
+ */
+int refcnt_feed_restart(struct refcnt_feed *feed)
+{
+	unsigned int period = READ_ONCE(feed->period);
+
+	return period ? refcnt_feed_set(feed, period) : 0;
+}
+
 static int refcnt_feed_period_set(const char *val,
 				  const struct kernel_param *kp)
 {
@@ -297,10 +441,15 @@ const struct kernel_param_ops refcnt_feed_period_ops = {
 	.get = refcnt_feed_period_get,
 };
 
-/* The statistics files, in the order of struct refcnt_feed_stats. */
-#define REFCNT_FEED_CPUS	3
-static const char *const refcnt_feed_stat_names[] = {
-	"samples", "delivered", "unresolved", "cpus",
+/*
+ * The statistics files, in the order of struct refcnt_feed_stats (the
+ * precise samples' three last), then the CPU lists of perf events.
+ */
+#define REFCNT_FEED_PRECISE	3
+#define REFCNT_FEED_CPUS	6
+static const char *const refcnt_feed_file_names[] = {
+	"samples", "delivered", "unresolved", "kernel", "noaddr", "cached",
+	"cpus", "skipped",
 };
 
 /* A feed's statistics summed over the CPUs: exact once the feed is quiet. */
@@ -322,42 +471,54 @@ static ssize_t refcnt_feed_stat_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%llu\n", sum);
 }
 
-/* The CPUs a feed samples now, as a CPU list ("0-1,3"), empty when off. */
+/*
+ * The CPUs a feed samples now, or leaves out (no such events there), as
+ * a CPU list ("0-1,3"), empty when off.
+ */
 static ssize_t refcnt_feed_cpus_show(struct kobject *kobj,
 				     struct kobj_attribute *kattr, char *buf)
 {
 	const struct refcnt_feed_attr *a =
 		container_of(kattr, struct refcnt_feed_attr, kattr);
+	const struct refcnt_feed *feed = a->feed;
 	ssize_t len;
 
 	flush_work(&refcnt_feed_resync_work);
 	mutex_lock(&refcnt_feed_lock);
-	len = sysfs_emit(buf, "%*pbl\n", cpumask_pr_args(&a->feed->cpus));
+	len = sysfs_emit(buf, "%*pbl\n",
+			 cpumask_pr_args(a - feed->attrs == REFCNT_FEED_CPUS ?
+					 &feed->cpus : &feed->skipped));
 	mutex_unlock(&refcnt_feed_lock);
 	return len;
 }
 
-/* <name>_samples, _delivered, _unresolved, and _cpus for perf events. */
+/*
+ * <name>_samples, _delivered, _unresolved; _kernel, _noaddr and _cached
+ * for precise samples; _cpus and _skipped for perf events.
+ */
 static void refcnt_feed_attrs_init(struct refcnt_feed *feed)
 {
-	unsigned int i, n = feed->ops ? REFCNT_FEED_CPUS + 1 : REFCNT_FEED_CPUS;
+	unsigned int i, n = 0;
 
 	BUILD_BUG_ON(sizeof(struct refcnt_feed_stats) !=
 		     REFCNT_FEED_CPUS * sizeof(u64));
-	BUILD_BUG_ON(ARRAY_SIZE(refcnt_feed_stat_names) !=
+	BUILD_BUG_ON(ARRAY_SIZE(refcnt_feed_file_names) !=
 		     ARRAY_SIZE(feed->attrs));
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < ARRAY_SIZE(feed->attrs); i++) {
 		struct refcnt_feed_attr *a = &feed->attrs[i];
 
+		if ((i >= REFCNT_FEED_PRECISE && i < REFCNT_FEED_CPUS &&
+		     !feed->precise) || (i >= REFCNT_FEED_CPUS && !feed->ops))
+			continue;
 		snprintf(a->name, sizeof(a->name), "%s_%s", feed->name,
-			 refcnt_feed_stat_names[i]);
+			 refcnt_feed_file_names[i]);
 		sysfs_attr_init(&a->kattr.attr);
 		a->kattr.attr.name = a->name;
 		a->kattr.attr.mode = 0444;
-		a->kattr.show = i == REFCNT_FEED_CPUS ? refcnt_feed_cpus_show :
+		a->kattr.show = i >= REFCNT_FEED_CPUS ? refcnt_feed_cpus_show :
 							 refcnt_feed_stat_show;
 		a->feed = feed;
-		feed->attr_ptrs[i] = &a->kattr.attr;
+		feed->attr_ptrs[n++] = &a->kattr.attr;
 	}
 	feed->attr_ptrs[n] = NULL;
 	feed->stats_group.attrs = feed->attr_ptrs;
@@ -436,7 +597,8 @@ int refcnt_feed_register(struct refcnt_feed *feed)
 	if (!feed->name || !*feed->name ||
 	    strlen(feed->name) > REFCNT_FEED_NAME_MAX ||
 	    (feed->ops && (!feed->ops->attr || !feed->ops->sample ||
-			   !feed->ops->describe || !feed->nr_events)) ||
+			   !feed->ops->describe || !feed->nr_events ||
+			   feed->nr_task_events > REFCNT_FEED_TASK_EVENTS)) ||
 	    (feed->device && (feed->ops || !feed->owner ||
 			      !feed->device->position || !feed->device->hold ||
 			      !feed->device->sync || !feed->device->period)))
@@ -573,24 +735,34 @@ void refcnt_feeds_release(struct refcnt_feed **held, unsigned int n)
 }
 
 /*
- * Whether the machine can make a feed's perf events: a disabled one on
- * the first CPU, once. Under refcnt_feed_lock.
+ * Whether the machine can make a feed's perf events: what a session's
+ * prepare() says (the PMU feed's planners), then a disabled event on the
+ * first CPU, once. Under refcnt_feed_lock.
  */
 static bool refcnt_feed_present(struct refcnt_feed *feed)
 {
 	int cpu = cpumask_first(cpu_online_mask);
-	struct perf_event_attr attr;
+	unsigned int period = 1000003;
+	struct refcnt_feed_event fe;
 	struct perf_event *ev;
+	void *setup;
+	int err;
 
 	if (feed->present >= 0)
 		return feed->present;
-	feed->present = 0;
-	if (feed->ops->attr(feed, cpu, 0, &attr))
+	err = refcnt_feed_prepare(feed, true, &period, &setup);
+	/* The machine-wide feed has the PMU: there is one. */
+	if (err == -EBUSY || feed->period)
+		return true;
+	if (err)
 		return false;
-	attr.disabled = 1;
-	attr.sample_period = 1000003;
-	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
-	if (IS_ERR(ev))
+	err = feed->ops->attr(feed, setup, cpu, 0, &fe);
+	fe.attr.disabled = 1;
+	ev = err ? NULL : refcnt_feed_event_create(&fe, period, cpu, NULL, 0,
+						   NULL, NULL);
+	refcnt_feed_finish(feed, true, setup);
+	feed->present = 0;
+	if (IS_ERR_OR_NULL(ev))
 		return false;
 	perf_event_release_kernel(ev);
 	feed->present = 1;
@@ -669,12 +841,13 @@ long refcnt_feeds_get(void __user *argp)
 
 /**
  * refcnt_feeds_init() - the registry: /sys/kernel/refcnt, CPU hotplug
+ * @group:	files of /sys/kernel/refcnt besides the feeds'
  *
  * Context: module load. From here on feeds may register, and those of
  * perf events follow CPUs coming online and going offline.
  * Return: 0 or a negative errno.
  */
-int refcnt_feeds_init(void)
+int refcnt_feeds_init(const struct attribute_group *group)
 {
 	struct kobject *kobj;
 	int err;
@@ -682,6 +855,11 @@ int refcnt_feeds_init(void)
 	kobj = kobject_create_and_add("refcnt", kernel_kobj);
 	if (!kobj)
 		return -ENOMEM;
+	err = sysfs_create_group(kobj, group);
+	if (err) {
+		kobject_put(kobj);
+		return err;
+	}
 	/* No feed is on yet: nothing to call for the CPUs online now. */
 	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "refcnt/feed:online",
 					refcnt_feed_cpu_online,

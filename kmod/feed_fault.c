@@ -35,10 +35,14 @@ static const u64 refcnt_fault_configs[REFCNT_FAULT_EVENTS] = {
 };
 
 /* Minor (0) or major (1) faults, on a CPU or of a task: any machine. */
-static int refcnt_fault_attr(struct refcnt_feed *feed, int cpu,
-			     unsigned int k, struct perf_event_attr *attr)
+static int refcnt_fault_attr(struct refcnt_feed *feed, void *setup, int cpu,
+			     unsigned int k, struct refcnt_feed_event *ev)
 {
-	memset(attr, 0, sizeof(*attr));
+	struct perf_event_attr *attr = &ev->attr;
+
+	if (k >= REFCNT_FAULT_EVENTS)
+		return REFCNT_FEED_NO_EVENT;
+	memset(ev, 0, sizeof(*ev));
 	attr->size = sizeof(*attr);
 	attr->type = PERF_TYPE_SOFTWARE;
 	attr->config = refcnt_fault_configs[k];
@@ -51,23 +55,28 @@ static int refcnt_fault_attr(struct refcnt_feed *feed, int cpu,
  * handle_mm_fault(), preemption off, so only lockless lookups. The
  * event's period is the weight.
  */
-static bool refcnt_fault_sample(struct refcnt_feed *feed,
-				struct perf_event *event,
-				struct perf_sample_data *data,
-				struct pt_regs *regs, struct refcnt_outcome *out)
+static enum refcnt_sample_outcome
+refcnt_fault_sample(const struct refcnt_feed_target *t,
+		    struct perf_event *event, struct perf_sample_data *data,
+		    struct pt_regs *regs, struct refcnt_outcome *out)
 {
+	u64 weight = event->attr.sample_period;
+
+	if (!refcnt_ranges_inside(data->addr, t->ranges, t->nr_ranges))
+		return REFCNT_SAMPLE_OUTSIDE;
 	if (!current->mm || (current->flags & PF_KTHREAD)) {
 		if (out)
 			*out = (struct refcnt_outcome){ -1,
-				min_t(u64, event->attr.sample_period, U32_MAX) };
-		return false;
+							min_t(u64, weight, U32_MAX) };
+		return REFCNT_SAMPLE_UNRESOLVED;
 	}
-	return refcnt_feed_user(data->addr, refcnt_this_cnode(),
-				event->attr.sample_period, out);
+	if (!refcnt_feed_user(data->addr, refcnt_this_cnode(), weight, out))
+		return REFCNT_SAMPLE_UNRESOLVED;
+	return REFCNT_SAMPLE_COUNTED;
 }
 
 /* The faulting address and instruction; loads and stores are not told. */
-static void refcnt_fault_describe(struct refcnt_feed *feed,
+static void refcnt_fault_describe(const struct refcnt_feed_target *t,
 				  struct perf_event *event,
 				  struct perf_sample_data *data,
 				  struct pt_regs *regs, struct refcnt_sample *s)

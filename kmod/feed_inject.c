@@ -14,6 +14,7 @@
  * maximum peg, the same way every time.
  */
 #include <linux/overflow.h>
+#include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -104,9 +105,11 @@ long refcnt_inject(void __user *argp)
 	if (copy_from_user(refs, u64_to_user_ptr(in.refs),
 			   array_size(in.nr_refs, sizeof(*refs))))
 		goto out;
+	/* The slots found are used across sleeps: the layout stays fixed. */
+	down_read(&refcnt_layout_rwsem);
 	err = refcnt_inject_check(refs, slots, in.nr_refs);
 	if (err)
-		goto out;
+		goto unlock;
 	/* Most batches reach a node or two; room for every one otherwise. */
 	nr_nodes = refcnt_inject_nodes(slots, in.nr_refs, few, ARRAY_SIZE(few));
 	nodes = few;
@@ -114,7 +117,7 @@ long refcnt_inject(void __user *argp)
 		err = -ENOMEM;
 		nodes = kvmalloc_array(nr_node_ids, sizeof(*nodes), GFP_KERNEL);
 		if (!nodes)
-			goto out;
+			goto unlock;
 		nr_nodes = refcnt_inject_nodes(slots, in.nr_refs, nodes,
 					       nr_node_ids);
 	}
@@ -126,6 +129,8 @@ long refcnt_inject(void __user *argp)
 			refcnt_node_sync(nodes[i]);
 		refcnt_node_unhold(nodes[i]);
 	}
+unlock:
+	up_read(&refcnt_layout_rwsem);
 out:
 	if (nodes != few)
 		kvfree(nodes);

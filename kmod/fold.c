@@ -7,7 +7,10 @@
  * fold_work is the interrupt service: in process context, under the
  * node's fold_lock, it queues peg and migration events and folds whole
  * sets: every hardware counter of the set is added to its extended
- * counter (saturating at 2^32-1) and reset to 0.
+ * counter (saturating at 2^32-1) and reset to 0. A fold that finds no
+ * memory for an extended counter leaves the count in hardware and the
+ * set raised, and the service runs again later, backing off while memory
+ * stays short; it never raises the irq_work itself.
  *
  * A delivery of many references that crosses the absolute threshold is
  * folded where it is made (refcnt_fold_inline(), refcnt_fold_more()):
@@ -18,6 +21,7 @@
  * wait in the node's fold log for the service to queue them.
  */
 #include <linux/bitmap.h>
+#include <linux/jiffies.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -25,6 +29,10 @@
 #include <uapi/linux/refcnt.h>
 
 #include "core.h"
+
+/* Retrying folds that found no memory: after 10 ms, doubling to 1 s. */
+#define REFCNT_FOLD_RETRY_MIN_MS	10
+#define REFCNT_FOLD_RETRY_MAX_MS	1000
 
 /**
  * refcnt_raise() - raise an interrupt for a set
@@ -59,7 +67,8 @@ void refcnt_irq_work(struct irq_work *work)
 	/* Hard interrupt context: atomic allocation is allowed here. */
 	if (want)
 		refcnt_sparse_get(&node->hw, want - 1, GFP_ATOMIC);
-	queue_work(system_unbound_wq, &node->fold_work);
+	/* Not sooner than a retry already waiting: memory is short then. */
+	queue_delayed_work(system_unbound_wq, &node->fold_work, 0);
 }
 
 static void refcnt_event_init(const struct refcnt_node *node, u64 set,
@@ -164,12 +173,16 @@ static void refcnt_extend(struct refcnt_node *node, u32 *ext, u64 idx, u32 v)
 	}
 }
 
-/* The threshold interrupt proper: fold the complete set. */
-static void refcnt_fold_set(struct refcnt_node *node, u64 set)
+/*
+ * The threshold interrupt proper: fold the complete set. False when a
+ * counter found no memory: it stays in hardware, the set stays raised.
+ */
+static bool refcnt_fold_set(struct refcnt_node *node, u64 set)
 {
 	u64 first = set * refcnt_topo.counters_per_set;
 	unsigned int c, top = 0;
 	struct rcb_event ev;
+	bool folded = true;
 	u32 most = 0;
 
 	for (c = 0; c < refcnt_topo.counters_per_set; c++) {
@@ -180,8 +193,8 @@ static void refcnt_fold_set(struct refcnt_node *node, u64 set)
 			continue;
 		ext = refcnt_table_counter(&node->table, first + c);
 		if (!ext) {
-			/* No memory: leave it in hardware, try again later. */
-			refcnt_raise(node, node->fold_pending, set);
+			/* No memory: leave it in hardware for the retry. */
+			folded = false;
 			continue;
 		}
 		v = xchg(hw, 0);
@@ -191,16 +204,22 @@ static void refcnt_fold_set(struct refcnt_node *node, u64 set)
 			top = c;
 		}
 	}
+	if (!folded) {
+		/* Raised again, without the irq_work: the retry finds it. */
+		set_bit(set, node->fold_pending);
+		set_bit(set / BITS_PER_LONG, node->attention);
+	}
 	clear_bit(set, node->pegged);
 	clear_bit(set, node->migrated);
 	/* Raised by a reference that raced a fold or a reset: nothing left. */
 	if (!most)
-		return;
+		return folded;
 	this_cpu_inc(node->stats->folds);
 
 	refcnt_event_init(node, set, RCB_EVENT_FOLD, &ev);
 	refcnt_event_counter(&ev, top, most);
 	refcnt_queue(node, &ev);
+	return folded;
 }
 
 /*
@@ -344,9 +363,13 @@ void refcnt_fold_more(struct refcnt_node *node, u64 set, u64 idx, u32 *ext,
 	refcnt_fold_log_add(&node->fold_log, set, counter, thr, nr);
 }
 
-/* Service every raised interrupt of the node. Called with fold_lock. */
-static void refcnt_service(struct refcnt_node *node)
+/*
+ * Service every raised interrupt of the node. Called with fold_lock.
+ * False when a fold found no memory and must be retried.
+ */
+static bool refcnt_service(struct refcnt_node *node)
 {
+	bool folded = true;
 	unsigned long w;
 
 	lockdep_assert_held(&node->fold_lock);
@@ -368,9 +391,34 @@ static void refcnt_service(struct refcnt_node *node)
 		/* Clear the pending bits first: a new crossing raises anew. */
 		fold = xchg(&node->fold_pending[w], 0);
 		for_each_set_bit(b, &fold, BITS_PER_LONG)
-			refcnt_fold_set(node, base + b);
+			if (!refcnt_fold_set(node, base + b))
+				folded = false;
 		cond_resched();
 	}
+	return folded;
+}
+
+/*
+ * A fold found no memory: run the service again later, each time later
+ * while memory stays short, so that a machine out of memory is not kept
+ * busier still by folds that cannot succeed. Called with fold_lock.
+ */
+static void refcnt_fold_retry(struct refcnt_node *node)
+{
+	node->fold_backoff = clamp(node->fold_backoff * 2,
+				   msecs_to_jiffies(REFCNT_FOLD_RETRY_MIN_MS),
+				   msecs_to_jiffies(REFCNT_FOLD_RETRY_MAX_MS));
+	queue_delayed_work(system_unbound_wq, &node->fold_work,
+			   node->fold_backoff);
+}
+
+/* The service, and its retry while folds find no memory. With fold_lock. */
+static void refcnt_service_retry(struct refcnt_node *node)
+{
+	if (refcnt_service(node))
+		node->fold_backoff = 0;
+	else
+		refcnt_fold_retry(node);
 }
 
 /**
@@ -378,12 +426,13 @@ static void refcnt_service(struct refcnt_node *node)
  * @node:	the node
  *
  * Process context, under the node's fold_lock: queues the peg and
- * migration events raised and folds the sets raised.
+ * migration events raised and folds the sets raised. A set whose fold
+ * found no memory stays raised, and the service is retried later.
  */
 void refcnt_node_sync(struct refcnt_node *node)
 {
 	mutex_lock(&node->fold_lock);
-	refcnt_service(node);
+	refcnt_service_retry(node);
 	mutex_unlock(&node->fold_lock);
 }
 
@@ -396,15 +445,31 @@ void refcnt_node_sync(struct refcnt_node *node)
  */
 void refcnt_fold_work(struct work_struct *work)
 {
-	struct refcnt_node *node = container_of(work, struct refcnt_node,
-						fold_work);
+	struct refcnt_node *node = container_of(to_delayed_work(work),
+						struct refcnt_node, fold_work);
 
 	mutex_lock(&node->fold_lock);
 	if (atomic_read(&node->held))
 		node->service_held = true;
 	else
-		refcnt_service(node);
+		refcnt_service_retry(node);
 	mutex_unlock(&node->fold_lock);
+}
+
+/**
+ * refcnt_node_stop() - wait for a node's interrupt service, and stop it
+ * @node:	a node no feed can reach any more (it is in no slot index, and
+ *		a grace period has passed) and nothing else will sync
+ *
+ * Only the reference path raises the irq_work, so once no feed reaches
+ * the node and irq_work_sync() has returned, nothing can queue the work
+ * but the work itself, retrying a fold: cancel_delayed_work_sync() stops
+ * that too. In this order, neither can run after we return.
+ */
+void refcnt_node_stop(struct refcnt_node *node)
+{
+	irq_work_sync(&node->irq_work);
+	cancel_delayed_work_sync(&node->fold_work);
 }
 
 /**
@@ -442,7 +507,7 @@ void refcnt_node_unhold(struct refcnt_node *node)
 	node->service_held = false;
 	mutex_unlock(&node->fold_lock);
 	if (again)
-		queue_work(system_unbound_wq, &node->fold_work);
+		queue_delayed_work(system_unbound_wq, &node->fold_work, 0);
 }
 
 /**

@@ -153,16 +153,11 @@ static long refcnt_sets_read(struct refcnt_file *rf, void __user *argp)
 	return err;
 }
 
-static long refcnt_thresholds_set(struct refcnt_file *rf, void __user *argp)
+static int refcnt_thresholds_get(struct rcb_thresholds *t, void __user *argp)
 {
-	struct rcb_thresholds t;
-
-	if (copy_from_user(&t, argp, sizeof(t)))
+	if (copy_from_user(t, argp, sizeof(*t)))
 		return -EFAULT;
-	if (t.flags || t.pad)
-		return -EINVAL;
-	return refcnt_node_set_thresholds(rf->node, t.abs_threshold,
-					  t.diff_threshold);
+	return t->flags || t->pad ? -EINVAL : 0;
 }
 
 static long refcnt_range_query_ioctl(void __user *argp)
@@ -188,10 +183,33 @@ static bool refcnt_cmd_privileged(unsigned int cmd)
 	       cmd == RCB_THRESHOLDS_SET;
 }
 
-/* The commands that change a node's counters or settings. */
-static bool refcnt_cmd_changes_node(unsigned int cmd)
+/*
+ * RCB_RESET and RCB_THRESHOLDS_SET on the file's layout, which must not
+ * be retired meanwhile (its counts would be moved, then reset): they run
+ * with the layout fixed, and fail with -ESTALE on a retired one. The
+ * argument is read before: no user memory is touched with the rwsem held.
+ */
+static long refcnt_ioctl_change(struct refcnt_file *rf, unsigned int cmd,
+				void __user *argp)
 {
-	return cmd == RCB_RESET || cmd == RCB_THRESHOLDS_SET;
+	struct rcb_thresholds t = {};
+	long ret;
+
+	if (cmd == RCB_THRESHOLDS_SET) {
+		ret = refcnt_thresholds_get(&t, argp);
+		if (ret)
+			return ret;
+	}
+	down_read(&refcnt_layout_rwsem);
+	if (READ_ONCE(rf->node->retired))
+		ret = -ESTALE;
+	else if (cmd == RCB_RESET)
+		ret = refcnt_node_reset(rf->node);
+	else
+		ret = refcnt_node_set_thresholds(rf->node, t.abs_threshold,
+						 t.diff_threshold);
+	up_read(&refcnt_layout_rwsem);
+	return ret;
 }
 
 static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
@@ -214,9 +232,8 @@ static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
 	case RCB_INJECT:
 		return refcnt_inject(argp);
 	case RCB_RESET:
-		return refcnt_node_reset(rf->node);
 	case RCB_THRESHOLDS_SET:
-		return refcnt_thresholds_set(rf, argp);
+		return refcnt_ioctl_change(rf, cmd, argp);
 	case RCB_COUNT_START:
 		return refcnt_session_start(argp);
 	case RCB_FEEDS_GET:
@@ -233,9 +250,11 @@ static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
  * @arg:	user pointer to its argument
  *
  * The commands that change counters need CAP_SYS_ADMIN at the time of
- * the call. Every command runs with the layout fixed (refcnt_layout_rwsem);
- * those that change a node's counters or settings fail with -ESTALE on a
- * file whose layout was retired.
+ * the call. Those that change a node's counters or settings fail with
+ * -ESTALE on a file whose layout was retired. refcnt_layout_rwsem is held
+ * only where a command needs the layout fixed (those, and injection):
+ * the file's own layout never changes, the range query looks slots up
+ * under RCU, so a long query does not hold off memory hotplug.
  *
  * Return: 0 or a positive count as the command says, or a negative errno;
  * -ENOTTY for an unknown command.
@@ -243,17 +262,8 @@ static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
 long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct refcnt_file *rf = file->private_data;
-	void __user *argp = (void __user *)arg;
-	long ret;
 
 	if (refcnt_cmd_privileged(cmd) && !capable(CAP_SYS_ADMIN))
 		return -EPERM;
-
-	down_read(&refcnt_layout_rwsem);
-	if (refcnt_cmd_changes_node(cmd) && READ_ONCE(rf->node->retired))
-		ret = -ESTALE;
-	else
-		ret = refcnt_ioctl_cmd(rf, cmd, argp);
-	up_read(&refcnt_layout_rwsem);
-	return ret;
+	return refcnt_ioctl_cmd(rf, cmd, (void __user *)arg);
 }

@@ -149,7 +149,7 @@ static int __init refcnt_init(void)
 	err = refcnt_layout_init();
 	if (err)
 		goto sessions;
-	err = refcnt_feeds_init();
+	err = refcnt_feeds_init(&refcnt_module_group);
 	if (err)
 		goto layout;
 	err = refcnt_own_feeds_register();

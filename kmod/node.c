@@ -126,7 +126,7 @@ struct refcnt_node *refcnt_node_create(int nid, u32 generation,
 	node->diff_threshold = refcnt_cfg.diff_threshold;
 	mutex_init(&node->fold_lock);
 	init_irq_work(&node->irq_work, refcnt_irq_work);
-	INIT_WORK(&node->fold_work, refcnt_fold_work);
+	INIT_DELAYED_WORK(&node->fold_work, refcnt_fold_work);
 
 	err = refcnt_slots_discover(node, refcnt_cfg.granularity);
 	if (err)
@@ -153,8 +153,7 @@ static void refcnt_node_release(struct kref *ref)
 {
 	struct refcnt_node *node = container_of(ref, struct refcnt_node, ref);
 
-	irq_work_sync(&node->irq_work);
-	cancel_work_sync(&node->fold_work);
+	refcnt_node_stop(node);
 	refcnt_node_free(node);
 	kfree(node->slots);
 	kfree(node);
@@ -234,7 +233,7 @@ void refcnt_node_stats(const struct refcnt_node *node, struct refcnt_stats *sum)
  * @extended:	the extended counters rather than the hardware ones
  *
  * For lockless readers (refcnt_sparse_word(), refcnt_sparse_read()),
- * under rcu_read_lock_sched(): a reset frees the pages after a grace
+ * under rcu_read_lock(): a reset frees the pages after a grace
  * period.
  *
  * Return: the sparse array, set-major.

@@ -1,53 +1,119 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt: the precise load-sampling event of an x86 CPU, for the PEBS/IBS
- * feed (feed_pebs.c). Other architectures have none (refcnt.h).
+ * refcnt: what the PEBS/IBS feed needs to know of an x86 CPU, for the
+ * planners (pmu.h: pmu_intel.c, pmu_amd.c), and the registers of a sample
+ * that no NMI delivered. Built on x86 only (refcnt-$(CONFIG_X86) in
+ * Kbuild); elsewhere refcnt.h and feed.h stub it.
  */
+#include <linux/err.h>
 #include <linux/perf_event.h>
+#include <linux/ptrace.h>
 #include <linux/string.h>
+#include <asm/perf_event.h>
 #include <asm/processor.h>
+#include <asm/segment.h>
 #include <uapi/linux/refcnt.h>
 
+#include "compat.h"
 #include "refcnt.h"
+#include "feed.h"
+
+/*
+ * The name and perf type of the core PMU perf picks for @cpu: a disabled
+ * cycles event on it, released at once.
+ */
+static int refcnt_pmu_probe(unsigned int cpu, u32 *type, char *name,
+			    size_t len)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_HARDWARE,
+		.config = PERF_COUNT_HW_CPU_CYCLES,
+		.disabled = 1,
+	};
+	struct perf_event *ev;
+
+	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
+	if (IS_ERR(ev))
+		return PTR_ERR(ev);
+	*type = ev->pmu->type;
+	strscpy(name, ev->pmu->name, len);
+	perf_event_release_kernel(ev);
+	return 0;
+}
 
 /**
  * refcnt_pmu_caps() - what this CPU vendor's samples tell beyond addresses
  *
- * Return: RCB_FEED_LOADS where the event samples loads only (PEBS), 0
- * where it samples every op and the sample does not say (IBS here).
+ * Return: RCB_FEED_LOADS | RCB_FEED_STORES: PEBS samples loads and stores
+ * with events of their own, IBS (the AMD and Hygon op sampling) says in
+ * its data source which an op was; 0 for a vendor without such a PMU.
  */
 u32 refcnt_pmu_caps(void)
 {
-	return boot_cpu_data.x86_vendor == X86_VENDOR_INTEL ? RCB_FEED_LOADS : 0;
+	switch (boot_cpu_data.x86_vendor) {
+	case X86_VENDOR_INTEL:
+	case X86_VENDOR_AMD:
+	case X86_VENDOR_HYGON:
+		return RCB_FEED_LOADS | RCB_FEED_STORES;
+	default:
+		return 0;
+	}
 }
 
 /**
- * refcnt_pmu_attr() - the precise load-sampling event of this CPU vendor
- * @cpu:	the CPU, or -1 for a task's event
- * @k:		the event of the CPU; the feed has one
- * @attr:	filled in, sample period aside
+ * refcnt_pmu_describe() - an online CPU as the PMU planners know it
+ * @cpu:	the CPU
+ * @d:		filled in; @d->pmu points at @name
+ * @name:	room for the name of its core PMU (Intel)
+ * @len:	bytes of @name
  *
- * Return: 0, or -EOPNOTSUPP when we know no such event for the vendor.
+ * Intel: the vendor, family and model, and the core PMU perf picks for
+ * the CPU (a probe event: on hybrid parts "cpu_core" or "cpu_atom"). AMD
+ * and Hygon: the IBS capabilities. Called with no lock the sample path
+ * takes; the probe may sleep.
+ *
+ * Return: 0, or perf's errno for the probe (a guest without a PMU:
+ * -ENOENT).
  */
-int refcnt_pmu_attr(int cpu, unsigned int k, struct perf_event_attr *attr)
+int refcnt_pmu_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
+			char *name, size_t len)
 {
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->precise_ip = 2;
-	attr->exclude_kernel = 1;
-	attr->sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_PHYS_ADDR;
+	*d = (struct refcnt_pmu_cpu){
+		.family = boot_cpu_data.x86,
+		.model = boot_cpu_data.x86_model,
+		.kver = refcnt_kernel_version(),
+		.pmu = name,
+	};
+	name[0] = '\0';
 	switch (boot_cpu_data.x86_vendor) {
 	case X86_VENDOR_INTEL:
-		/* MEM_INST_RETIRED.ALL_LOADS: PEBS load samples. */
-		attr->type = PERF_TYPE_RAW;
-		attr->config = 0x81d0;
-		return 0;
+		d->vendor = REFCNT_PMU_INTEL;
+		return refcnt_pmu_probe(cpu, &d->pmu_type, name, len);
 	case X86_VENDOR_AMD:
-		/* Precise cycles are forwarded to IBS op sampling. */
-		attr->type = PERF_TYPE_HARDWARE;
-		attr->config = PERF_COUNT_HW_CPU_CYCLES;
+	case X86_VENDOR_HYGON:
+		d->vendor = REFCNT_PMU_AMD;
+		d->ibs_caps = get_ibs_caps();
 		return 0;
 	default:
-		return -EOPNOTSUPP;
+		return 0;
 	}
 }
+
+/**
+ * refcnt_pmu_regs() - registers for a sample that comes from a record
+ * @regs:	filled in
+ * @ip:		the sampled instruction
+ * @user:	whether it ran in user mode
+ *
+ * For samples that no NMI delivered (the test module's synthetic ones, a
+ * module emulating a PMU): what refcnt_pmu_sample() reads, user_mode()
+ * and the IP.
+ */
+void refcnt_pmu_regs(struct pt_regs *regs, u64 ip, bool user)
+{
+	memset(regs, 0, sizeof(*regs));
+	regs->ip = ip;
+	regs->cs = user ? __USER_CS : __KERNEL_CS;
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_pmu_regs, REFCNT_NS);

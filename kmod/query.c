@@ -7,10 +7,11 @@
  *  - probe: under the target's mmap lock, read its page tables with
  *    hmm_range_fault(), which takes no page reference and faults nothing
  *    in; its results are used under the lock the query's interval
- *    notifier takes, so the pages seen stay mapped meanwhile (that is how
- *    pages NUMA balancing made PROT_NONE are read). gup with FOLL_NOFAULT
- *    | FOLL_FORCE does the rest: PROT_NONE and VM_IO | VM_PFNMAP
- *    mappings, and chunks whose walk an invalidation disturbed;
+ *    notifier takes, so the pages seen stay mapped meanwhile. gup with
+ *    FOLL_NOFAULT | FOLL_FORCE does the rest: the pages the walk does
+ *    not call valid though mapped (NUMA balancing's PROT_NONE), PROT_NONE
+ *    and VM_IO | VM_PFNMAP mappings, and chunks whose walk an
+ *    invalidation disturbed;
  *  - write: with the lock dropped (writing to the caller may fault, and
  *    the caller may be the target), look up each page's set and write the
  *    entries with one user-access section per batch. Entries are staged
@@ -56,11 +57,13 @@
  * @flags:	RCB_PAGE_* known from the VMA and the mapping; 0 when the
  *		page is not present
  * @shift:	log2 of the bytes of the page mapping it (hugetlb, THP)
+ * @gup:	the walk saw an entry it does not call valid: gup reads it
  */
 struct refcnt_probe {
 	unsigned long pfn;
 	u32 flags;
 	u8 shift;
+	bool gup;
 };
 
 /**
@@ -230,12 +233,15 @@ static void refcnt_probe_gup(struct refcnt_query *q,
 /*
  * The walk's results for the @nr pages of @vma from page @i of the
  * window, into @out. The size of a page is that of the mapping the walk
- * saw (a PMD-mapped THP, a hugetlb page). A page mapped but inaccessible
- * (NUMA balancing's PROT_NONE) reads as its frame without HMM_PFN_VALID
- * (so in 6.1 and 6.12; feeds_test checks such pages are seen), and then
- * the folio tells its size. Under @q->notifier_lock with the sequence
- * unchanged since the walk: whatever the walk saw mapped is still mapped,
- * so its pages cannot go while we look at them.
+ * saw (a PMD-mapped THP, a hugetlb page). Frames are read only from
+ * entries with HMM_PFN_VALID, as Documentation/mm/hmm.rst has them. An
+ * entry without it that is neither 0 (nothing mapped) nor an error is a
+ * page mapped but inaccessible (NUMA balancing's PROT_NONE), which gup
+ * with FOLL_FORCE reads: @gup says so, and refcnt_probe_pages() asks it.
+ * Not in hugetlb mappings, which NUMA balancing leaves alone (an entry
+ * not present there is a page migrating). Under @q->notifier_lock with
+ * the sequence unchanged since the walk: whatever the walk saw mapped
+ * is still mapped, so its pages cannot go while we look at them.
  */
 static void refcnt_probe_frames(struct refcnt_query *q,
 				struct vm_area_struct *vma, unsigned int i,
@@ -247,31 +253,43 @@ static void refcnt_probe_frames(struct refcnt_query *q,
 
 	for (j = 0; j < nr; j++) {
 		unsigned long hmm_pfn = q->pfns[i + j];
-		unsigned long pfn = hmm_pfn & ~HMM_PFN_FLAGS;
 		unsigned int order = hmm_pfn_to_map_order(hmm_pfn);
 		struct refcnt_probe *p = &out[j];
 
+		p->flags = 0;
+		p->gup = false;
 		if (hmm_pfn & HMM_PFN_VALID) {
-			p->pfn = pfn;
+			p->pfn = page_to_pfn(hmm_pfn_to_page(hmm_pfn));
 			p->flags = flags;
 			p->shift = vma_shift;
 			if (!(flags & RCB_PAGE_HUGETLB) && order) {
 				p->flags |= RCB_PAGE_THP;
 				p->shift += order;
 			}
-		} else if (!(hmm_pfn & HMM_PFN_ERROR) && pfn &&
-			   !(flags & RCB_PAGE_HUGETLB) && pfn_valid(pfn)) {
-			/*
-			 * PROT_NONE. Not in hugetlb mappings, which NUMA
-			 * balancing leaves alone and where an entry not
-			 * present (migrating) reads as a bogus frame.
-			 */
-			refcnt_probe_set(p, pfn, flags, vma_shift,
-					 page_folio(pfn_to_page(pfn)));
-		} else {
-			/* Nothing (0: no PTE, swapped out, migrating). */
-			p->flags = 0;
+		} else if (hmm_pfn && !(hmm_pfn & HMM_PFN_ERROR) &&
+			   !(flags & RCB_PAGE_HUGETLB)) {
+			p->gup = true;
 		}
+	}
+}
+
+/* gup the runs of the @nr probes at @addr that the walk left to it. */
+static void refcnt_probe_gup_left(struct refcnt_query *q,
+				  struct vm_area_struct *vma, u64 addr,
+				  unsigned int nr, struct refcnt_probe *out)
+{
+	unsigned int i = 0, run;
+
+	while (i < nr) {
+		if (!out[i].gup) {
+			i++;
+			continue;
+		}
+		for (run = 1; i + run < nr && out[i + run].gup; run++)
+			;
+		refcnt_probe_gup(q, vma, addr + (u64)i * PAGE_SIZE, run,
+				 out + i);
+		i += run;
 	}
 }
 
@@ -327,6 +345,9 @@ static void refcnt_probe_pages(struct refcnt_query *q, u64 addr,
 		} else if (!walked || !refcnt_vma_walked(vma)) {
 			refcnt_probe_gup(q, vma, addr + (u64)i * PAGE_SIZE, run,
 					 out + i);
+		} else {
+			refcnt_probe_gup_left(q, vma, addr + (u64)i * PAGE_SIZE,
+					      run, out + i);
 		}
 	}
 }
@@ -352,7 +373,7 @@ static void refcnt_probe(struct refcnt_query *q, u64 addr, unsigned int n,
 
 /*
  * Stage the counters of the set that counts @paddr; NULL when none does.
- * Under rcu_read_lock_sched(): a reset frees counter pages only after a
+ * Under rcu_read_lock(): a reset frees counter pages only after a
  * grace period, and the run keeps a pointer into one.
  */
 static const struct refcnt_slot *
@@ -508,7 +529,7 @@ static int refcnt_query_chunk(struct refcnt_query *q, u64 *h, u64 end)
 	refcnt_probe(q, base, n, step);
 
 	q->run_sets = 0;
-	rcu_read_lock_sched();
+	rcu_read_lock();
 	for (i = 0; i < n && !err; i++) {
 		u64 page_start = base + i * step;
 		u64 page_end = min(page_start + step, end);
@@ -519,13 +540,13 @@ static int refcnt_query_chunk(struct refcnt_query *q, u64 *h, u64 end)
 			if (q->nr_staged < REFCNT_QUERY_BATCH)
 				continue;
 			/* Writing to the caller may fault: not under RCU. */
-			rcu_read_unlock_sched();
+			rcu_read_unlock();
 			err = refcnt_flush(q);
-			rcu_read_lock_sched();
+			rcu_read_lock();
 			q->run_sets = 0;
 		}
 	}
-	rcu_read_unlock_sched();
+	rcu_read_unlock();
 	if (!err)
 		err = refcnt_flush(q);
 	if (q->nr_pages)

@@ -6,7 +6,7 @@
  * the extended counters), its ioctls (ioctl.c, query.c, feed_inject.c,
  * session.c), its statistics in sysfs (sysfs.c), the feeds (feed.h: the
  * interface; feed.c: their registry; sample.c: their delivery;
- * feed_fault.c, feed_pebs.c: refcnt.ko's own) and main.c. Everything here
+ * feed_fault.c, feed_pmu.c: refcnt.ko's own) and main.c. Everything here
  * reaches the counters through the core's functions (core.h).
  */
 #ifndef _REFCNT_H
@@ -23,7 +23,11 @@ struct perf_event_attr;
 struct perf_sample_data;
 struct pt_regs;
 struct refcnt_feed;
+struct refcnt_feed_event;
+struct refcnt_feed_target;
+struct refcnt_pmu_cpu;
 
+struct attribute_group;
 struct device;
 struct file;
 struct inode;
@@ -38,11 +42,30 @@ struct task_struct;
 struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm);
 struct task_struct *refcnt_target_thread_get(pid_t tid);
 
+/* perf_access.c */
+int refcnt_perf_access(const struct perf_event_attr *attr);
+
 /* feed.c: the feeds' registry */
-int refcnt_feeds_init(void);
+int refcnt_feeds_init(const struct attribute_group *group);
 void refcnt_feeds_exit(void);
 int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period);
-int refcnt_feed_start_error(struct refcnt_feed *feed, int err);
+int refcnt_feed_restart(struct refcnt_feed *feed);
+int refcnt_feed_start_error(struct refcnt_feed *feed, int err,
+			    const char **why);
+int refcnt_feed_prepare(struct refcnt_feed *feed, bool task,
+			unsigned int *period, void **setup);
+void refcnt_feed_finish(struct refcnt_feed *feed, bool task, void *setup);
+/* How a task's event is inherited (refcnt_feed_event_create()). */
+#define REFCNT_FEED_INHERIT		0x1	/* by new threads */
+#define REFCNT_FEED_INHERIT_CHILDREN	0x2	/* and by child processes */
+struct perf_event *refcnt_feed_event_create(const struct refcnt_feed_event *ev,
+					    unsigned int period, int cpu,
+					    struct task_struct *task,
+					    unsigned int inherit,
+					    void (*overflow)(struct perf_event *,
+							     struct perf_sample_data *,
+							     struct pt_regs *),
+					    void *context);
 int refcnt_feeds_hold(struct refcnt_feed **held, unsigned int max);
 void refcnt_feeds_release(struct refcnt_feed **held, unsigned int n);
 long refcnt_feeds_get(void __user *argp);
@@ -51,26 +74,31 @@ extern const struct kernel_param_ops refcnt_feed_period_ops;
 /* sample.c: what the feeds deliver */
 bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight,
 		      struct refcnt_outcome *out);
-bool refcnt_feed_sample(struct refcnt_feed *feed, struct perf_event *event,
-			struct perf_sample_data *data, struct pt_regs *regs,
-			struct refcnt_outcome *out);
+enum refcnt_sample_outcome
+refcnt_feed_sample(const struct refcnt_feed_target *t, struct perf_event *event,
+		   struct perf_sample_data *data, struct pt_regs *regs,
+		   struct refcnt_outcome *out);
+void refcnt_feed_account(struct refcnt_feed *feed,
+			 enum refcnt_sample_outcome o);
 bool refcnt_feed_count(struct refcnt_feed *feed, bool counted);
 
-/* feed_fault.c, feed_pebs.c: refcnt.ko's feeds of perf events */
+/* feed_fault.c, feed_pmu.c: refcnt.ko's feeds of perf events */
 #define REFCNT_FAULT_EVENTS	2
 extern struct refcnt_feed refcnt_fault_feed;
 extern struct refcnt_feed refcnt_pebs_feed;
 
 /*
- * pmu_x86.c: the precise load-sampling event of the CPU; the PMU events
- * it knows are x86's, so elsewhere the PEBS/IBS feed cannot start.
+ * pmu_x86.c: the CPU as the PMU planners know it (pmu.h); the PMUs they
+ * know are x86's, so elsewhere the PEBS/IBS feed finds no such PMU.
  */
 #ifdef CONFIG_X86
-int refcnt_pmu_attr(int cpu, unsigned int k, struct perf_event_attr *attr);
+int refcnt_pmu_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
+			char *name, size_t len);
 u32 refcnt_pmu_caps(void);
 #else
-static inline int refcnt_pmu_attr(int cpu, unsigned int k,
-				  struct perf_event_attr *attr)
+static inline int refcnt_pmu_describe(unsigned int cpu,
+				      struct refcnt_pmu_cpu *d, char *name,
+				      size_t len)
 {
 	return -EOPNOTSUPP;
 }
@@ -102,6 +130,7 @@ void refcnt_dev_set_node(struct refcnt_dev *dev, struct refcnt_node *node);
 long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 extern const struct attribute_group *refcnt_dev_groups[];
 void refcnt_sysfs_init(void);
+extern const struct attribute_group refcnt_module_group;
 struct refcnt_node *refcnt_dev_node_get(struct device *d);
 
 /* layout.c: the nodes, their devices, and memory hotplug */

@@ -11,6 +11,7 @@
  * itself is left as it was, frozen, for the files still open on it, and
  * its event queue tells their readers (RCB_EVENT_LAYOUT).
  */
+#include <linux/bitmap.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -134,6 +135,12 @@ void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
 	if (succ)
 		mutex_lock_nested(&succ->fold_lock, SINGLE_DEPTH_NESTING);
 	dropped = refcnt_move_counts(old, succ);
+	/*
+	 * Its counts moved: a fold of @old still raised (one that found no
+	 * memory, waiting for its retry) must not fold them again there,
+	 * nor queue an event after the last.
+	 */
+	bitmap_zero(old->attention, old->nr_attention);
 	if (succ)
 		mutex_unlock(&succ->fold_lock);
 	mutex_unlock(&old->fold_lock);

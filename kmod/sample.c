@@ -88,69 +88,143 @@ bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight,
 	return counted;
 }
 
-/**
- * refcnt_pmu_sample() - deliver one precise memory sample
- * @data:	the sample: addr, phys_addr if PERF_SAMPLE_PHYS_ADDR is in
- *		sample_flags, period (the references it stands for)
- * @regs:	the registers it was taken with, or NULL (not used yet)
- * @src_cnode:	cnodeid of the CPU that took it
- * @out:	what became of it, or NULL
- *
- * What the overflow handler of a PMU feed runs, in NMI; feed modules that
- * emulate a PMU run the same (refcnt_feed_pmu_sample()). Without a
- * physical address the page is looked up from @data->addr in the current
- * task's page tables.
- *
- * Return: true if a counter counted it.
- */
-bool refcnt_pmu_sample(struct perf_sample_data *data, struct pt_regs *regs,
-		       unsigned int src_cnode, struct refcnt_outcome *out)
+/* The sample's page, and the references it stands for, to the counters. */
+static bool refcnt_pmu_deliver(struct perf_sample_data *data,
+			       unsigned int cnode, u64 weight,
+			       struct refcnt_outcome *out)
 {
-	struct refcnt_ctx ctx = { .vaddr = data->addr };
-	u64 weight = min_t(u64, data->period, U32_MAX);
+	u64 flags = data->sample_flags;
+	struct refcnt_ctx ctx = {};
 
+	weight = min_t(u64, weight, U32_MAX);
 	if (out)
 		*out = (struct refcnt_outcome){ -1, weight };
-	if (!(data->sample_flags & PERF_SAMPLE_PHYS_ADDR))
-		return current->mm &&
-		       refcnt_feed_user(data->addr, src_cnode, weight, out);
-	if (current->mm)
-		ctx.pid = task_tgid_nr(current);
-	return data->phys_addr &&
-	       refcnt_reference_outcome(data->phys_addr, src_cnode, weight,
-					&ctx, out);
+	if (flags & PERF_SAMPLE_PHYS_ADDR && data->phys_addr) {
+		if (current->mm)
+			ctx.pid = task_tgid_nr(current);
+		if (flags & PERF_SAMPLE_ADDR)
+			ctx.vaddr = data->addr;
+		return refcnt_reference_outcome(data->phys_addr, cnode,
+						weight, &ctx, out);
+	}
+	if (!(flags & PERF_SAMPLE_ADDR) || !current->mm)
+		return false;
+	return refcnt_feed_user(data->addr, cnode, weight, out);
+}
+
+/**
+ * refcnt_pmu_sample() - one precise memory sample, from a PMU or a record
+ * @s:		its stream: what its event samples, in which mode
+ * @ranges:	a counting session's address ranges, or NULL
+ * @nr_ranges:	entries of @ranges; 0 counts every address
+ * @data:	the sample: addr, phys_addr and data_src as sample_flags says
+ * @regs:	its registers: user_mode() says where it was taken
+ * @src_cnode:	cnodeid of the CPU that took it
+ * @weight:	the references it stands for (the period, scaled when the
+ *		PMU multiplexed the event)
+ * @out:	what became of it (the page's home, the references lost),
+ *		or NULL
+ *
+ * The one path of precise samples: the overflow handlers of the PEBS/IBS
+ * feed and of counting sessions, and feed modules that emulate a PMU
+ * (refcnt_feed_pmu_sample()). It drops kernel-mode samples, ops without
+ * a data address, samples outside @ranges and, in memory-side mode,
+ * those a cache satisfied, then delivers @weight references to the
+ * sample's page: the physical address when the sample has one, else the
+ * data address looked up in the current task's page tables with
+ * get_user_page_fast_only(), as perf_virt_to_phys() does in NMI.
+ * NMI-safe; allocates nothing but what the reference path may
+ * (GFP_ATOMIC, never in NMI).
+ *
+ * Return: what became of the sample.
+ */
+enum refcnt_sample_outcome
+refcnt_pmu_sample(const struct refcnt_pmu_stream *s,
+		  const struct rcb_count_range *ranges, unsigned int nr_ranges,
+		  struct perf_sample_data *data, struct pt_regs *regs,
+		  unsigned int src_cnode, u64 weight, struct refcnt_outcome *out)
+{
+	enum refcnt_sample_outcome o;
+
+	o = refcnt_pmu_classify(s, user_mode(regs), data->sample_flags,
+				data->addr, data->data_src.val, ranges,
+				nr_ranges);
+	if (o != REFCNT_SAMPLE_COUNTED)
+		return o;
+	return refcnt_pmu_deliver(data, src_cnode, weight, out) ?
+	       REFCNT_SAMPLE_COUNTED : REFCNT_SAMPLE_UNRESOLVED;
 }
 EXPORT_SYMBOL_NS_GPL(refcnt_pmu_sample, REFCNT_NS);
 
 /**
- * refcnt_pmu_describe() - what a session filters a PMU sample on
+ * refcnt_pmu_sample_describe() - what a session filters a PMU sample on
+ * @st:		its stream: loads, stores, or ops whose data source tells
  * @data:	the sample: addr, ip and data_src as sample_flags says
  * @regs:	the registers it was taken with, or NULL: without
  *		PERF_SAMPLE_IP their instruction pointer is the sample's (a
  *		PMU's overflow handler gets the sampled instruction there)
  * @s:		filled in: data address, instruction address, and load or
- *		store when the data source tells
+ *		store when the stream or the data source tells
  *
  * Any context, NMI included.
  */
-void refcnt_pmu_describe(struct perf_sample_data *data, struct pt_regs *regs,
-			 struct refcnt_sample *s)
+void refcnt_pmu_sample_describe(const struct refcnt_pmu_stream *st,
+				struct perf_sample_data *data,
+				struct pt_regs *regs, struct refcnt_sample *s)
 {
 	u64 flags = data->sample_flags;
+	u64 op = flags & PERF_SAMPLE_DATA_SRC ? data->data_src.mem_op : 0;
 
 	s->vaddr = data->addr;
 	s->ip = flags & PERF_SAMPLE_IP ? data->ip :
 		regs ? instruction_pointer(regs) : 0;
 	s->weight = min_t(u64, data->period, U32_MAX);
 	s->kind = 0;
-	if (flags & PERF_SAMPLE_DATA_SRC) {
-		if (data->data_src.mem_op & PERF_MEM_OP_LOAD)
-			s->kind = REFCNT_SAMPLE_LOAD;
-		else if (data->data_src.mem_op & PERF_MEM_OP_STORE)
-			s->kind = REFCNT_SAMPLE_STORE;
+	if (st && st->op == REFCNT_PMU_LOADS)
+		s->kind = REFCNT_SAMPLE_LOAD;
+	else if (st && st->op == REFCNT_PMU_STORES)
+		s->kind = REFCNT_SAMPLE_STORE;
+	else if (op & PERF_MEM_OP_LOAD)
+		s->kind = REFCNT_SAMPLE_LOAD;
+	else if (op & PERF_MEM_OP_STORE)
+		s->kind = REFCNT_SAMPLE_STORE;
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_pmu_sample_describe, REFCNT_NS);
+
+/**
+ * refcnt_feed_account() - count one sample's outcome in a feed's statistics
+ * @feed:	the feed
+ * @o:		what became of the sample; one outside a session's ranges
+ *		is the session's to count, not the feed's
+ *
+ * Any context, NMI included.
+ */
+void refcnt_feed_account(struct refcnt_feed *feed,
+			 enum refcnt_sample_outcome o)
+{
+	struct refcnt_feed_stats __percpu *st = feed->stats;
+
+	if (o == REFCNT_SAMPLE_OUTSIDE)
+		return;
+	this_cpu_inc(st->samples);
+	switch (o) {
+	case REFCNT_SAMPLE_COUNTED:
+		this_cpu_inc(st->delivered);
+		break;
+	case REFCNT_SAMPLE_KERNEL:
+		this_cpu_inc(st->kernel);
+		break;
+	case REFCNT_SAMPLE_NOADDR:
+		this_cpu_inc(st->noaddr);
+		break;
+	case REFCNT_SAMPLE_CACHED:
+		this_cpu_inc(st->cached);
+		break;
+	default:
+		this_cpu_inc(st->unresolved);
+		break;
 	}
 }
-EXPORT_SYMBOL_NS_GPL(refcnt_pmu_describe, REFCNT_NS);
 
 /* @n samples of @feed, counted or not, in its statistics. */
 static bool refcnt_feed_count_n(struct refcnt_feed *feed, bool counted, u32 n)
@@ -224,42 +298,55 @@ EXPORT_SYMBOL_NS_GPL(refcnt_feed_references, REFCNT_NS);
 
 /**
  * refcnt_feed_pmu_sample() - a feed delivers a PMU-shaped sample
- * @feed:	the feed, registered; one sample in its statistics
+ * @feed:	the feed, registered; the sample's outcome in its statistics
+ * @s:		its stream (refcnt_pmu_stream() gives the feed's settings)
  * @data:	the sample, as for refcnt_pmu_sample()
- * @regs:	its registers, or NULL
+ * @regs:	its registers (refcnt_pmu_regs() makes them from a record)
  * @src_cnode:	cnodeid of the CPU that took it
+ * @weight:	the references it stands for
  *
  * For feeds that emulate a PMU: the sample goes through
  * refcnt_pmu_sample(), the code a real PMU's overflow handler runs.
  *
- * Return: true if a counter counted it.
+ * Return: what became of the sample.
  */
-bool refcnt_feed_pmu_sample(struct refcnt_feed *feed,
-			    struct perf_sample_data *data,
-			    struct pt_regs *regs, unsigned int src_cnode)
+enum refcnt_sample_outcome
+refcnt_feed_pmu_sample(struct refcnt_feed *feed,
+		       const struct refcnt_pmu_stream *s,
+		       struct perf_sample_data *data, struct pt_regs *regs,
+		       unsigned int src_cnode, u64 weight)
 {
-	return refcnt_feed_count(feed, refcnt_pmu_sample(data, regs,
-							  src_cnode, NULL));
+	enum refcnt_sample_outcome o;
+
+	o = refcnt_pmu_sample(s, NULL, 0, data, regs, src_cnode, weight,
+			      NULL);
+	refcnt_feed_account(feed, o);
+	return o;
 }
 EXPORT_SYMBOL_NS_GPL(refcnt_feed_pmu_sample, REFCNT_NS);
 
 /**
  * refcnt_feed_sample() - a sample of one of a feed's perf events
- * @feed:	the feed; one sample in its statistics
+ * @t:		the event's target: its feed, stream, and a session's ranges
  * @event:	the event that overflowed
  * @data:	its sample
  * @regs:	its registers
  * @out:	what became of it, for a session's event; NULL otherwise
  *
  * The machine-wide events (feed.c) and those of a counted process
- * (session.c) both end here, in the overflow handler's context.
+ * (session.c) both end here, in the overflow handler's context; the
+ * feed's statistics count the outcome.
  *
- * Return: true if a counter counted it.
+ * Return: what became of the sample.
  */
-bool refcnt_feed_sample(struct refcnt_feed *feed, struct perf_event *event,
-			struct perf_sample_data *data, struct pt_regs *regs,
-			struct refcnt_outcome *out)
+enum refcnt_sample_outcome
+refcnt_feed_sample(const struct refcnt_feed_target *t, struct perf_event *event,
+		   struct perf_sample_data *data, struct pt_regs *regs,
+		   struct refcnt_outcome *out)
 {
-	return refcnt_feed_count(feed, feed->ops->sample(feed, event, data,
-							  regs, out));
+	enum refcnt_sample_outcome o;
+
+	o = t->feed->ops->sample(t, event, data, regs, out);
+	refcnt_feed_account(t->feed, o);
+	return o;
 }

@@ -9,10 +9,12 @@
  * and, with RCB_COUNT_CHILDREN, by its child processes: perf gives an
  * inherited event the overflow handler and context of its parent. The
  * handler drops samples outside the session's ranges (of data and of
- * instruction addresses, session_totals.c) and runs the rest through the
+ * instruction addresses, session_totals.c), runs the rest through the
  * machine-wide feed's own sample code, then adds them to the session's
- * totals. With RCB_COUNT_DEVICES, the device feeds' records of the
- * threads count too (session_device.c).
+ * totals. A feed prepares each session's events as it does its
+ * machine-wide ones (the PEBS/IBS feed: one set per core PMU, and the PMU
+ * held against the machine-wide feed). With RCB_COUNT_DEVICES, the device
+ * feeds' records of the threads count too (session_device.c).
  *
  * The last close of the file releases the events, inherited ones too,
  * then waits out handlers still running before the session is freed:
@@ -58,17 +60,18 @@ static struct perf_event *refcnt_session_pins[REFCNT_FAULT_EVENTS];
 static void refcnt_session_pin(struct refcnt_feed *feed)
 {
 	int cpu = cpumask_first(cpu_online_mask);
-	struct perf_event_attr attr;
+	struct refcnt_feed_event fe;
 	struct perf_event *ev;
 	unsigned int k;
 
 	mutex_lock(&refcnt_session_pin_lock);
 	for (k = 0; k < ARRAY_SIZE(refcnt_session_pins); k++) {
-		if (refcnt_session_pins[k] || feed->ops->attr(feed, cpu, k, &attr))
+		if (refcnt_session_pins[k] ||
+		    feed->ops->attr(feed, NULL, cpu, k, &fe))
 			continue;
-		attr.disabled = 1;
-		attr.sample_period = 1;
-		ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL,
+		fe.attr.disabled = 1;
+		fe.attr.sample_period = 1;
+		ev = perf_event_create_kernel_counter(&fe.attr, cpu, NULL, NULL,
 						      NULL);
 		if (!IS_ERR(ev))
 			refcnt_session_pins[k] = ev;
@@ -96,27 +99,38 @@ void refcnt_session_exit(void)
 
 /*
  * The session's filters, the feed's own sample code, the session's
- * totals. In the overflow handler's context (NMI for a PMU).
+ * totals. In the overflow handler's context (NMI for a PMU). Samples the
+ * feed filters (a PMU's kernel-mode ones, ops without an address, a
+ * cache's in memory-side mode) count only in @samples, and in the feed's
+ * statistics.
  */
 static void refcnt_session_overflow(struct perf_event *event,
 				    struct perf_sample_data *data,
 				    struct pt_regs *regs)
 {
-	struct refcnt_session_feed *sf = event->overflow_handler_context;
-	struct refcnt_session *s = sf->session;
+	struct refcnt_session_target *st = event->overflow_handler_context;
+	struct refcnt_session *s = st->session;
+	struct refcnt_feed *feed = st->t.feed;
 	struct refcnt_sample x = { .src_cnode = refcnt_this_cnode() };
 	struct refcnt_outcome out;
 	u64 in_data, in_instr;
-	bool counted;
 
 	atomic64_inc(&s->samples);
-	sf->feed->ops->describe(sf->feed, event, data, regs, &x);
+	feed->ops->describe(&st->t, event, data, regs, &x);
 	if (!refcnt_session_match(s, &x, &in_data, &in_instr)) {
 		atomic64_inc(&s->outside);
 		return;
 	}
-	counted = refcnt_feed_sample(sf->feed, event, data, regs, &out);
-	refcnt_session_account(s, &x, in_data, in_instr, counted, &out);
+	switch (refcnt_feed_sample(&st->t, event, data, regs, &out)) {
+	case REFCNT_SAMPLE_COUNTED:
+		refcnt_session_account(s, &x, in_data, in_instr, true, &out);
+		break;
+	case REFCNT_SAMPLE_UNRESOLVED:
+		refcnt_session_account(s, &x, in_data, in_instr, false, &out);
+		break;
+	default:
+		break;
+	}
 }
 
 static void refcnt_session_free(struct kref *kref)
@@ -153,6 +167,10 @@ static void refcnt_session_close(struct refcnt_session *s)
 		perf_event_release_kernel(s->events[i]);
 	if (s->nr_events)
 		synchronize_rcu();
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++)
+		if (s->feeds[i].prepared)
+			refcnt_feed_finish(s->feeds[i].feed, true,
+					   s->feeds[i].setup);
 	kvfree(s->events);
 	s->events = NULL;
 	s->nr_events = 0;
@@ -231,32 +249,48 @@ static int refcnt_session_threads(struct task_struct *task,
 	return -ENOSPC;
 }
 
-/* The attributes of the session's events: inherited as it asks. */
-static void refcnt_session_inherit(struct perf_event_attr *attr,
-				   unsigned int flags)
+/* How the session's events are inherited: REFCNT_FEED_INHERIT*. */
+static unsigned int refcnt_session_inherit(unsigned int flags)
 {
-	bool children = flags & RCB_COUNT_CHILDREN;
-
-	/* A thread alone: its children with RCB_COUNT_CHILDREN, else none. */
-	attr->inherit = !(flags & RCB_COUNT_THREAD) || children;
-	attr->inherit_thread = !children;
+	if (flags & RCB_COUNT_CHILDREN)
+		return REFCNT_FEED_INHERIT | REFCNT_FEED_INHERIT_CHILDREN;
+	/* A thread alone: not its new threads either. */
+	return flags & RCB_COUNT_THREAD ? 0 : REFCNT_FEED_INHERIT;
 }
 
-/* One event of the session on @task, whose overflow context is @ctx. */
-static int refcnt_session_event(struct refcnt_session *s,
-				struct task_struct *task,
-				struct perf_event_attr *attr,
-				perf_overflow_handler_t handler, void *ctx)
+/* @ev, just made on @task, is the session's. */
+static void refcnt_session_add(struct refcnt_session *s,
+			       struct task_struct *task, struct perf_event *ev)
 {
-	struct perf_event *ev;
-
-	ev = perf_event_create_kernel_counter(attr, -1, task, handler, ctx);
-	if (IS_ERR(ev))
-		return PTR_ERR(ev);
 	s->events[s->nr_events++] = ev;
 	if (task == current && !s->mine)
 		s->mine = ev;
+}
+
+/* The scheduling event of @task that gives it the device feeds' records. */
+static int refcnt_session_sched_event(struct refcnt_session *s,
+				      struct task_struct *task,
+				      unsigned int flags)
+{
+	unsigned int inherit = refcnt_session_inherit(flags);
+	struct perf_event_attr attr;
+	struct perf_event *ev;
+
+	refcnt_session_sched_attr(&attr);
+	attr.inherit = !!inherit;
+	attr.inherit_thread = inherit == REFCNT_FEED_INHERIT;
+	ev = perf_event_create_kernel_counter(&attr, -1, task,
+					      refcnt_session_sched_overflow, s);
+	if (IS_ERR(ev))
+		return PTR_ERR(ev);
+	refcnt_session_add(s, task, ev);
 	return 0;
+}
+
+/* Events a feed may give one task. */
+static unsigned int refcnt_session_task_events(const struct refcnt_feed *feed)
+{
+	return feed->nr_task_events ?: feed->nr_events;
 }
 
 /*
@@ -280,21 +314,29 @@ static int refcnt_session_attach(struct refcnt_session *s,
 				 unsigned int flags)
 {
 	struct refcnt_feed *feed = sf->feed;
-	struct perf_event_attr attr;
+	struct refcnt_feed_event fe;
+	struct perf_event *ev;
 	unsigned int k;
 	int err;
 
-	for (k = 0; sf->period && k < feed->nr_events; k++) {
-		err = feed->ops->attr(feed, -1, k, &attr);
+	for (k = 0; sf->period && k < refcnt_session_task_events(feed); k++) {
+		err = feed->ops->attr(feed, sf->setup, -1, k, &fe);
+		if (err == REFCNT_FEED_NO_EVENT)
+			break;
 		if (err)
-			return refcnt_feed_start_error(feed, err);
-		attr.sample_period = sf->period;
-		refcnt_session_inherit(&attr, flags);
-		err = refcnt_session_event(s, task, &attr,
-					   refcnt_session_overflow, sf);
-		if (err)
-			return err == -ESRCH ? -ESRCH :
-			       refcnt_feed_start_error(feed, err);
+			return refcnt_feed_start_error(feed, err, NULL);
+		sf->targets[k] = (struct refcnt_session_target){
+			.t = { .feed = feed, .stream = fe.stream },
+			.session = s,
+		};
+		ev = refcnt_feed_event_create(&fe, sf->period, -1, task,
+					      refcnt_session_inherit(flags),
+					      refcnt_session_overflow,
+					      &sf->targets[k]);
+		if (IS_ERR(ev))
+			return PTR_ERR(ev) == -ESRCH ? -ESRCH :
+			       refcnt_feed_start_error(feed, PTR_ERR(ev), NULL);
+		refcnt_session_add(s, task, ev);
 	}
 	return 0;
 }
@@ -307,7 +349,6 @@ static int refcnt_session_attach_task(struct refcnt_session *s,
 				      struct task_struct *task,
 				      unsigned int flags)
 {
-	struct perf_event_attr attr;
 	unsigned int i;
 	int err = 0;
 
@@ -315,10 +356,7 @@ static int refcnt_session_attach_task(struct refcnt_session *s,
 		err = refcnt_session_attach(s, task, &s->feeds[i], flags);
 	if (err || !s->nr_devices)
 		return err;
-	refcnt_session_sched_attr(&attr);
-	refcnt_session_inherit(&attr, flags);
-	return refcnt_session_event(s, task, &attr,
-				    refcnt_session_sched_overflow, s);
+	return refcnt_session_sched_event(s, task, flags);
 }
 
 /* Events per counted thread. */
@@ -328,7 +366,7 @@ static unsigned int refcnt_session_per_task(const struct refcnt_session *s)
 
 	for (i = 0; i < REFCNT_SESSION_FEEDS; i++)
 		if (s->feeds[i].period)
-			n += s->feeds[i].feed->nr_events;
+			n += refcnt_session_task_events(s->feeds[i].feed);
 	return n;
 }
 
@@ -426,12 +464,70 @@ static int refcnt_session_args(void __user *argp, struct rcb_count *c,
 static void refcnt_session_feeds(struct refcnt_session *s,
 				 const struct rcb_count *c)
 {
-	const struct refcnt_session_feed feeds[REFCNT_SESSION_FEEDS] = {
-		{ s, &refcnt_fault_feed, c->fault_period },
-		{ s, &refcnt_pebs_feed, c->pebs_period },
+	struct refcnt_feed *const feeds[REFCNT_SESSION_FEEDS] = {
+		&refcnt_fault_feed, &refcnt_pebs_feed,
 	};
+	const unsigned int periods[REFCNT_SESSION_FEEDS] = {
+		c->fault_period, c->pebs_period,
+	};
+	unsigned int i;
 
-	memcpy(s->feeds, feeds, sizeof(feeds));
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++) {
+		s->feeds[i].feed = feeds[i];
+		s->feeds[i].period = periods[i];
+	}
+}
+
+/*
+ * The caller may have the events of every feed the session runs, as
+ * perf_event_open() would decide (refcnt_perf_access()). Checked before
+ * the target is looked up and the feeds are prepared, so that the answer
+ * does not depend on the machine: attr() without a setup describes the
+ * events as every machine would have them, even one without such a PMU
+ * (refcnt_pmu_attr()), as perf checks before its PMU lookup.
+ */
+static int refcnt_session_access(const struct refcnt_session *s)
+{
+	const struct refcnt_session_feed *sf;
+	struct refcnt_feed_event fe;
+	unsigned int i, k;
+	int err;
+
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++) {
+		sf = &s->feeds[i];
+		for (k = 0; sf->period; k++) {
+			if (sf->feed->ops->attr(sf->feed, NULL, -1, k, &fe))
+				break;
+			err = refcnt_perf_access(&fe.attr);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Each feed prepared for the session. Return: 0, or the errno of a feed
+ * that refuses (the PEBS/IBS feed: EINVAL for a period its PMU refuses,
+ * EOPNOTSUPP without one, EBUSY while its machine-wide feed runs).
+ */
+static int refcnt_session_prepare(struct refcnt_session *s)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++) {
+		struct refcnt_session_feed *sf = &s->feeds[i];
+
+		if (!sf->period)
+			continue;
+		err = refcnt_feed_prepare(sf->feed, true, &sf->period,
+					  &sf->setup);
+		if (err)
+			return err;
+		sf->prepared = true;
+	}
+	return 0;
 }
 
 /* Whether @caps carries what the session's ranges filter on. */
@@ -500,12 +596,17 @@ long refcnt_session_start(void __user *argp)
 	if (err)
 		goto close;
 	refcnt_session_feeds(s, &c);
+	err = refcnt_session_access(s);
+	if (err)
+		goto close;
 	task = refcnt_session_target(&c);
 	if (IS_ERR(task)) {
 		err = PTR_ERR(task);
 		goto close;
 	}
 	err = refcnt_session_feeds_check(s, &c);
+	if (!err)
+		err = refcnt_session_prepare(s);
 	if (!err && c.fault_period)
 		refcnt_session_pin(&refcnt_fault_feed);
 	if (!err)

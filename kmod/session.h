@@ -25,16 +25,32 @@
 struct refcnt_session;
 
 /**
- * struct refcnt_session_feed - one feed a session runs: its events' context
+ * struct refcnt_session_target - the context of a session's event
+ * @t:		its feed and stream; no ranges, the session filters
+ *		(session_totals.c)
  * @session:	the session
+ */
+struct refcnt_session_target {
+	struct refcnt_feed_target t;
+	struct refcnt_session *session;
+};
+
+/**
+ * struct refcnt_session_feed - one feed a session runs
  * @feed:	the feed, whose operations make the events and take their
  *		samples
- * @period:	events per sample, 0 when the session does not run it
+ * @period:	events per sample, 0 when the session does not run it; as
+ *		the feed's prepare() took it
+ * @prepared:	the feed's prepare() succeeded: finish() is owed
+ * @setup:	what it made
+ * @targets:	the contexts of event k of every thread
  */
 struct refcnt_session_feed {
-	struct refcnt_session *session;
 	struct refcnt_feed *feed;
 	unsigned int period;
+	bool prepared;
+	void *setup;
+	struct refcnt_session_target targets[REFCNT_FEED_TASK_EVENTS];
 };
 
 /* The words of one entry of a session's totals, before the nodes'. */

@@ -9,8 +9,8 @@
  * every set counts exactly one hardware page of one slot.
  *
  * Slots follow memory hotplug: a node's layout is replaced as a whole
- * (layout.c), and so is the index from address to slot, under RCU for the
- * feeds and refcnt_layout_rwsem for everyone who may sleep.
+ * (layout.c), and so is the index from address to slot, under RCU for
+ * lookups that do not sleep and refcnt_layout_rwsem for those that do.
  */
 #include <linux/ioport.h>
 #include <linux/math.h>
@@ -217,17 +217,18 @@ struct refcnt_slot_index {
 };
 
 /*
- * The index of the reference path. Readers hold rcu_read_lock_sched() (the
- * feeds) or refcnt_layout_rwsem (ioctls, which may sleep); it is replaced
- * with the rwsem held for writing.
+ * The index of the reference path. Readers hold rcu_read_lock() (the
+ * feeds, the range query) or refcnt_layout_rwsem (injection, which
+ * sleeps); it is replaced with the rwsem held for writing.
  */
 static struct refcnt_slot_index __rcu *refcnt_slot_index;
 static const struct refcnt_slot_index refcnt_no_slots;
 
 /*
  * refcnt_layout_rwsem: held for writing while the layout changes. The
- * interface holds it for reading around anything that keeps slots or
- * nodes found through the index while it may sleep (injection, queries).
+ * interface holds it for reading only around what keeps slots or nodes
+ * found through the index while it may sleep (injection), or changes a
+ * file's layout, which must not be retired meanwhile (reset, thresholds).
  */
 DECLARE_RWSEM(refcnt_layout_rwsem);
 
@@ -236,7 +237,7 @@ static const struct refcnt_slot_index *refcnt_index(void)
 	const struct refcnt_slot_index *idx;
 
 	idx = rcu_dereference_check(refcnt_slot_index,
-				    rcu_read_lock_sched_held() ||
+				    rcu_read_lock_held() ||
 				    lockdep_is_held(&refcnt_layout_rwsem));
 	return idx ?: &refcnt_no_slots;
 }
@@ -374,7 +375,7 @@ u64 refcnt_paddr_set(const struct refcnt_node *node, u64 paddr)
  * A binary search over a few dozen slots: cheap, lock-free, NMI-safe.
  * Where rounding to the granularity made slots of two nodes overlap, the
  * one with the higher base counts the shared hardware page. The caller
- * holds rcu_read_lock_sched() or refcnt_layout_rwsem while it uses the
+ * holds rcu_read_lock() or refcnt_layout_rwsem while it uses the
  * slot and its node.
  *
  * Return: the slot, or NULL when no node's slot holds @paddr.

@@ -40,7 +40,7 @@ int refcnt_sparse_init(struct refcnt_sparse *sp, int nid, u64 nr_words)
  * @gfp:	allocation flags for a missing page (never from NMI)
  *
  * Callers that may race with refcnt_sparse_clear() hold
- * rcu_read_lock_sched() while they use the entry.
+ * rcu_read_lock() while they use the entry.
  *
  * Return: the entry, or NULL if its page could not be allocated.
  */
@@ -133,7 +133,7 @@ static u64 refcnt_page_sum(struct page *page)
 
 /**
  * refcnt_sparse_clear() - zero the array and free its pages
- * @sp:		the array; writers hold rcu_read_lock_sched() while they use an
+ * @sp:		the array; writers hold rcu_read_lock() while they use an
  *		entry, so its page is freed only after they are done
  * @scratch:	room for @sp->nr_pages page pointers
  *

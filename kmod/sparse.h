@@ -29,7 +29,7 @@
  * @nid:	node the pages come from
  *
  * Pages are installed with cmpxchg, so any context but NMI may allocate.
- * Users that may race with refcnt_sparse_clear() hold rcu_read_lock_sched().
+ * Users that may race with refcnt_sparse_clear() hold rcu_read_lock().
  */
 struct refcnt_sparse {
 	struct page **pages;

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt: statistics of a node, /sys/class/misc/refcnt-nodeN/stats/.
+ * refcnt: statistics of a node, /sys/class/misc/refcnt-nodeN/stats/, and
+ * the numbering of the nodes, /sys/kernel/refcnt/cnodes.
  */
 #include <linux/device.h>
+#include <linux/kobject.h>
+#include <linux/nodemask.h>
 #include <linux/sysfs.h>
 
 #include "refcnt.h"
@@ -97,3 +100,30 @@ void refcnt_sysfs_init(void)
 		refcnt_stats_attrs[i] = &refcnt_stat_attrs[i].dattr.attr;
 	refcnt_stats_attrs[i] = &dev_attr_table_bytes.attr;
 }
+
+/*
+ * The nodes that have cnodeids, as a node list (0-3,5): the i-th is
+ * cnodeid i. Fixed at load, while the online list follows hotplug.
+ */
+static ssize_t cnodes_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	nodemask_t nodes = NODE_MASK_NONE;
+	unsigned int c;
+
+	for (c = 0; c < refcnt_topo.nr_cnodes; c++)
+		node_set(refcnt_topo.cnode_to_nid[c], nodes);
+	return sysfs_emit(buf, "%*pbl\n", nodemask_pr_args(&nodes));
+}
+
+static struct kobj_attribute refcnt_cnodes_attr = __ATTR_RO(cnodes);
+
+static struct attribute *refcnt_module_attrs[] = {
+	&refcnt_cnodes_attr.attr,
+	NULL,
+};
+
+/* The files of /sys/kernel/refcnt that are the module's, not a feed's. */
+const struct attribute_group refcnt_module_group = {
+	.attrs = refcnt_module_attrs,
+};

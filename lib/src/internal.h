@@ -80,8 +80,11 @@ int refcnt__walk(int fd, uint64_t gran, pid_t pid, uint64_t vaddr,
 		 uint64_t len, unsigned int flags, refcnt__walk_fn fn,
 		 void *arg);
 
-/* Online node ids, ascending (malloc'ed). Count or -1/errno. */
-int refcnt__online_nodes(int **nids);
+/*
+ * Node ids by cnodeid (malloc'ed): the module's numbering, or the online
+ * nodes without the module. Count or -1/errno.
+ */
+int refcnt__cnode_nids(int **nids);
 
 /* Parse a kernel list such as "0-3,5" (or "" for none). Count or -1. */
 int refcnt__parse_list(const char *s, int *out, size_t cap);

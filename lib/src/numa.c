@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
- * librefcnt: node facts. cnodeids from /sys/devices/system/node/online
- * (the numbering refcnt.ko uses), CPUs and distances through libnuma.
+ * librefcnt: node facts. cnodeids as refcnt.ko numbered the nodes at load
+ * (/sys/kernel/refcnt/cnodes; without the module, the online nodes, which
+ * it would number), CPUs and distances through libnuma.
  *
  * libnuma reports trouble through numa_warn()/numa_error(), which print.
  * Overriding them from a library would change them for the whole program,
@@ -21,6 +22,7 @@
 #include "internal.h"
 
 #define REFCNT_SYSNODE	"/sys/devices/system/node"
+#define REFCNT_CNODES	"/sys/kernel/refcnt/cnodes"
 
 static pthread_once_t refcnt_numa_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t refcnt_numa_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,7 +76,8 @@ int refcnt__parse_list(const char *s, int *out, size_t cap)
 	return (int)n;
 }
 
-int refcnt__online_nodes(int **nids)
+/* The node list in file @path (malloc'ed ids). Count or -1/errno. */
+static int refcnt_node_list(const char *path, int **nids)
 {
 	const size_t size = 65536;
 	char *buf;
@@ -83,7 +86,7 @@ int refcnt__online_nodes(int **nids)
 	buf = malloc(size);
 	if (!buf)
 		return refcnt__err(ENOMEM);
-	n = refcnt__read_file(REFCNT_SYSNODE "/online", buf, size);
+	n = refcnt__read_file(path, buf, size);
 	if (n >= 0)
 		n = refcnt__parse_list(buf, NULL, 0);
 	if (n >= 0) {
@@ -100,11 +103,36 @@ int refcnt__online_nodes(int **nids)
 	return n;
 }
 
+int refcnt__cnode_nids(int **nids)
+{
+	int n;
+
+	/* A node online since the load has no cnodeid: the module's list. */
+	n = refcnt_node_list(REFCNT_CNODES, nids);
+	if (n < 0 && errno == ENOENT)
+		n = refcnt_node_list(REFCNT_SYSNODE "/online", nids);
+	return n;
+}
+
+/* Is @nid online (whether or not it has a cnodeid)? 0 or -1/errno. */
+static int refcnt_nid_online(int nid)
+{
+	int *ids = NULL, n, i, found = 0;
+
+	n = refcnt_node_list(REFCNT_SYSNODE "/online", &ids);
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		found |= ids[i] == nid;
+	free(ids);
+	return found ? 0 : refcnt__err(ENOENT);
+}
+
 REFCNT_API int refcnt_num_cnodes(void)
 {
 	int *ids = NULL, n;
 
-	n = refcnt__online_nodes(&ids);
+	n = refcnt__cnode_nids(&ids);
 	free(ids);
 	return n;
 }
@@ -113,7 +141,7 @@ REFCNT_API int refcnt_cnode_to_nid(int cnodeid)
 {
 	int *ids = NULL, n, nid;
 
-	n = refcnt__online_nodes(&ids);
+	n = refcnt__cnode_nids(&ids);
 	if (n < 0)
 		return -1;
 	nid = cnodeid >= 0 && cnodeid < n ? ids[cnodeid] : -1;
@@ -127,7 +155,7 @@ REFCNT_API int refcnt_nid_to_cnode(int nid)
 
 	if (nid < 0)
 		return refcnt__err(EINVAL);
-	n = refcnt__online_nodes(&ids);
+	n = refcnt__cnode_nids(&ids);
 	if (n < 0)
 		return -1;
 	for (i = 0; i < n; i++)
@@ -148,7 +176,7 @@ static int refcnt_numa_node_ok(int nid, const char *file)
 
 	if (nid < 0)
 		return refcnt__err(EINVAL);
-	if (refcnt_nid_to_cnode(nid) < 0)
+	if (refcnt_nid_online(nid))
 		return -1;
 	if (!refcnt_numa())
 		return refcnt__err(ENOSYS);

@@ -8,7 +8,7 @@
  * themselves, threads are counted, children only with
  * RCB_COUNT_CHILDREN, closing the session stops counting, the module
  * cannot be unloaded meanwhile, and the privilege rules hold as nobody,
- * each refusal with its errno.
+ * perf_event_paranoid's included, each refusal with its errno.
  */
 #include <grp.h>
 #include <pthread.h>
@@ -611,10 +611,118 @@ static void rc_drop_to_nobody(struct __test_metadata *_metadata)
 	ASSERT_EQ(0, setresuid(NOBODY, NOBODY, NOBODY));
 }
 
+#define RC_PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+
 /*
- * As nobody, on a device file opened as root: counting itself works and
- * counts; another process, root's or nobody's own, or one that does not
- * exist, is EPERM (before the pid is looked up).
+ * Set kernel.perf_event_paranoid to @level for the rest of this test
+ * process, which may drop its privileges meanwhile: a child that stays
+ * root puts the old level back when the test process exits, whatever
+ * way (it sees the end of a pipe only the test process holds open).
+ */
+static void rc_paranoid_for_test(struct __test_metadata *_metadata,
+				 const char *level)
+{
+	char old[16] = "";
+	int fd, p[2], i;
+	ssize_t n;
+	pid_t pid;
+
+	fd = open(RC_PARANOID, O_RDONLY);
+	ASSERT_LE(0, fd);
+	n = read(fd, old, sizeof(old) - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Nothing of the test's (a device file) kept open here. */
+		for (i = 3; i < 1024; i++)
+			if (i != p[0])
+				close(i);
+		while (read(p[0], &n, 1) > 0)
+			;
+		rc_set_file(RC_PARANOID, old);
+		_exit(0);
+	}
+	close(p[0]);
+	rc_set_file(RC_PARANOID, level);
+}
+
+/* RCB_COUNT_START with these periods: the session's fd, or -errno. */
+static int rc_count_feeds(int fd, pid_t pid, uint32_t fault_period,
+			  uint32_t pebs_period)
+{
+	struct rcb_count c = {
+		.pid = pid, .fault_period = fault_period,
+		.pebs_period = pebs_period,
+	};
+	int ret = ioctl(fd, RCB_COUNT_START, &c);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/*
+ * A session's events are checked as perf_event_open() checks its
+ * caller's: as nobody with perf_event_paranoid at 2, the fault feed
+ * (user-space software events) is allowed, the PEBS/IBS feed (precise
+ * samples with PERF_SAMPLE_PHYS_ADDR, perf_allow_kernel()) is EACCES
+ * whether or not the machine has it, and so is a session with both.
+ */
+TEST_F(count, paranoid_2_denies_nobody_physical_samples)
+{
+	int sfd;
+
+	rc_paranoid_for_test(_metadata, "2");
+	rc_drop_to_nobody(_metadata);
+	sfd = rc_count_feeds(self->fd, 0, 1, 0);
+	EXPECT_LE(0, sfd);
+	if (sfd >= 0)
+		close(sfd);
+	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, 0, 0, 10007));
+	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, 0, 1, 10007));
+}
+
+/*
+ * With perf_event_paranoid at 3 (Debian's default: perf_event_open()
+ * for CAP_SYS_ADMIN only), nobody may start no session at all, and is
+ * told so before the pid is looked at, as perf does.
+ */
+TEST_F(count, paranoid_3_denies_nobody_every_session)
+{
+	rc_paranoid_for_test(_metadata, "3");
+	rc_drop_to_nobody(_metadata);
+	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, 0, 1, 0));
+	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, getpid(), 1, 0));
+	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, 0, 0, 10007));
+	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, 0, 1, 10007));
+	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, INT32_MAX, 1, 0));
+}
+
+/*
+ * Root (CAP_SYS_ADMIN, so perfmon_capable()) at 3 starts the fault feed;
+ * the PEBS/IBS feed then needs the PMU alone (pebs_needs_the_pmu).
+ */
+TEST_F(count, paranoid_3_lets_root_count)
+{
+	int sfd;
+
+	rc_paranoid_for_test(_metadata, "3");
+	sfd = rc_count_feeds(self->fd, 0, 1, 0);
+	ASSERT_LE(0, sfd);
+	close(sfd);
+	sfd = rc_count_feeds(self->fd, 0, 0, 10007);
+	if (sfd >= 0)
+		close(sfd);
+	else
+		EXPECT_EQ(-EOPNOTSUPP, sfd);
+}
+
+/*
+ * As nobody, on a device file opened as root, with perf_event_paranoid
+ * at 2 (perf lets it sample its own user space): counting itself works
+ * and counts; another process, root's or nobody's own, or one that does
+ * not exist, is EPERM (before the pid is looked up).
  */
 TEST_F(count, unprivileged_counts_only_itself)
 {
@@ -637,6 +745,7 @@ TEST_F(count, unprivileged_counts_only_itself)
 	}
 	/* The peer is nobody's before we are: nobody may kill it after. */
 	ASSERT_EQ(1, read(ready[0], &c, 1));
+	rc_paranoid_for_test(_metadata, "2");
 	rc_drop_to_nobody(_metadata);
 	/* The harness that forked us runs as root. */
 	EXPECT_EQ(-EPERM, rc_count(self->fd, getppid(), 0, 1, NULL, 0));

@@ -4,7 +4,8 @@
  * getrusage, page sizes of THP and hugetlb in the range query, synthetic
  * PEBS/IBS samples through the overflow handler's code (the test module's
  * REFCNT_TEST_SAMPLES; in NMI, tools/testing/core), the PEBS feed refused
- * without a PMU, and NUMA-balancing hinting faults that keep references
+ * without a PMU (one line in the log) and its settings' bad values, and
+ * NUMA-balancing hinting faults that keep references
  * flowing without migrating pages (MPOL_BIND | MPOL_F_NUMA_BALANCING),
  * and the range query sees the pages NUMA balancing made PROT_NONE.
  */
@@ -364,7 +365,7 @@ TEST_F(feeds, synthetic_pebs_samples)
 	unsigned int src = self->online.n - 1, ctr;
 	struct rcb_slot slot;
 	struct rcb_slot_query sq = { .slots = (uintptr_t)&slot, .num_slots = 1 };
-	uint64_t set, before, samples, delivered;
+	uint64_t set, before, samples, delivered, unresolved;
 	int tfd = rc_test_open();
 	char *p;
 
@@ -386,12 +387,15 @@ TEST_F(feeds, synthetic_pebs_samples)
 	};
 	struct refcnt_test_samples f = { .samples = (uintptr_t)s, .nr_samples = 3 };
 
+	unresolved = rc_feed_stat("test_unresolved");
 	ASSERT_EQ(0, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
 	EXPECT_EQ(2U, f.delivered);
-	EXPECT_EQ(samples + 3, rc_feed_stat("test_samples"));
-	EXPECT_EQ(delivered + 2, rc_feed_stat("test_delivered"));
 	EXPECT_EQ(120U, rc_set_counter(self->fd, set, cps, ctr, false) +
 		       rc_set_counter(self->fd, set, cps, ctr, true));
+	/* The feed's statistics count them: two delivered, one unmapped. */
+	EXPECT_EQ(samples + 3, rc_feed_stat("test_samples"));
+	EXPECT_EQ(delivered + 2, rc_feed_stat("test_delivered"));
+	EXPECT_EQ(unresolved + 1, rc_feed_stat("test_unresolved"));
 
 	/* Virtual address only: found in our own page tables. */
 	p = mmap(NULL, rc_page_size(), PROT_READ | PROT_WRITE,
@@ -468,23 +472,76 @@ TEST_F(feeds, synthetic_pebs_weight_folds)
 	close(tfd);
 }
 
-/* Without a PMU, turning the PEBS feed on fails with EOPNOTSUPP. */
+/*
+ * Without a PMU, turning the PEBS feed on fails with EOPNOTSUPP and one
+ * line in the kernel log; the feed's statistics are there, all zero
+ * but for the synthetic samples, and no CPU is sampled or skipped.
+ */
 TEST_F(feeds, pebs_without_pmu_is_refused)
 {
 	struct rc_knob pebs = { 0 };
 	char val[32];
-	int err;
+	int err, lines;
 
+	lines = rc_dmesg_count("refcnt: pebs feed: ");
 	err = rc_knob_set(&pebs, RC_PARAMDIR "/pebs_period", "10007");
 	if (!err) {
 		rc_knob_restore(&pebs);
 		SKIP(return, "this machine has a precise-sampling PMU");
 	}
 	EXPECT_EQ(-EOPNOTSUPP, err);
+	EXPECT_EQ(lines + 1, rc_dmesg_count("refcnt: pebs feed: "));
 	ASSERT_LT(0, rc_read_file(RC_PARAMDIR "/pebs_period", val, sizeof(val)));
 	EXPECT_STREQ("0", val);
+	EXPECT_EQ(0, rc_read_file(RC_FEEDDIR "/pebs_cpus", val, sizeof(val)));
+	EXPECT_EQ(0, rc_read_file(RC_FEEDDIR "/pebs_skipped", val, sizeof(val)));
+	EXPECT_EQ(0U, rc_feed_stat("pebs_kernel"));
+	EXPECT_EQ(0U, rc_feed_stat("pebs_noaddr"));
+	EXPECT_EQ(0U, rc_feed_stat("pebs_cached"));
+	EXPECT_TRUE(rc_exists(RC_FEEDDIR "/pebs_cached"));
 	/* Everything else keeps working. */
 	EXPECT_EQ(0, ioctl(self->fd, RCB_INFO_GET, &self->info));
+}
+
+/*
+ * The PMU feed's settings: a load-latency threshold the SDM refuses
+ * (1, 2, above 65535) or a word that is not a number is EINVAL, one
+ * line in the log, and changes nothing; valid ones are taken, with or
+ * without a PMU.
+ */
+TEST_F(feeds, pebs_settings_bad_input)
+{
+	static const char *const bad_ldlat[] = { "1", "2", "65536", "x", "-3" };
+	struct rc_knob ldlat = { 0 }, memside = { 0 };
+	char val[32];
+	unsigned int i;
+	int lines;
+
+	for (i = 0; i < sizeof(bad_ldlat) / sizeof(bad_ldlat[0]); i++) {
+		lines = rc_dmesg_count("refcnt: pebs feed: pebs_ldlat must be");
+		EXPECT_EQ(-EINVAL, rc_knob_set(&ldlat, RC_PARAMDIR "/pebs_ldlat",
+					       bad_ldlat[i]));
+		EXPECT_EQ(lines + 1,
+			  rc_dmesg_count("refcnt: pebs feed: pebs_ldlat must be"));
+		ASSERT_LT(0, rc_read_file(RC_PARAMDIR "/pebs_ldlat", val,
+					  sizeof(val)));
+		EXPECT_STREQ(ldlat.old, val);
+	}
+	EXPECT_EQ(-EINVAL, rc_knob_set(&memside, RC_PARAMDIR "/pebs_memside",
+				       "maybe"));
+	ASSERT_LT(0, rc_read_file(RC_PARAMDIR "/pebs_memside", val, sizeof(val)));
+	EXPECT_STREQ(memside.old, val);
+	/* Memory-side needs a threshold on Intel: set it first. */
+	EXPECT_EQ(0, rc_knob_set(&ldlat, RC_PARAMDIR "/pebs_ldlat", "3"));
+	EXPECT_EQ(0, rc_knob_set(&ldlat, RC_PARAMDIR "/pebs_ldlat", "65535"));
+	EXPECT_EQ(0, rc_knob_set(&ldlat, RC_PARAMDIR "/pebs_ldlat", "128"));
+	ASSERT_LT(0, rc_read_file(RC_PARAMDIR "/pebs_ldlat", val, sizeof(val)));
+	EXPECT_STREQ("128", val);
+	EXPECT_EQ(0, rc_knob_set(&memside, RC_PARAMDIR "/pebs_memside", "1"));
+	ASSERT_LT(0, rc_read_file(RC_PARAMDIR "/pebs_memside", val, sizeof(val)));
+	EXPECT_STREQ("Y", val);
+	rc_knob_restore(&memside);
+	rc_knob_restore(&ldlat);
 }
 
 static double rc_now(void)

@@ -30,6 +30,8 @@
  */
 #include <poll.h>
 #include <pthread.h>
+#include <linux/userfaultfd.h>
+#include <refcnt/refcnt.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -171,13 +173,23 @@ FIXTURE_TEARDOWN(cpus)
 		rc_load("");
 }
 
-/* fault_cpus is the online CPUs: the feed follows them. */
+/*
+ * fault_cpus is the online CPUs: the feed follows them. It does so from a
+ * work item queued by the CPU hotplug callback, so allow it a moment (a
+ * debug kernel under TCG takes seconds) before comparing.
+ */
 static void expect_follows(struct __test_metadata *_metadata)
 {
 	char online[256], cpus[256];
+	int tries;
 
-	read_line(SYSCPU "/online", online, sizeof(online));
-	read_line(RC_FEEDDIR "/fault_cpus", cpus, sizeof(cpus));
+	for (tries = 0; tries < 200; tries++) {
+		read_line(SYSCPU "/online", online, sizeof(online));
+		read_line(RC_FEEDDIR "/fault_cpus", cpus, sizeof(cpus));
+		if (!strcmp(online, cpus))
+			break;
+		usleep(50 * 1000);
+	}
 	EXPECT_STREQ(online, cpus);
 }
 
@@ -531,6 +543,129 @@ TEST_F_TIMEOUT(mem, offline_online_cycles_conserve, 600)
 	       (unsigned long long)st.overflowed,
 	       (unsigned long long)injected, (unsigned long long)refused);
 	rcd_close(&now);
+}
+
+/*
+ * A range query parked in the middle (its output buffer is a
+ * userfaultfd region nobody has filled yet, so writing the entries
+ * waits) does not hold memory hotplug off: a block goes offline and
+ * online meanwhile, two new layouts, and the query, let go, completes
+ * with every page it was asked about.
+ */
+struct parked_query {
+	int fd;
+	struct rcb_range_query q;
+	int ret;
+	volatile bool done;
+};
+
+static void *park_query(void *arg)
+{
+	struct parked_query *pq = arg;
+
+	pq->ret = ioctl(pq->fd, RCB_RANGE_QUERY, &pq->q) ? -errno : 0;
+	pq->done = true;
+	return NULL;
+}
+
+/* One offline/online cycle of the fixture's block, from a thread. */
+struct one_cycle {
+	struct mem_ctx *m;
+	volatile bool done;
+};
+
+static void *cycle_block_once(void *arg)
+{
+	struct one_cycle *c = arg;
+
+	c->m->err = block_online(c->m->block, false);
+	if (!c->m->err)
+		c->m->err = block_online(c->m->block, true);
+	c->done = true;
+	return NULL;
+}
+
+/* Wait up to @secs for @flag; a hotplug takes seconds under TCG. */
+static bool wait_flag(volatile bool *flag, int secs)
+{
+	int i;
+
+	for (i = 0; i < secs * 10 && !*flag; i++)
+		usleep(100000);
+	return *flag;
+}
+
+TEST_F_TIMEOUT(mem, hotplug_during_parked_query, 600)
+{
+	size_t pg = rc_page_size(), n = 8, i;
+	size_t out_len = n * sizeof(struct rcb_page_counters);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_zeropage zero = { 0 };
+	struct parked_query pq = { .fd = self->d.fd };
+	struct rcb_page_counters *e;
+	struct uffd_msg msg;
+	struct pollfd pfd;
+	struct one_cycle cycle = { .m = &self->m };
+	struct rc_dev now;
+	pthread_t qt, ht;
+	bool hotplugged;
+	char *p;
+	int uffd;
+
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	p = mmap(NULL, n * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	e = mmap(NULL, out_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_NE(MAP_FAILED, (void *)e);
+	madvise(p, n * pg, MADV_NOHUGEPAGE);
+	for (i = 0; i < n; i++)
+		p[i * pg] = 1;
+	reg.range.start = (uintptr_t)e;
+	reg.range.len = (out_len + pg - 1) / pg * pg;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+
+	pq.q = (struct rcb_range_query){
+		.vaddr = (uintptr_t)p, .len = n * pg, .buf = (uintptr_t)e,
+		.buf_entries = n, .flags = RCB_RANGE_EXTENDED,
+	};
+	ASSERT_EQ(0, pthread_create(&qt, NULL, park_query, &pq));
+	/* The query is writing its entries: parked on the first page. */
+	pfd = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	ASSERT_EQ(1, poll(&pfd, 1, 60000));
+	ASSERT_EQ((ssize_t)sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+	ASSERT_EQ((uintptr_t)e, msg.arg.pagefault.address & ~(uint64_t)(pg - 1));
+
+	/* Memory goes offline and online while it waits. */
+	ASSERT_EQ(0, pthread_create(&ht, NULL, cycle_block_once, &cycle));
+	hotplugged = wait_flag(&cycle.done, 120);
+	EXPECT_TRUE(hotplugged) TH_LOG("memory hotplug waits for the query");
+	EXPECT_FALSE(pq.done);
+
+	/* Let the query go (and the hotplug, if it waited for the query). */
+	zero.range = reg.range;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zero));
+	pthread_join(ht, NULL);
+	ASSERT_TRUE(wait_flag(&pq.done, 120));
+	pthread_join(qt, NULL);
+	ASSERT_EQ(0, self->m.err);
+
+	ASSERT_EQ(0, pq.ret);
+	ASSERT_EQ(n, pq.q.nr_entries);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(RCB_PAGE_PRESENT, e[i].flags) TH_LOG("page %zu", i);
+	ASSERT_EQ(0, rcd_open(&now, self->d.nid));
+	EXPECT_EQ(self->d.info.rcb_generation + 2, now.info.rcb_generation);
+	rcd_close(&now);
+	munmap((void *)e, out_len);
+	munmap(p, n * pg);
+	close(uffd);
 }
 
 /* ------------------------------------------------------------- cxl */
@@ -894,6 +1029,17 @@ TEST_F_TIMEOUT(late, node_new_since_load, 300)
 	EXPECT_EQ(RCB_NO_CNODE, d.info.rcb_cnodeid);
 	EXPECT_EQ((uint64_t)nblocks, d.info.rcb_generation);
 	EXPECT_EQ(0U, d.info.rcb_flags);
+
+	/* librefcnt numbers the nodes as the module does, not as online. */
+	EXPECT_EQ((int)d.info.rcb_num_cnodes, refcnt_num_cnodes());
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_nid_to_cnode(self->nid));
+	EXPECT_EQ(ENOENT, errno);
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_cnode_to_nid(d.info.rcb_num_cnodes));
+	EXPECT_EQ(EINVAL, errno);
+	for (c = 0; c < d.info.rcb_num_cnodes; c++)
+		EXPECT_EQ((int)c, refcnt_nid_to_cnode(refcnt_cnode_to_nid(c)));
 
 	/* Its memory counts references from every node of the load. */
 	for (c = 0; c < d.info.rcb_num_cnodes; c++) {

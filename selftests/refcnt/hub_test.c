@@ -170,6 +170,10 @@ static int set_counts(struct rc_dev *d, uint64_t paddr, uint64_t *c)
 	return 0;
 }
 
+static unsigned char *hub_map_rw(size_t *size);
+static uint32_t pmu_program(unsigned char *base, uint32_t refs, uint32_t mode,
+			    uint32_t period, uint32_t flags);
+
 FIXTURE(hub) {
 	struct rc_nodes online, cpu, mem;
 	bool none;
@@ -195,6 +199,14 @@ FIXTURE_SETUP(hub)
 
 FIXTURE_TEARDOWN(hub)
 {
+	size_t size;
+	unsigned char *base = self->none ? NULL : hub_map_rw(&size);
+
+	/* A test that stopped half-way leaves the device as it found it. */
+	if (base) {
+		pmu_program(base, 1, REFCNT_HUB_PMU_OFF, 0, 0);
+		munmap(base, size);
+	}
 }
 
 /*
@@ -654,22 +666,6 @@ TEST_F_TIMEOUT(hub, real_rates, 300)
 		rcd_close(&devs[i]);
 }
 
-/* Lines of the kernel log matching s. */
-static int dmesg_count(const char *s)
-{
-	char cmd[256], buf[32] = "";
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "dmesg | grep -c '%s'", s);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	pclose(f);
-	return atoi(buf);
-}
-
 /* The hub device's memory, read-write (the control block); NULL if none. */
 static unsigned char *hub_map_rw(size_t *size)
 {
@@ -870,6 +866,208 @@ TEST_F_TIMEOUT(hub, pmu_stream, 300)
 	munmap(base, size);
 }
 
+/* The emulated PMU's configurations pmu_samples runs, and what they show. */
+static const struct pmu_round {
+	const char *name;
+	uint32_t mode, period, flags;
+	bool memside;
+} pmu_rounds[] = {
+	{ "pebs-all", REFCNT_HUB_PMU_PEBS, 1, 0, false },
+	{ "pebs-memside", REFCNT_HUB_PMU_PEBS, 1, 0, true },
+	{ "pebs-ldlat", REFCNT_HUB_PMU_PEBS, 1, REFCNT_HUB_PMU_LDLAT, false },
+	{ "ibs", REFCNT_HUB_PMU_IBS, 16, 0, false },
+};
+
+/* What refcnt_pmu_sample() must make of the records of one round. */
+struct pmu_expect {
+	uint64_t samples, kernel, noaddr, cached, counted, misses;
+	uint64_t page[EXACT_PAGES];
+};
+
+/* Tally the records [t0, t1) of this vCPU's ring as the PMU feed reads them. */
+static void pmu_expect(const struct refcnt_hub_header *hdr,
+		       const struct refcnt_hub_record *rec, uint64_t t0,
+		       uint64_t t1, const char *p, bool memside,
+		       struct pmu_expect *e)
+{
+	uint64_t h;
+
+	memset(e, 0, sizeof(*e));
+	for (h = t0; h < t1; h++) {
+		const struct refcnt_hub_record *r =
+			&rec[h & (hdr->ring_records - 1)];
+		uint64_t off = r->vaddr - (uintptr_t)p;
+
+		if (r->kind == REFCNT_HUB_REC_REF || !r->weight)
+			continue;
+		e->samples++;
+		if (!(r->flags & REFCNT_HUB_F_USER)) {
+			e->kernel++;
+			continue;
+		}
+		if (!(r->flags & REFCNT_HUB_F_ADDR)) {
+			e->noaddr++;
+			continue;
+		}
+		if (memside && (r->kind == REFCNT_HUB_REC_STORE ||
+				(r->flags & REFCNT_HUB_F_STORE) ||
+				!(r->flags & REFCNT_HUB_F_MISS))) {
+			e->cached++;
+			continue;
+		}
+		e->counted++;
+		if (off < EXACT_PAGES * rc_page_size()) {
+			e->page[off / rc_page_size()] += r->weight;
+			e->misses += !!(r->flags & REFCNT_HUB_F_MISS);
+		}
+	}
+}
+
+/*
+ * The emulated PMU's samples through the PMU feed's own sample code
+ * (refcnt_hub.ko's "hubpmu" feed calls refcnt_pmu_sample()): with the
+ * hub's references off, K loads on each of 8 pages, then a drain of this
+ * vCPU's ring. The records drained (from the ring's tail before to its
+ * tail after) say exactly what must happen: each page's counter of this
+ * node gains the weights of its user-mode samples with an address, and
+ * every other counter nothing; kernel-mode samples and ops without an
+ * address are counted apart (hubpmu_kernel, hubpmu_noaddr); with
+ * pebs_memside only the loads that missed the LLC model count, the
+ * others go to hubpmu_cached. At PEBS period 1 each page gets exactly K
+ * (what the truth counts, pmu_stream); with LDLAT every sample is a
+ * miss; IBS samples every 16th op, ops without an address among them.
+ */
+TEST_F_TIMEOUT(hub, pmu_samples, 300)
+{
+	static const char *const stat[] = { "samples", "delivered",
+		"unresolved", "kernel", "noaddr", "cached" };
+	uint64_t before[EXACT_PAGES][RCB_MAX_COUNTERS];
+	uint64_t after[EXACT_PAGES][RCB_MAX_COUNTERS], pa[EXACT_PAGES];
+	uint64_t s0[6], s1[6], t0, t1, head;
+	struct refcnt_hub_header *hdr;
+	struct refcnt_hub_record *rec;
+	struct refcnt_hub_ring *ring;
+	struct pmu_expect e;
+	unsigned char *base;
+	unsigned int i, k, me;
+	char name[32], *p;
+	struct rc_dev d;
+	int a, b, j;
+	size_t size;
+
+	HUB_NEEDED();
+	base = hub_map_rw(&size);
+	ASSERT_NE(NULL, base);
+	hdr = (void *)base;
+	if (!(hdr->pmu_modes & (1u << REFCNT_HUB_PMU_PEBS)) ||
+	    !(hdr->pmu_modes & (1u << REFCNT_HUB_PMU_IBS)))
+		SKIP(return, "the device emulates no PMU");
+	a = self->cpu.id[0];
+	b = self->mem.id[0];
+	pin_node(a);
+	p = node_pages(b, EXACT_PAGES);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, rcd_open(&d, b));
+	me = rcd_counter(&d, rc_list_index(&self->online, a));
+	for (j = 0; j < EXACT_PAGES; j++)
+		pa[j] = paddr_of(p + j * rc_page_size());
+	ring = own_ring(base, size);
+	ASSERT_NE(NULL, ring);
+	rec = (void *)((unsigned char *)ring + REFCNT_HUB_RING_CTRL);
+	ASSERT_EQ(0, put(HUB_PARAM, "0"));
+
+	for (i = 0; i < sizeof(pmu_rounds) / sizeof(pmu_rounds[0]); i++) {
+		const struct pmu_round *pr = &pmu_rounds[i];
+
+		ASSERT_EQ(0, put("/sys/module/refcnt/parameters/pebs_memside",
+				 pr->memside ? "1" : "0"));
+		/*
+		 * Nothing in the ring while the statistics and counters are
+		 * read (at period 1 a read of a file is thousands of kernel
+		 * loads): the plain references off, then the PMU on only
+		 * around the loads, from the ring's tail t0 to t1.
+		 */
+		pmu_program(base, 0, REFCNT_HUB_PMU_OFF, 0, 0);
+		/* What the ring held (the pages' zeroing, say) goes first. */
+		ASSERT_EQ(0, hub_sync_cpu());
+		for (j = 0; j < EXACT_PAGES; j++)
+			ASSERT_EQ(0, set_counts(&d, pa[j], before[j]));
+		for (k = 0; k < 6; k++) {
+			snprintf(name, sizeof(name), "hubpmu_%s", stat[k]);
+			s0[k] = rc_feed_stat(name);
+		}
+		ASSERT_EQ(0, hub_sync_cpu());
+		t0 = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+		if (pmu_program(base, 0, pr->mode, pr->period, pr->flags) !=
+		    pr->period && pr->flags & REFCNT_HUB_PMU_LDLAT) {
+			/* The device has LDLAT only with its LLC model. */
+			printf("hub-pmu: %s: refused (no LLC model: refcnt-vm --truth-llc)\n",
+			       pr->name);
+			continue;
+		}
+		ASSERT_EQ(pr->period, pmu_program(base, 0, pr->mode, pr->period,
+						  pr->flags));
+		pmu_loads(p, EXACT_PAGES, EXACT_K);
+		pmu_program(base, 0, REFCNT_HUB_PMU_OFF, 0, 0);
+		head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+		ASSERT_EQ(0, hub_sync_cpu());
+		t1 = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+		for (k = 0; k < 6; k++) {
+			snprintf(name, sizeof(name), "hubpmu_%s", stat[k]);
+			s1[k] = rc_feed_stat(name) - s0[k];
+		}
+		/* The records drained are all still in the ring. */
+		ASSERT_GE((uint64_t)hdr->ring_records, head - t0)
+			TH_LOG("%s: the ring went round: %llu records", pr->name,
+			       (unsigned long long)(head - t0));
+		ASSERT_EQ(head, t1) TH_LOG("%s: records after the PMU stopped",
+					   pr->name);
+		pmu_expect(hdr, rec, t0, t1, p, pr->memside, &e);
+		printf("hub-pmu: %s: %llu samples, %llu kernel, %llu noaddr, %llu cached, %llu counted (%llu misses on the pages); feed: %llu delivered, %llu unresolved\n",
+		       pr->name, (unsigned long long)e.samples,
+		       (unsigned long long)e.kernel, (unsigned long long)e.noaddr,
+		       (unsigned long long)e.cached, (unsigned long long)e.counted,
+		       (unsigned long long)e.misses, (unsigned long long)s1[1],
+		       (unsigned long long)s1[2]);
+		EXPECT_EQ(e.samples, s1[0]) TH_LOG("%s", pr->name);
+		EXPECT_EQ(e.counted, s1[1] + s1[2]) TH_LOG("%s", pr->name);
+		EXPECT_EQ(e.kernel, s1[3]) TH_LOG("%s", pr->name);
+		EXPECT_EQ(e.noaddr, s1[4]) TH_LOG("%s", pr->name);
+		EXPECT_EQ(e.cached, s1[5]) TH_LOG("%s", pr->name);
+		for (j = 0; j < EXACT_PAGES; j++) {
+			ASSERT_EQ(0, set_counts(&d, pa[j], after[j]));
+			for (k = 0; k < d.cps; k++)
+				EXPECT_EQ(k == me ? e.page[j] : 0,
+					  after[j][k] - before[j][k])
+					TH_LOG("%s: page %d counter %u", pr->name, j, k);
+		}
+		if (!strcmp(pr->name, "pebs-all")) {
+			/* Period 1: every user load, K a page, as the truth. */
+			for (j = 0; j < EXACT_PAGES; j++)
+				EXPECT_EQ((uint64_t)EXACT_K, e.page[j]) TH_LOG("page %d", j);
+		} else if (strcmp(pr->name, "ibs")) {
+			/*
+			 * Memory-side or latency-filtered: only the loads
+			 * that missed the LLC model count (weight 1 each);
+			 * the pages stay in it, so the hits go to cached.
+			 */
+			EXPECT_EQ(e.misses, e.page[0] + e.page[1] + e.page[2] +
+				  e.page[3] + e.page[4] + e.page[5] + e.page[6] +
+				  e.page[7]) TH_LOG("%s", pr->name);
+			if (pr->memside)
+				EXPECT_LT(0ULL, (unsigned long long)e.cached);
+		} else {
+			EXPECT_LT(0ULL, (unsigned long long)e.noaddr);
+		}
+	}
+	pmu_program(base, 1, REFCNT_HUB_PMU_OFF, 0, 0);
+	ASSERT_EQ(0, put("/sys/module/refcnt/parameters/pebs_memside", "0"));
+	ASSERT_EQ(0, put(HUB_PARAM, "1"));
+	rcd_close(&d);
+	munmap(p, EXACT_PAGES * rc_page_size());
+	munmap(base, size);
+}
+
 /* With 256-byte hardware pages: every touched piece counted, no other. */
 TEST_F_TIMEOUT(hub, granularity_256, 300)
 {
@@ -944,9 +1142,9 @@ TEST_F_TIMEOUT(hub, unbind_rebind, 120)
 	EXPECT_FALSE(hub_bound(NULL, 0));
 	ASSERT_LT(0, rc_read_file(HUB_PARAM, buf, sizeof(buf)));
 	EXPECT_STREQ("0", buf);
-	lines = dmesg_count("hub feed: no hub device");
+	lines = rc_dmesg_count("hub feed: no hub device");
 	EXPECT_EQ(-ENODEV, put(HUB_PARAM, "1"));
-	EXPECT_EQ(lines + 1, dmesg_count("hub feed: no hub device"));
+	EXPECT_EQ(lines + 1, rc_dmesg_count("hub feed: no hub device"));
 	EXPECT_EQ(-ENODEV, put(RC_FEEDDIR "/hub_sync", "1"));
 	ASSERT_EQ(0, put(HUB_DRV "/bind", addr));
 	ASSERT_TRUE(hub_bound(NULL, 0));

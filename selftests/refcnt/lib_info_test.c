@@ -120,17 +120,34 @@ TEST(open_errors)
 	EXPECT_EQ(EINVAL, errno);
 }
 
+/*
+ * cnodeids are the module's numbering (/sys/kernel/refcnt/cnodes), the
+ * nodes online at its load; a node online since has none (hotplug_test
+ * makes one).
+ */
 TEST(cnodeids)
 {
-	static struct rc_nodes online, mem;
+	static struct rc_nodes cnodes, online, mem;
+	char buf[16384];
 	int i;
 
+	ASSERT_LE(0, rc_read_file("/sys/kernel/refcnt/cnodes", buf,
+				  sizeof(buf)));
+	ASSERT_EQ(0, rc_parse_list(buf, &cnodes));
 	ASSERT_EQ(0, rc_node_list("online", &online));
 	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
-	ASSERT_EQ(online.n, refcnt_num_cnodes());
+	ASSERT_EQ(cnodes.n, refcnt_num_cnodes());
+	for (i = 0; i < cnodes.n; i++) {
+		EXPECT_TRUE(rc_list_has(&online, cnodes.id[i]));
+		EXPECT_EQ(cnodes.id[i], refcnt_cnode_to_nid(i));
+		EXPECT_EQ(i, refcnt_nid_to_cnode(cnodes.id[i]));
+	}
 	for (i = 0; i < online.n; i++) {
-		EXPECT_EQ(online.id[i], refcnt_cnode_to_nid(i));
-		EXPECT_EQ(i, refcnt_nid_to_cnode(online.id[i]));
+		if (rc_list_has(&cnodes, online.id[i]))
+			continue;
+		errno = 0;
+		EXPECT_EQ(-1, refcnt_nid_to_cnode(online.id[i]));
+		EXPECT_EQ(ENOENT, errno);
 	}
 	for (i = 0; i < mem.n; i++) {
 		struct refcnt_node *node = refcnt_node_open(mem.id[i], 0);
@@ -139,12 +156,16 @@ TEST(cnodeids)
 		ASSERT_NE(NULL, node);
 		ASSERT_EQ(0, refcnt_node_info(node, &info));
 		EXPECT_EQ((int)info.rcb_num_cnodes, refcnt_num_cnodes());
-		EXPECT_EQ((int)info.rcb_cnodeid, refcnt_nid_to_cnode(mem.id[i]));
-		EXPECT_EQ(mem.id[i], refcnt_cnode_to_nid(info.rcb_cnodeid));
+		if (info.rcb_cnodeid != RCB_NO_CNODE) {
+			EXPECT_EQ((int)info.rcb_cnodeid,
+				  refcnt_nid_to_cnode(mem.id[i]));
+			EXPECT_EQ(mem.id[i],
+				  refcnt_cnode_to_nid(info.rcb_cnodeid));
+		}
 		refcnt_node_close(node);
 	}
 	errno = 0;
-	EXPECT_EQ(-1, refcnt_cnode_to_nid(online.n));
+	EXPECT_EQ(-1, refcnt_cnode_to_nid(cnodes.n));
 	EXPECT_EQ(EINVAL, errno);
 	errno = 0;
 	EXPECT_EQ(-1, refcnt_cnode_to_nid(-1));

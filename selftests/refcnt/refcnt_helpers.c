@@ -79,6 +79,22 @@ bool rc_exists(const char *path)
 	return access(path, F_OK) == 0;
 }
 
+/* Lines of the kernel log that contain @s (a fixed string), or -1. */
+int rc_dmesg_count(const char *s)
+{
+	char cmd[256], buf[32] = "";
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "dmesg | grep -cF -- '%s'", s);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	pclose(f);
+	return atoi(buf);
+}
+
 /* ---------------------------------------------------------------- nodes */
 
 /* Parse a kernel node list such as "0-3,5,8-9" (empty string: no node). */

@@ -63,6 +63,7 @@ int rc_read_file(const char *path, char *buf, size_t size);
 int rc_read_u64(const char *path, uint64_t *v);	/* one decimal: 0 or -errno */
 uint64_t rc_feed_stat(const char *name);	/* RC_FEEDDIR/name, 0 if unreadable */
 bool rc_exists(const char *path);
+int rc_dmesg_count(const char *s);	/* kernel log lines containing s */
 
 /* Nodes. */
 struct rc_nodes {

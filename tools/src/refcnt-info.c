@@ -26,8 +26,13 @@ static const char *const feed_stats[] = {
 
 static const char *const params[] = {
 	"granularity", "premium", "abs_threshold", "diff_threshold",
-	"event_queue_len", "fault_period", "pebs_period",
+	"event_queue_len", "fault_period", "pebs_period", "pebs_ldlat",
+	"pebs_memside",
 };
+
+/* The PEBS/IBS feed's samples it did not count, by reason. */
+static const char *const pebs_stats[] = { "kernel", "noaddr", "cached" };
+#define NR_PEBS_STATS (sizeof(pebs_stats) / sizeof(pebs_stats[0]))
 
 /*
  * The hub feed's statistics (/sys/kernel/refcnt/hub_*), while the test
@@ -307,6 +312,9 @@ static void json_module(void)
 		for (k = 0; k < 4; k++)
 			printf(", \"%s\": %lld", feed_stats[k],
 			       feed_stat(feeds[i], feed_stats[k]));
+		for (k = 0; i && k < NR_PEBS_STATS; k++)
+			printf(", \"%s\": %lld", pebs_stats[k],
+			       feed_stat("pebs", pebs_stats[k]));
 		printf("}");
 	}
 	printf(", \"hub\": {\"state\": \"%s\"", hub_on() ? "on" : "off");
@@ -412,8 +420,12 @@ static void text_summary(const struct node *nodes, int n)
 		       feed_stat("fault", "unresolved"), feed_stat("fault", "dropped"));
 	printf(", PEBS/IBS %s", pebs > 0 ? "on" : "off");
 	if (pebs > 0)
-		printf(" (period %lld; %lld samples, %lld delivered)", pebs,
-		       feed_stat("pebs", "samples"), feed_stat("pebs", "delivered"));
+		printf(" (period %lld, %s%s; %lld samples, %lld delivered, %lld in kernel mode, %lld without address, %lld cached)",
+		       pebs, param("pebs_ldlat") > 0 ? "latency-filtered loads" :
+		       "every load", param("pebs_memside") > 0 ? ", memory-side" : "",
+		       feed_stat("pebs", "samples"), feed_stat("pebs", "delivered"),
+		       feed_stat("pebs", "kernel"), feed_stat("pebs", "noaddr"),
+		       feed_stat("pebs", "cached"));
 	printf(", hub %s", hub_on() ? "on" : "off");
 	if (hub_on())
 		printf(" (every %lld%s reference; %lld records, %lld references, %lld unresolved, %lld malformed, %lld overruns)",

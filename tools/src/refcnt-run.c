@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * refcnt-run: run a command, placed like numactl(8) would place it, count
- * its memory references (its own page-fault feed, RCB_COUNT_START; the
- * machine's with --machine-wide) while it runs, and when it exits
- * (before its memory is gone) report per memory region where the
- * references came from, the hottest pages, and placement advice.
+ * its memory references (the best feed the machine has: the hub, its own
+ * PEBS/IBS session, or its own page faults with NUMA balancing's hinting
+ * faults; the machine's fault feed with --machine-wide) while it runs,
+ * with its allocations tracked by librefcnt-track.so, and when it exits
+ * (before its memory is gone) report per object (variable, allocation,
+ * allocation site, mapping) and per memory region where the references
+ * came from, the hottest pages, and placement advice.
  *
  * The exit is caught with ptrace: PTRACE_SEIZE with PTRACE_O_TRACEEXIT
  * (and TRACECLONE for threads, TRACEFORK/TRACEVFORK with
@@ -31,7 +34,9 @@
 
 struct run_opts opt = { .preferred = -1, .period = -1, .top = 10,
 			.min_share = 0.6, .min_refs = 16, .width = 1000,
-			.height = 700 };
+			.height = 700, .pebs_period = 10000,
+			.track_threshold = TRACK_DEFAULT_THRESHOLD,
+			.max_objects = 30, .min_samples = 20 };
 
 static void usage(FILE *f)
 {
@@ -39,10 +44,12 @@ static void usage(FILE *f)
 		"Usage: refcnt-run [OPTIONS] [--] COMMAND [ARGS...]\n"
 		"\n"
 		"Run COMMAND, count its memory references with refcnt while it runs,\n"
-		"and when it exits report per memory region (heap, stack, anonymous,\n"
-		"each file mapping) the references by accessing node, the local share,\n"
-		"the hottest pages and placement advice. The report goes to stderr\n"
-		"(or --output FILE); COMMAND keeps its stdout.\n"
+		"and when it exits report per object (its variables, large allocations\n"
+		"and mappings, the call sites of its small allocations, the rest of each\n"
+		"memory region) and per region the references by accessing node, the\n"
+		"remote share, the lost references, the hottest pages and placement\n"
+		"advice. The report goes to stderr (or --output FILE); COMMAND keeps\n"
+		"its stdout.\n"
 		"\n"
 		"Placement (as numactl; NODES like 0,2-3 or all):\n"
 		"  -N, --cpunodebind=NODES   run on the CPUs of NODES\n"
@@ -50,6 +57,9 @@ static void usage(FILE *f)
 		"  -p, --preferred=NODE      prefer memory on NODE\n"
 		"  -i, --interleave=NODES    interleave memory over NODES\n"
 		"Sampling:\n"
+		"      --feed=FEED           auto (default: hub if on, else PEBS/IBS, else\n"
+		"                            hinting, else faults), hub, pebs, hinting, faults\n"
+		"      --pebs-period=N       PEBS/IBS: one sample every N loads (10000)\n"
 		"      --period=N            sample every Nth page fault of COMMAND (default\n"
 		"                            1; 0: no feed of its own). Only COMMAND counts\n"
 		"                            (and its children with --follow-children)\n"
@@ -70,6 +80,10 @@ static void usage(FILE *f)
 		"                            default: refcntd's defaults, scan_ms = 500),\n"
 		"                            acting on the command and its children only;\n"
 		"                            the report lists what moved, from where to where\n"
+		"Objects:\n"
+		"      --no-track            do not preload the allocation tracker\n"
+		"      --track-threshold=SIZE  allocations of SIZE or more are objects of\n"
+		"                            their own, smaller ones fold by call site (1M)\n"
 		"Report:\n"
 		"  -f, --follow-children     trace forked children too, one report each\n"
 		"  -l, --labels=FILE         name address ranges: lines \"NAME START-END\"\n"
@@ -81,7 +95,11 @@ static void usage(FILE *f)
 		"      --min-share=PCT       advise a move when one node makes PCT%% of a\n"
 		"                            region's references (default 60)\n"
 		"      --min-refs=N          no advice below N references (default 16)\n"
-		"      --heatmap=FILE        regions x accessing node picture (.svg/.png)\n"
+		"      --objects=N           objects the text report lists (30; 0: all)\n"
+		"      --min-samples=N       flag figures from fewer samples (20)\n"
+		"      --html=FILE           the report as one self-contained HTML page\n"
+		"      --json-output=FILE    also the JSON report, into FILE\n"
+		"      --heatmap=FILE        objects x accessing node picture (.svg/.png)\n"
 		"      --width=W --height=H  its size in pixels (default 1000x700)\n"
 		"  -q, --quiet               no progress messages\n"
 		"  -h, --help                this text\n"
@@ -124,7 +142,9 @@ static int parse_long(const char *s, int base, long min, long max, long *v)
 }
 
 enum { O_PERIOD = 256, O_MACHINE_WIDE, O_HINTING, O_RESET, O_MINSHARE, O_MINREFS,
-       O_HEATMAP, O_WIDTH, O_HEIGHT, O_MIGRATE };
+       O_HEATMAP, O_WIDTH, O_HEIGHT, O_MIGRATE, O_FEED, O_PEBS_PERIOD,
+       O_NO_TRACK, O_TRACK_THRESHOLD, O_HTML, O_OBJECTS, O_MIN_SAMPLES,
+       O_JSON_OUTPUT };
 
 /* The options that take a number: 0, or -1 with the cause printed. */
 static int parse_number_option(int c, const char *arg)
@@ -155,6 +175,22 @@ static int parse_number_option(int c, const char *arg)
 	case O_MINREFS:
 		if (parse_long(arg, 0, 0, LONG_MAX, &opt.min_refs))
 			return opt_err("--min-refs=%s: not a number >= 0", arg);
+		return 0;
+	case O_PEBS_PERIOD:
+		if (parse_long(arg, 0, 1, UINT32_MAX, &opt.pebs_period))
+			return opt_err("--pebs-period=%s: not a number >= 1", arg);
+		return 0;
+	case O_OBJECTS:
+		if (parse_long(arg, 0, 0, LONG_MAX, &opt.max_objects))
+			return opt_err("--objects=%s: not a number >= 0", arg);
+		return 0;
+	case O_MIN_SAMPLES:
+		if (parse_long(arg, 0, 0, LONG_MAX, &opt.min_samples))
+			return opt_err("--min-samples=%s: not a number >= 0", arg);
+		return 0;
+	case O_TRACK_THRESHOLD:
+		if (rt_parse_u64(arg, &opt.track_threshold) || !opt.track_threshold)
+			return opt_err("--track-threshold=%s: a size above 0 (64K, 1M, ...)", arg);
 		return 0;
 	default:	/* O_WIDTH, O_HEIGHT */
 		if (parse_long(arg, 0, 64, 16384, &v))
@@ -202,6 +238,21 @@ static int parse_option(int c, const char *arg)
 	case O_HEATMAP:
 		opt.heatmap = arg;
 		return 0;
+	case O_HTML:
+		opt.html = arg;
+		return 0;
+	case O_JSON_OUTPUT:
+		opt.json_output = arg;
+		return 0;
+	case O_NO_TRACK:
+		opt.no_track = 1;
+		return 0;
+	case O_FEED:
+		if (strcmp(arg, "auto") && strcmp(arg, "hub") && strcmp(arg, "pebs") &&
+		    strcmp(arg, "hinting") && strcmp(arg, "faults"))
+			return opt_err("--feed=%s: one of auto, hub, pebs, hinting, faults", arg);
+		opt.feed = arg;
+		return 0;
 	case O_MIGRATE:
 		return migrate_option(arg);
 	case 'q':
@@ -222,6 +273,13 @@ static int check_options(int argc)
 	}
 	if (opt.hinting && (opt.preferred >= 0 || opt.interleave)) {
 		rt_err("--hinting binds memory (MPOL_BIND): it does not go with --preferred or --interleave");
+		return -1;
+	}
+	if (opt.feed && strcmp(opt.feed, "auto") &&
+	    (opt.machine_wide || opt.period >= 0 ||
+	     (opt.hinting && strcmp(opt.feed, "hinting")))) {
+		rt_err("--feed=%s does not go with --machine-wide, --period or --hinting (which choose the fault feed)",
+		       opt.feed);
 		return -1;
 	}
 	if (opt.heatmap && !rt_heatmap_name_ok(opt.heatmap)) {
@@ -260,6 +318,14 @@ static int parse_options(int argc, char **argv)
 		{ "height", required_argument, NULL, O_HEIGHT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "migrate", optional_argument, NULL, O_MIGRATE },
+		{ "feed", required_argument, NULL, O_FEED },
+		{ "pebs-period", required_argument, NULL, O_PEBS_PERIOD },
+		{ "no-track", no_argument, NULL, O_NO_TRACK },
+		{ "track-threshold", required_argument, NULL, O_TRACK_THRESHOLD },
+		{ "html", required_argument, NULL, O_HTML },
+		{ "json-output", required_argument, NULL, O_JSON_OUTPUT },
+		{ "objects", required_argument, NULL, O_OBJECTS },
+		{ "min-samples", required_argument, NULL, O_MIN_SAMPLES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -315,7 +381,9 @@ static int command_status(const struct child_err *ce, const char *cmd)
 	if (ce->stage == 3) {
 		rt_err("cannot count the command's references (RCB_COUNT_START): %s%s",
 		       strerror(ce->err), ce->err == ENOTTY ?
-		       " (the refcnt module is too old: --machine-wide)" : "");
+		       " (the refcnt module is too old: --machine-wide)" :
+		       ce->err == EACCES ?
+		       " (kernel.perf_event_paranoid forbids it: run as root)" : "");
 		return ce->err == EACCES || ce->err == EPERM ?
 		       RT_EXIT_RUN_PERM : RT_EXIT_RUN_FAIL;
 	}
@@ -330,22 +398,45 @@ static int command_status(const struct child_err *ce, const char *cmd)
 	return WEXITSTATUS(m->status);
 }
 
-/* Advice for every region of every snapshot, then the reports. */
+/* --json-output: the JSON report beside the text one. */
+static void json_to_file(const char *path, char **argv, int exit_code)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		rt_err("--json-output=%s: %s", path, strerror(errno));
+		return;
+	}
+	report_json(f, argv, exit_code, new_period, old_period);
+	if (fclose(f))
+		rt_err("--json-output=%s: %s", path, strerror(errno));
+}
+
+/* Names and advice for every region and object, then the reports. */
 static void report(FILE *out, char **argv, int exit_code)
 {
 	struct proc *p;
 	int i;
 
-	for (p = procs; p; p = p->next)
+	for (p = procs; p; p = p->next) {
 		for (i = 0; p->snap && i < p->snap->nr; i++)
 			advise(&p->snap->r[i]);
+		for (i = 0; p->snap && i < p->snap->nr_o; i++)
+			advise_object(&p->snap->o[i]);
+		names_resolve(p->snap);
+	}
 	if (opt.json)
 		report_json(out, argv, exit_code, new_period, old_period);
 	else
 		report_text(out);
 	if (opt.heatmap)
 		report_heatmap(find_proc(main_pid));
+	if (opt.html)
+		report_html(opt.html, argv, exit_code);
+	if (opt.json_output)
+		json_to_file(opt.json_output, argv, exit_code);
 }
+
 
 int main(int argc, char **argv)
 {
@@ -354,6 +445,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	rt_prog = "refcnt-run";
+	/* Names come from local files only: libdw never asks debuginfod. */
+	unsetenv("DEBUGINFOD_URLS");
 	rc = parse_options(argc, argv);
 	if (rc)
 		return rc > 0 ? RT_EXIT_OK : RT_EXIT_RUN_FAIL;
@@ -365,6 +458,8 @@ int main(int argc, char **argv)
 		}
 	}
 	rc = prepare();
+	if (!rc)
+		rc = track_setup(argv + optind);
 	if (rc)
 		return rt_run_exit_code(rc);
 	/* Descendants of refcnt-run: the command, before it runs. */
@@ -374,18 +469,23 @@ int main(int argc, char **argv)
 	if (rc) {
 		migrate_stop();
 		restore_feeds();
+		track_cleanup();
 		return rt_run_exit_code(rc);
 	}
 	trace_loop();
 	clock_gettime(CLOCK_MONOTONIC, &t_end);
 	migrate_stop();
 	stop_counting();
+	feeds_end();
 	restore_feeds();
 
 	rc = command_status(&ce, argv[optind]);
-	if (ce.stage)
+	if (ce.stage) {
+		track_cleanup();
 		return rc;
+	}
 	report(out, argv + optind, rc);
+	track_cleanup();
 	if (out != stderr && fclose(out)) {
 		rt_err("--output=%s: %s", opt.output, strerror(errno));
 		return RT_EXIT_RUN_FAIL;

@@ -372,7 +372,8 @@ struct rcb_count_range {
  * @fault_period: page-fault feed for the process: every Nth fault of each
  *		of its threads counts N references; 0 off
  * @pebs_period: PEBS/IBS feed for the process: one precise sample every
- *		N memory operations, weighted N; 0 off. At least one feed is
+ *		N events (loads and stores, or IBS ops), weighted N, with the
+ *		machine-wide feed's settings; 0 off. At least one feed is
  *		on: a period, or RCB_COUNT_DEVICES.
  * @ranges:	user pointer to @nr_ranges struct rcb_count_range, or 0
  * @nr_ranges:	0 (the whole address space) to RCB_COUNT_MAX_RANGES: only
@@ -388,9 +389,11 @@ struct rcb_count_range {
  * the feeds run as perf events of the process's threads (those it has
  * and those they create), and of its children with RCB_COUNT_CHILDREN,
  * until the last close of the descriptor. Independent of the machine-wide
- * feeds: with both on, a sample counts twice. A sample counts when its
- * data address lies in a data range (or there are none) and its
- * instruction in an instruction range (or there are none).
+ * fault_period: with both on, a sample counts twice. The PMU is either
+ * the machine-wide pebs_period's or the sessions': EBUSY for the second.
+ * A sample counts when its data address lies in a data range (or there
+ * are none) and its instruction in an instruction range (or there are
+ * none).
  */
 struct rcb_count {
 	__s32 pid;
@@ -567,7 +570,8 @@ struct rcb_feeds_query {
 
 /*
  * Start counting one process: returns the session's file descriptor.
- * Any open file of a node device; another process needs CAP_SYS_PTRACE.
+ * Any open file of a node device; perf_event_paranoid as perf applies it
+ * (EACCES); another process needs CAP_SYS_PTRACE.
  */
 #define RCB_COUNT_START	_IOW(RCB_IOC_MAGIC, 0x15, struct rcb_count)
 /* On a session's file descriptor only: its statistics. */

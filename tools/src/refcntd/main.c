@@ -17,7 +17,7 @@
 #include "refcntd.h"
 #include "rtools.h"
 
-#define DEFAULT_CONFIG	"/etc/refcntd.conf"
+#define DEFAULT_CONFIG	"/etc/refcnt/refcntd.conf"
 #define CAP_SYS_ADMIN_BIT 21
 #define CAP_SYS_NICE_BIT  23
 

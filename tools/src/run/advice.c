@@ -189,3 +189,31 @@ void advise(struct region *r)
 	else
 		advise_shared(r);
 }
+
+/*
+ * An object: advise() as for a region, and one more case. A tracked
+ * allocation whose pages are on the node its allocating thread ran on,
+ * while its references come from elsewhere, was most likely placed by
+ * that thread's first touch: initialise it from the thread that uses it.
+ */
+void advise_object(struct region *r)
+{
+	const struct objinfo *oi = r->obj;
+	struct advice *a = &r->adv;
+	size_t len;
+
+	advise(r);
+	if (strcmp(a->action, "move") || !oi || oi->kind != OBJ_ALLOC ||
+	    oi->alloc_node < 0 || oi->placed ||
+	    main_home(r, NULL) != oi->alloc_node)
+		return;
+	a->action = "first-touch";
+	len = strlen(a->reason);
+	snprintf(a->reason + len, sizeof(a->reason) - len,
+		 "; thread %d allocated it on node %d, where its first touch most likely placed it",
+		 oi->tid, oi->alloc_node);
+	snprintf(a->hint, sizeof(a->hint),
+		 "first touch from the thread that uses it: initialise it in the thread(s) on node %d (a page goes to the node of the thread that first writes it), or move it: mbind(0x%llx, %llu, MPOL_BIND, {%d}, MPOL_MF_MOVE)",
+		 a->node, (unsigned long long)r->start,
+		 (unsigned long long)(r->end - r->start), a->node);
+}

@@ -29,7 +29,7 @@ static int set_policy_child(void)
 {
 	if (opt.cpunodes && numa_run_on_node_mask(opt.cpunodes))
 		return -1;
-	if (opt.hinting) {
+	if (hinting_binds()) {
 		struct bitmask *m = opt.membind ? opt.membind : numa_get_mems_allowed();
 
 		if (set_mempolicy(MPOL_BIND | MPOL_F_NUMA_BALANCING, m->maskp,
@@ -99,7 +99,7 @@ static int hand_over_session(int sock)
 {
 	int fd, err;
 
-	if (opt.machine_wide || !new_period)
+	if (opt.machine_wide || (new_period <= 0 && !new_pebs))
 		return 0;
 	fd = count_self();
 	if (fd < 0)
@@ -137,6 +137,7 @@ static void child(char **argv, int sync_fd, int err_fd, int sock)
 			_exit(RT_EXIT_RUN_FAIL);
 		_exit(RT_EXIT_RUN_FAIL);
 	}
+	track_child_env();
 	execvp(argv[0], argv);
 	ce.stage = 2;
 	ce.err = errno;

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt-run: the feeds for the run. By default the command has a
- * page-fault feed of its own: a counting session (RCB_COUNT_START) the
- * command starts for itself before exec and hands over (child.c), closed
- * when the run ends; other processes add nothing to its counters. With
- * --machine-wide, the module's feed period is set for the run instead
- * and the previous value restored at the end. NUMA balancing likewise.
+ * refcnt-run: the feeds for the run. By default (--feed=auto) the best
+ * the machine has: the hub feed if it is on (the memory-side reference
+ * device of refcnt's QEMU rig: every reference, sampled 1 in N); else the
+ * command's own PEBS/IBS session (RCB_COUNT_START with pebs_period) where
+ * the PMU has one (EOPNOTSUPP otherwise); else the command's own page
+ * faults with NUMA balancing's hinting faults (turned on for the run when
+ * it may be); else its first touches. The command's session is started by
+ * the command itself before exec and handed over (child.c), closed when
+ * the run ends; other processes add nothing to its counters. With
+ * --machine-wide, the module's fault feed period is set for the run
+ * instead and the previous value restored at the end; NUMA balancing
+ * likewise. The report names every feed that delivered during the run and
+ * what its counts mean.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,11 +22,28 @@
 
 #include "run.h"
 
-#define FAULT_PERIOD	"/sys/module/refcnt/parameters/fault_period"
+#define PARAMS		"/sys/module/refcnt/parameters/"
+#define FAULT_PERIOD	PARAMS "fault_period"
+#define PEBS_PERIOD	PARAMS "pebs_period"
+#define HUB_PARAM	"/sys/module/refcnt_hub/parameters/enable"
+#define FEED_STATS	"/sys/kernel/refcnt/"
 #define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
 
 long old_period = -1, new_period = -1;
+long new_pebs;
 static long old_nb = -1;
+/* NUMA balancing for hinting faults without binding the command. */
+static int hinting_unbound;
+static const char *chosen = "faults";
+
+/* The machine-wide feeds, and their statistics at the start and the end. */
+struct machine_feeds {
+	long fault_period, pebs_period, hub, hub_period;
+	uint64_t fault_delivered, pebs_delivered, hub_references;
+};
+static struct machine_feeds mstart, mend;
+struct feed_desc feed_used[4];
+int nr_feeds_used;
 int count_fd = -1;
 struct rcb_count_stats count_stats;
 int count_done;
@@ -87,6 +111,8 @@ static int setup_machine_wide(void)
 static void setup_own_feed(void)
 {
 	new_period = opt.period < 0 ? 1 : opt.period;
+	if (!new_period && !strcmp(chosen, "hub"))
+		return;
 	if (!new_period)
 		say("warning: --period 0: the command has no feed of its own, only the machine's feeds count (fault_period=%ld)",
 		    old_period);
@@ -118,22 +144,206 @@ static int setup_hinting(void)
 	return 0;
 }
 
+static void read_machine(struct machine_feeds *m)
+{
+	m->fault_period = rt_read_ll(FAULT_PERIOD, -1);
+	m->pebs_period = rt_read_ll(PEBS_PERIOD, 0);
+	m->hub = rt_read_ll(HUB_PARAM, 0);
+	m->hub_period = rt_read_ll(FEED_STATS "hub_period", 0);
+	m->fault_delivered = rt_read_ll(FEED_STATS "fault_delivered", 0);
+	m->pebs_delivered = rt_read_ll(FEED_STATS "pebs_delivered", 0);
+	m->hub_references = rt_read_ll(FEED_STATS "hub_references", 0);
+}
+
+/* Can the command count itself with PEBS/IBS? Tried on refcnt-run. */
+static int pebs_works(void)
+{
+	int fd = refcnt_node_count_start(qnode, 0, 0, 0, opt.pebs_period, NULL, 0);
+
+	if (fd < 0)
+		return -errno;
+	refcnt_count_stop(fd);
+	return 0;
+}
+
+/* Hinting faults for --feed=auto: NUMA balancing on, nothing bound. */
+static int hinting_possible(void)
+{
+	long nb = rt_read_ll(NUMA_BALANCING, -1);
+
+	if (nb < 0 || opt.preferred >= 0 || opt.interleave || opt.membind)
+		return 0;
+	return (nb & 1) || access(NUMA_BALANCING, W_OK) == 0;
+}
+
+/* --feed=auto, hub or pebs: 1 when chosen, 0 to go on, or -errno. */
+static int choose_feed(void)
+{
+	const char *f = opt.feed ? opt.feed : "auto";
+	int auto_ = !strcmp(f, "auto"), err;
+
+	if (auto_ || !strcmp(f, "hub")) {
+		if (mstart.hub > 0 && mstart.hub_period > 0) {
+			chosen = "hub";
+			new_period = 0;
+			return 1;
+		}
+		if (!auto_) {
+			rt_err("--feed=hub: the hub feed is off (%s is 0; it needs the hub device: a refcnt QEMU guest with refcnt-vm --hub)", HUB_PARAM);
+			return -EOPNOTSUPP;
+		}
+	}
+	if (auto_ || !strcmp(f, "pebs")) {
+		err = pebs_works();
+		if (!err) {
+			chosen = "pebs";
+			new_period = 0;
+			new_pebs = opt.pebs_period;
+			return 1;
+		}
+		if (!auto_) {
+			rt_err("--feed=pebs: the command cannot count with PEBS/IBS (RCB_COUNT_START, pebs_period=%ld): %s%s",
+			       opt.pebs_period, strerror(-err),
+			       err == -EOPNOTSUPP ? " (no precise memory-sampling PMU here)" : "");
+			return err;
+		}
+		say("no PEBS/IBS here (%s): counting with page faults", strerror(-err));
+	}
+	if ((auto_ && hinting_possible()) || !strcmp(f, "hinting")) {
+		chosen = "hinting";
+		opt.hinting = 1;
+		/* NUMA balancing scans unbound tasks: bind only if asked to. */
+		hinting_unbound = !opt.membind;
+	}
+	return 0;
+}
+
 int setup_feeds(void)
 {
 	int rc = 0;
 
-	old_period = rt_read_ll(FAULT_PERIOD, -1);
+	read_machine(&mstart);
+	old_period = mstart.fault_period;
 	if (old_period < 0) {
 		rt_err("%s: cannot read it (module too old?)", FAULT_PERIOD);
 		return -EIO;
 	}
-	if (opt.machine_wide)
+	if (opt.machine_wide) {
+		chosen = "faults";
 		rc = setup_machine_wide();
-	else
+	} else if (opt.period >= 0 || opt.hinting) {
+		chosen = opt.hinting ? "hinting" : "faults";
 		setup_own_feed();
+	} else {
+		rc = choose_feed();
+		if (rc > 0)
+			rc = 0;
+		else if (!rc)
+			setup_own_feed();
+	}
 	if (!rc && opt.hinting)
 		rc = setup_hinting();
 	return rc;
+}
+
+int hinting_binds(void)
+{
+	return opt.hinting && !hinting_unbound;
+}
+
+static void add_feed(const char *name, long weight, uint64_t delivered,
+		     const char *what, const char *meaning)
+{
+	struct feed_desc *d;
+
+	if (nr_feeds_used == (int)(sizeof(feed_used) / sizeof(feed_used[0])))
+		return;
+	d = &feed_used[nr_feeds_used++];
+	d->name = name;
+	d->weight = weight > 0 ? weight : 1;
+	d->delivered = delivered;
+	snprintf(d->what, sizeof(d->what), "%s", what);
+	snprintf(d->meaning, sizeof(d->meaning), "%s", meaning);
+}
+
+static const char *nth(long n)
+{
+	return n == 1 ? "st" : n == 2 ? "nd" : n == 3 ? "rd" : "th";
+}
+
+/* The command's own session: what it sampled, and what that means. */
+static void own_feed(void)
+{
+	char what[512];
+	uint64_t got = count_done ? count_stats.delivered : 0;
+
+	if (new_pebs) {
+		snprintf(what, sizeof(what),
+			 "the command's own PEBS/IBS session: one load sample every %ld loads of its threads, weighted %ld",
+			 new_pebs, new_pebs);
+		add_feed("pebs", new_pebs, got, what,
+			 "sampled loads: a count estimates the loads a node made to a page (1 sample stands for the period)");
+	}
+	if (new_period > 0 && !opt.machine_wide) {
+		snprintf(what, sizeof(what),
+			 "the command's own page-fault feed: every %ld%s fault of its threads%s, weighted %ld",
+			 new_period, nth(new_period),
+			 opt.hinting ? ", with NUMA balancing's hinting faults" : "",
+			 new_period);
+		add_feed(opt.hinting ? "hinting" : "faults", new_period, got, what,
+			 opt.hinting ?
+			 "page faults, first touches and NUMA-balancing hinting faults: a count says a node touched a page in a scan period, not how often it referenced it" :
+			 "page faults (first touches): a count says which node touched a page first, not how often it was referenced");
+	}
+}
+
+void feeds_end(void)
+{
+	char what[512];
+
+	read_machine(&mend);
+	nr_feeds_used = 0;
+	if (!strcmp(chosen, "hub") || mend.hub_references > mstart.hub_references) {
+		snprintf(what, sizeof(what),
+			 "the hub feed: the memory-side reference device, every %ld%s reference of each CPU, weighted %ld (machine-wide)",
+			 mend.hub_period, nth(mend.hub_period), mend.hub_period);
+		add_feed("hub", mend.hub_period,
+			 mend.hub_references - mstart.hub_references, what,
+			 "memory references, sampled 1 in the period: a count estimates the references a node made to a page");
+	}
+	own_feed();
+	/* The sessions' samples count in the feeds' statistics too. */
+	if (mend.pebs_period > 0) {
+		snprintf(what, sizeof(what),
+			 "the machine-wide PEBS/IBS feed: one load sample every %ld loads, weighted %ld (every process)",
+			 mend.pebs_period, mend.pebs_period);
+		add_feed("pebs", mend.pebs_period,
+			 mend.pebs_delivered - mstart.pebs_delivered, what,
+			 "sampled loads of every process: a count estimates loads");
+	}
+	if ((opt.machine_wide && new_period > 0) || mend.fault_period > 0) {
+		long p = opt.machine_wide ? new_period : mend.fault_period;
+
+		snprintf(what, sizeof(what),
+			 "the machine-wide page-fault feed: every %ld%s user page fault%s, weighted %ld (every process)",
+			 p, nth(p), opt.hinting ? ", with NUMA balancing's hinting faults" : "", p);
+		add_feed(opt.hinting ? "hinting" : "faults", p,
+			 mend.fault_delivered - mstart.fault_delivered, what,
+			 "page faults: a count says a node touched a page, not how often it referenced it");
+	}
+	if (!nr_feeds_used)
+		add_feed("none", 1, 0, "no feed: none was on, and nothing was delivered by one during the run",
+			 "references delivered by other means (RCB_INJECT) or before the run; nothing counted this run");
+}
+
+long feed_weight(void)
+{
+	int i, best = 0;
+
+	for (i = 1; i < nr_feeds_used; i++)
+		if (feed_used[i].delivered > feed_used[best].delivered)
+			best = i;
+	return nr_feeds_used ? feed_used[best].weight : 1;
 }
 
 /*
@@ -142,11 +352,12 @@ int setup_feeds(void)
  */
 int count_self(void)
 {
-	if (opt.machine_wide || !new_period)
+	if (opt.machine_wide || (new_period <= 0 && !new_pebs))
 		return -1;
 	return refcnt_node_count_start(qnode, 0,
 				       opt.follow ? RCB_COUNT_CHILDREN : 0,
-				       new_period, 0, NULL, 0);
+				       new_period > 0 ? new_period : 0, new_pebs,
+				       NULL, 0);
 }
 
 void stop_counting(void)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt-run: --heatmap, regions x accessing node.
+ * refcnt-run: --heatmap, objects x accessing node.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include "heatmap.h"
 #include "run.h"
 
-/* Rows of hm from the n regions of order, grouped by their home node. */
+/* Rows of hm from the n objects of order, grouped by their home node. */
 static void fill_rows(struct rt_heatmap *hm, struct region **order, int n)
 {
 	int i, c;
@@ -25,7 +25,8 @@ static void fill_rows(struct rt_heatmap *hm, struct region **order, int n)
 
 		hm->row_label[i] = xcalloc(1, 64);
 		snprintf(hm->row_label[i], 64, "%.28s %s", r->name,
-			 rt_human(r->end - r->start, h, sizeof(h)));
+			 rt_human(r->obj && r->obj->size ? r->obj->size :
+				  r->end - r->start, h, sizeof(h)));
 		hm->row_group[i] = hc;
 		for (c = 0; c < ctr.nr; c++)
 			v[c] = (double)r->refs[c];
@@ -41,22 +42,19 @@ void report_heatmap(const struct proc *m)
 	struct rt_heatmap hm;
 	struct region **order;
 	char title[600], note[200];
-	int i, n = 0, maxrows;
+	int n = 0, maxrows;
 
 	if (!s) {
 		rt_err("--heatmap %s: no counters were read, no heatmap", opt.heatmap);
 		return;
 	}
-	order = xcalloc(s->nr, sizeof(*order));
-	for (i = 0; i < s->nr; i++)
-		if (s->r[i].total || s->r[i].labelled)
-			order[n++] = &s->r[i];
+	order = objects_shown(s, &n);
 	qsort(order, n, sizeof(*order), cmp_region_refs);
 	maxrows = (opt.height - 80) / 12;
 	if (n > maxrows)
 		n = maxrows > 1 ? maxrows : 1;
-	if (!n) {
-		rt_err("--heatmap %s: no region has references", opt.heatmap);
+	if (!n || !order[0]->total) {
+		rt_err("--heatmap %s: no object has references", opt.heatmap);
 		free(order);
 		return;
 	}
@@ -65,11 +63,11 @@ void report_heatmap(const struct proc *m)
 		exit(RT_EXIT_RUN_FAIL);
 	}
 	fill_rows(&hm, order, n);
-	snprintf(title, sizeof(title), "refcnt-run: references by region and accessing node: %.400s (pid %d)",
+	snprintf(title, sizeof(title), "refcnt-run: references by object and accessing node: %.400s (pid %d)",
 		 m->cmd, (int)m->tgid);
-	snprintf(note, sizeof(note), "colour: references (log scale); outlined cell and left band: the node holding most of the region's pages");
+	snprintf(note, sizeof(note), "colour: references (log scale); outlined cell and left band: the node holding most of the object's pages");
 	hm.title = title;
-	hm.ylabel = "region (by references)";
+	hm.ylabel = "object (by references)";
 	hm.note = note;
 	if (!rt_heatmap_write(&hm, opt.heatmap, opt.width, opt.height))
 		say("heatmap written to %s (%dx%d)", opt.heatmap, opt.width,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * refcnt-run: the text report, one section per traced process.
+ * refcnt-run: the text report: which feeds counted and what their counts
+ * mean, then one section per traced process: its objects by remote
+ * references, the hottest pages, and the advice.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,50 +55,98 @@ static void top_nodes_str(const struct region *r, char *buf, size_t size)
 	}
 }
 
-/* The region table's heading: one column per counter, or the top three. */
-static void region_heading(FILE *f)
+/* The objects table's heading: one column per counter, or the top three. */
+static void object_heading(FILE *f)
 {
 	char buf[32];
 	int c;
 
-	fprintf(f, "\n   %-24s %-14s %7s %7s %9s", "region", "start", "size",
-		"present", "refs");
+	fprintf(f, "\n   %-3s %-26s %-20s %-13s %6s %6s %10s", "#", "object", "where",
+		"kind", "size", "pages", "refs");
 	if (ctr.nr <= 8)
 		for (c = 0; c < ctr.nr; c++)
-			fprintf(f, " %7s", (snprintf(buf, sizeof(buf), "n%s", ctr.label[c]), buf));
+			fprintf(f, " %8s", (snprintf(buf, sizeof(buf), "n%s", ctr.label[c]), buf));
 	else
 		fprintf(f, " %-24s", "top accessing nodes");
-	fprintf(f, " %6s  %-12s %s\n", "local", "home", "advice");
+	fprintf(f, " %8s %6s  %-12s %s\n", "lost", "remote", "home", "advice");
 }
 
-static void region_row(FILE *f, const struct region *r)
+static void object_row(FILE *f, const struct snapshot *s, int i,
+		       const struct region *r)
 {
-	char buf[256], home[128], nbuf[64], h[16];
+	char buf[256], home[128], nbuf[64], wbuf[64], where[300], kind[64], h[16];
+	char refs[32], lost[32];
 	int c;
 
-	fprintf(f, "   %-24.24s 0x%-12llx %7s %7llu %9llu",
-		short_name(r->name, 24, nbuf, sizeof(nbuf)),
-		(unsigned long long)r->start,
-		rt_human(r->end - r->start, h, sizeof(h)),
-		(unsigned long long)r->present,
-		(unsigned long long)r->total);
+	(void)s;
+	snprintf(refs, sizeof(refs), "%s%llu", few_samples(r) ? "~" : "",
+		 (unsigned long long)r->total);
+	if (r->lost_pages || (r->obj->kind == OBJ_ALLOC && r->obj->freed &&
+			      r->obj->end && r->obj->end->flags & TRACK_R_LOST))
+		snprintf(lost, sizeof(lost), "%llu", (unsigned long long)r->lost_total);
+	else
+		snprintf(lost, sizeof(lost), r->counted ? "?" : "-");
+	fprintf(f, "   %-3d %-26.26s %-20.20s %-13.13s %6s %6llu %10s", i + 1,
+		short_name(r->name, 26, nbuf, sizeof(nbuf)),
+		short_name(object_where(r, where, sizeof(where)), 20, wbuf, sizeof(wbuf)),
+		object_kind_str(r, kind, sizeof(kind)),
+		rt_human(r->obj->size ? r->obj->size : r->end - r->start, h, sizeof(h)),
+		(unsigned long long)r->present, refs);
 	if (ctr.nr <= 8) {
 		for (c = 0; c < ctr.nr; c++)
-			fprintf(f, " %7llu", (unsigned long long)r->refs[c]);
+			fprintf(f, " %8llu", (unsigned long long)r->refs[c]);
 	} else {
 		top_nodes_str(r, buf, sizeof(buf));
 		fprintf(f, " %-24s", buf);
 	}
 	home_str(r, home, sizeof(home));
-	fprintf(f, " %5.0f%%  %-12s %s", pct(r->local, r->total),
-		*home ? home : "-", r->adv.action);
-	if (!strcmp(r->adv.action, "move"))
-		fprintf(f, " to node %d", r->adv.node);
-	else if (!strcmp(r->adv.action, "interleave")) {
-		nodes_str(r->adv.nodes, r->adv.nr_nodes, buf, sizeof(buf));
-		fprintf(f, " over %s", buf);
+	fprintf(f, " %8s %5.0f%%  %-12s %s\n", lost,
+		pct(remote_refs(r), r->total), *home ? home : "-",
+		advice_short(r, buf, sizeof(buf)));
+}
+
+/* Each object with advice: why, who uses it, how to follow it. */
+static void object_advice(FILE *f, const struct snapshot *s,
+			  struct region *const *order, int n)
+{
+	char nodes[128], threads[512], where[300], kind[64];
+	int i, k = 0;
+
+	fprintf(f, "\n   placement advice:\n");
+	for (i = 0; i < n; i++) {
+		const struct region *r = order[i];
+		const struct objinfo *oi = r->obj;
+
+		if (!strcmp(r->adv.action, "none"))
+			continue;
+		k++;
+		fprintf(f, "   * %s (%s, %s", r->name, object_kind_str(r, kind, sizeof(kind)),
+			object_where(r, where, sizeof(where)));
+		if (oi->via[0])
+			fprintf(f, " via %s", oi->via);
+		if (oi->caller[0])
+			fprintf(f, ", called from %s", oi->caller);
+		fprintf(f, ") [0x%llx-0x%llx]: %s%s -> %s%s.\n",
+			(unsigned long long)r->start, (unsigned long long)r->end,
+			r->adv.reason,
+			few_samples(r) ? " (few samples: a rough figure)" : "",
+			!strcmp(r->adv.action, "interleave") ? "interleave it" :
+			!strcmp(r->adv.action, "first-touch") ? "first touch from the thread that uses it, node " :
+			"move it to node ",
+			!strcmp(r->adv.action, "interleave") ? "" :
+			(snprintf(nodes, sizeof(nodes), "%d", r->adv.node), nodes));
+		users_str(s, r, nodes, sizeof(nodes), threads, sizeof(threads));
+		if (threads[0])
+			fprintf(f, "     used from %s\n", threads);
+		if (r->candidates)
+			fprintf(f, "     %llu of its pages have a remote counter above the home counter by more than the differential threshold (%u).\n",
+				(unsigned long long)r->candidates,
+				info.rcb_diff_threshold);
+		fprintf(f, "     how: %s\n", r->adv.hint);
 	}
-	fprintf(f, "\n");
+	if (!k)
+		fprintf(f, "   none: every object with %ld or more references is used mostly where it is placed (or shared and spread).\n",
+			opt.min_refs);
 }
 
 static void hot_pages(FILE *f, const struct snapshot *s)
@@ -106,8 +156,8 @@ static void hot_pages(FILE *f, const struct snapshot *s)
 
 	if (!s->nr_hot)
 		return;
-	fprintf(f, "\n   hottest pages:\n   %-18s %-24s %5s %9s  %s\n",
-		"vaddr", "region", "home", "refs", "by node");
+	fprintf(f, "\n   hottest pages:\n   %-18s %-26s %5s %9s  %s\n",
+		"vaddr", "object", "home", "refs", "by node");
 	for (i = 0; i < s->nr_hot; i++) {
 		const struct hot *ht = &s->hot[i];
 		size_t len = 0;
@@ -118,10 +168,11 @@ static void hot_pages(FILE *f, const struct snapshot *s)
 				len += snprintf(buf + len, sizeof(buf) - len,
 						"%s%s:%u", len ? " " : "",
 						ctr.label[c], ht->refs[c]);
-		fprintf(f, "   0x%-16llx %-24.24s %5d %9llu  %s",
+		fprintf(f, "   0x%-16llx %-26.26s %5d %9llu  %s",
 			(unsigned long long)ht->vaddr,
-			short_name(region_of(s, ht->region), 24, nbuf,
-				   sizeof(nbuf)),
+			short_name(ht->object >= 0 && ht->object < s->nr_o ?
+				   s->o[ht->object].name : region_of(s, ht->region),
+				   26, nbuf, sizeof(nbuf)),
 			ht->home >= 0 && ht->home < ctr.nr_cnodes ?
 			ctr.cnode_nid[ht->home] : -1,
 			(unsigned long long)ht->total, buf);
@@ -129,36 +180,6 @@ static void hot_pages(FILE *f, const struct snapshot *s)
 			fprintf(f, "  (paddr 0x%llx)", (unsigned long long)ht->paddr);
 		fprintf(f, "\n");
 	}
-}
-
-/* The regions with a move or interleave advice, and how to follow it. */
-static void advice_list(FILE *f, struct region *const *order, int n)
-{
-	char buf[64];
-	int i, c = 0;
-
-	fprintf(f, "\n   placement advice:\n");
-	for (i = 0; i < n; i++) {
-		const struct region *r = order[i];
-
-		if (!strcmp(r->adv.action, "none"))
-			continue;
-		c++;
-		fprintf(f, "   * %s [0x%llx-0x%llx, %s]: %s %s.\n", r->name,
-			(unsigned long long)r->start, (unsigned long long)r->end,
-			r->mapping, r->adv.reason,
-			!strcmp(r->adv.action, "move") ?
-			(snprintf(buf, sizeof(buf), "-> move it to node %d", r->adv.node), buf) :
-			"-> interleave it");
-		if (r->candidates)
-			fprintf(f, "     %llu of its pages have a remote counter above the home counter by more than the differential threshold (%u).\n",
-				(unsigned long long)r->candidates,
-				info.rcb_diff_threshold);
-		fprintf(f, "     how: %s\n", r->adv.hint);
-	}
-	if (!c)
-		fprintf(f, "   none: every region with %ld or more references is used mostly where it is placed (or shared and spread).\n",
-			opt.min_refs);
 }
 
 /* Mostly remote, yet nothing to do: say why. */
@@ -182,8 +203,8 @@ static void remote_notes(FILE *f, struct region *const *order, int n)
 static void proc_heading(FILE *f, const struct proc *p)
 {
 	const struct snapshot *s = p->snap;
-	uint64_t total = 0, local = 0, present = 0;
-	char buf[256];
+	uint64_t total = 0, local = 0, present = 0, lost = 0;
+	char buf[1024];
 	int i;
 
 	status_str(p->status, buf, sizeof(buf));
@@ -201,57 +222,101 @@ static void proc_heading(FILE *f, const struct proc *p)
 		total += s->r[i].total;
 		local += s->r[i].local;
 		present += s->r[i].present;
+		lost += s->r[i].lost_total;
 	}
-	fprintf(f, "   %llu references to %llu present hardware pages of %u bytes; local share %.1f%%\n",
-		(unsigned long long)total, (unsigned long long)present,
-		info.rcb_granularity, pct(local, total));
+	fprintf(f, "   %llu references (%llu samples) to %llu present hardware pages of %u bytes; local share %.1f%%; ",
+		(unsigned long long)total,
+		(unsigned long long)(total / (uint64_t)feed_weight()),
+		(unsigned long long)present, info.rcb_granularity, pct(local, total));
+	if (s->lost_known)
+		fprintf(f, "lost to pegging %llu (%.2f%% of references delivered)\n",
+			(unsigned long long)lost, pct(lost, total + lost));
+	else
+		fprintf(f, "lost to pegging: unknown (needs the pages' physical addresses: run as root)\n");
 	if (s->denied_pages)
 		fprintf(f, "   %llu pages of file or shared mappings were not visible: run as root to count them\n",
 			(unsigned long long)s->denied_pages);
+	fprintf(f, "   allocations %s\n", track_status(s, buf, sizeof(buf)));
+	if (symbol_gaps(s, buf, sizeof(buf))[0])
+		fprintf(f, "   symbols missing: %s has no symbol table or debug information (stripped): its variables are unnamed, its frames are named by address\n",
+			buf);
+}
+
+/* What the placement policies would have made of the same references. */
+static void policy_sentence(FILE *f, const struct snapshot *s)
+{
+	struct pl_result r;
+
+	if (snapshot_policies(s, &r))
+		return;
+	fprintf(f, "\n   placement policies over its counted pages (refcnt-policy's): ");
+	pl_sentence(f, &r);
 }
 
 static void text_proc(FILE *f, const struct proc *p)
 {
 	const struct snapshot *s = p->snap;
 	struct region **order;
-	int i, n = 0;
+	int i, n, shown_n;
 
 	proc_heading(f, p);
 	if (!s)
 		return;
-	order = xcalloc(s->nr, sizeof(*order));
-	for (i = 0; i < s->nr; i++)
-		if (shown(&s->r[i]))
-			order[n++] = &s->r[i];
-	qsort(order, n, sizeof(*order), cmp_region_refs);
-	region_heading(f);
-	for (i = 0; i < n; i++)
-		region_row(f, order[i]);
-	if (s->nr > n)
-		fprintf(f, "   (%llu more regions without references; --all shows them)\n",
-			(unsigned long long)(s->nr - n));
+	order = objects_shown(s, &n);
+	shown_n = opt.max_objects && n > opt.max_objects ? opt.max_objects : n;
+	fprintf(f, "\n   objects by remote references (refs: extended + hardware counts; ~: fewer than %ld samples; lost: references lost to pegging):",
+		opt.min_samples);
+	object_heading(f);
+	for (i = 0; i < shown_n; i++)
+		object_row(f, s, i, order[i]);
+	if (n > shown_n)
+		fprintf(f, "   (%d more objects with references: --objects=0, --json or --html for all)\n",
+			n - shown_n);
 	hot_pages(f, s);
-	advice_list(f, order, n);
+	object_advice(f, s, order, n);
 	remote_notes(f, order, n);
+	policy_sentence(f, s);
 	free(order);
+}
+
+struct untraced {
+	FILE *f;
+	int n;
+};
+
+static void on_untraced(void *arg, pid_t pid)
+{
+	struct untraced *u = arg;
+
+	if (find_proc(pid))
+		return;
+	if (!u->n++)
+		fprintf(u->f, "\n   not traced (their allocations were recorded, but refcnt-run did not follow them: --follow-children):");
+	fprintf(u->f, " %d", (int)pid);
 }
 
 void report_text(FILE *f)
 {
+	struct untraced u = { f, 0 };
 	const struct proc *p;
+	int i;
 
-	fprintf(f, "\nrefcnt-run report: references sampled by the %s page-fault feed (every %ld%s fault)%s; counters are extended + hardware, by accessing node\n",
-		opt.machine_wide || !new_period ? "machine-wide" : "command's own",
-		opt.machine_wide || !new_period ? old_period : new_period,
-		(opt.machine_wide || !new_period ? old_period : new_period) == 1 ?
-		"st" : "th",
-		opt.hinting ? " with NUMA-balancing hinting faults" : "");
+	fprintf(f, "\nrefcnt-run report\n");
+	for (i = 0; i < nr_feeds_used; i++)
+		fprintf(f, "   %s %s; %llu samples delivered during the run\n     its counts: %s\n",
+			i ? "also counted by" : "counted by",
+			feed_used[i].what, (unsigned long long)feed_used[i].delivered,
+			feed_used[i].meaning);
+	fprintf(f, "   samples behind a count: references / %ld\n", feed_weight());
 	if (count_done)
-		fprintf(f, "   its own feed: %llu samples, %llu counted, %llu unresolved\n",
+		fprintf(f, "   the command's own session: %llu samples, %llu counted, %llu unresolved\n",
 			(unsigned long long)count_stats.samples,
 			(unsigned long long)count_stats.delivered,
 			(unsigned long long)count_stats.unresolved);
 	for (p = procs; p; p = p->next)
 		text_proc(f, p);
+	track_tables(on_untraced, &u);
+	if (u.n)
+		fprintf(f, "\n");
 	migrate_report_text(f);
 }

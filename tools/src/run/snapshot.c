@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * refcnt-run: the snapshot of a process at its exit: its memory regions
- * from /proc/TID/maps (split at the labels), their counters from
- * RCB_RANGE_QUERY (extended + hardware), and the hottest pages.
+ * from /proc/TID/maps (split at the labels), its objects (objects.c) from
+ * its files' symbols and the tracker's table, their counters from
+ * RCB_RANGE_QUERY (extended + hardware) and the lost counts of their sets
+ * (lost.c), the references by home and accessing node, and the hottest
+ * pages.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,8 +27,23 @@ void free_snapshot(struct snapshot *s)
 		return;
 	for (i = 0; i < s->nr; i++)
 		free(s->r[i].home_pages);
+	for (i = 0; i < s->nr_o; i++) {
+		free(s->o[i].home_pages);
+		if (s->o[i].obj)
+			free(s->o[i].obj->stack);
+		free(s->o[i].obj);
+	}
 	free(s->r);
+	free(s->o);
+	free(s->runs);
 	free(s->hot);
+	free(s->maps);
+	free(s->threads);
+	free(s->matrix);
+	free(s->lostq);
+	pl_free(&s->pl);
+	syms_close(s->syms);
+	track_free(s->track);
 	free(s);
 }
 
@@ -84,7 +102,7 @@ static void add_vma(struct snapshot *s, int *cap, uint64_t start, uint64_t end,
 
 static void keep_hot(struct snapshot *s, const struct rcb_page_counters *e,
 		     const struct rcb_page_counters *hw, uint64_t vaddr,
-		     uint64_t total, int region)
+		     uint64_t total, int region, int object)
 {
 	struct hot *h;
 	int i, c;
@@ -105,57 +123,146 @@ static void keep_hot(struct snapshot *s, const struct rcb_page_counters *e,
 	h->page_size = e->page_size;
 	h->total = total;
 	h->region = region;
+	h->object = object;
 	h->home = e->cnodeid;
 	for (c = 0; c < ctr.nr; c++)
 		h->refs[c] = e->refcnt[c] + hw->refcnt[c];
 }
 
-/* Add the entries of one query chunk to region r. */
+void add_page(struct region *r, const struct page_counts *pc)
+{
+	int c;
+
+	r->present++;
+	if (pc->denied) {
+		r->denied++;
+		return;
+	}
+	if (pc->uncounted) {
+		r->uncounted++;
+		return;
+	}
+	r->counted++;
+	r->home_pages[pc->cnodeid]++;
+	for (c = 0; c < ctr.nr; c++)
+		r->refs[c] += pc->refs[c];
+	r->total += pc->total;
+	r->local += pc->local;
+	r->candidates += pc->candidate;
+}
+
+/* One page's counts from its two query entries. */
+static void page_counts(const struct rcb_page_counters *e,
+			const struct rcb_page_counters *hw,
+			struct page_counts *pc)
+{
+	uint64_t maxremote = 0;
+	int c, home_ctr;
+
+	memset(pc, 0, sizeof(*pc));
+	pc->cnodeid = e->cnodeid;
+	if (e->flags & RCB_PAGE_DENIED) {
+		pc->denied = 1;
+		return;
+	}
+	if (e->flags & RCB_PAGE_UNCOUNTED || e->cnodeid < 0 ||
+	    e->cnodeid >= ctr.nr_cnodes) {
+		pc->uncounted = 1;
+		return;
+	}
+	home_ctr = e->cnodeid / ctr.nodes_per_counter;
+	for (c = 0; c < ctr.nr; c++) {
+		uint64_t v = (uint64_t)e->refcnt[c] + hw->refcnt[c];
+
+		pc->refs[c] = v;
+		pc->total += v;
+		if (c != home_ctr && v > maxremote)
+			maxremote = v;
+	}
+	pc->local = pc->refs[home_ctr];
+	pc->candidate = maxremote > pc->local + info.rcb_diff_threshold;
+}
+
+/* Add the entries of one query chunk to region ri and its objects. */
+static void policy_init(struct snapshot *s)
+{
+	int nid[RCB_MAX_COUNTERS], c;
+
+	for (c = 0; c < ctr.nr; c++)
+		nid[c] = counter_nid(c);
+	s->pl_ok = !pl_init(&s->pl, ctr.nr, nid);
+}
+
+/* A counted page into the policies' table (on failure: no sentence). */
+static void policy_page(struct snapshot *s, uint64_t vaddr,
+			const struct page_counts *pc)
+{
+	long k;
+	int c;
+
+	if (!s->pl_ok || !pc->total)
+		return;
+	k = pl_add(&s->pl, vaddr / info.rcb_granularity);
+	if (k < 0) {
+		s->pl_ok = 0;
+		return;
+	}
+	for (c = 0; c < ctr.nr; c++)
+		s->pl.refs[(size_t)k * ctr.nr + c] = pc->refs[c];
+	/* The counter (column) of the page's node: its group's. */
+	s->pl.pages[k].home = pc->cnodeid / ctr.nodes_per_counter;
+}
+
+int snapshot_policies(const struct snapshot *s, struct pl_result *r)
+{
+	int mem[RCB_MAX_COUNTERS], nr_mem = 0, c;
+	size_t i;
+
+	if (!s->pl_ok || !s->pl.nr_pages)
+		return -1;
+	/* The memory nodes: those holding pages of the command. */
+	for (c = 0; c < ctr.nr; c++)
+		for (i = 0; i < s->pl.nr_pages; i++)
+			if (s->pl.pages[i].home == c) {
+				mem[nr_mem++] = c;
+				break;
+			}
+	if (!nr_mem)
+		return -1;
+	pl_compare(&s->pl, mem, nr_mem, NULL, 0, r);
+	return r->total ? 0 : -1;
+}
+
 static void account(struct snapshot *s, int ri, uint64_t vaddr,
 		    const struct rcb_page_counters *ext,
 		    const struct rcb_page_counters *hw, size_t n)
 {
 	struct region *r = &s->r[ri];
 	uint64_t gran = info.rcb_granularity;
+	struct page_counts pc;
 	size_t i;
-	int c;
+	int c, o;
 
 	for (i = 0; i < n; i++, vaddr += gran) {
 		const struct rcb_page_counters *e = &ext[i];
-		uint64_t total = 0, homec, maxremote = 0;
-		int home_ctr;
 
 		if (vaddr + gran <= r->start || vaddr >= r->end)
 			continue;
 		if (!(e->flags & RCB_PAGE_PRESENT))
 			continue;
-		r->present++;
-		if (e->flags & RCB_PAGE_DENIED) {
-			r->denied++;
+		page_counts(e, &hw[i], &pc);
+		o = s->o ? object_of(s, ri, vaddr) : -1;
+		add_page(r, &pc);
+		if (o >= 0)
+			add_page(&s->o[o], &pc);
+		if (pc.denied || pc.uncounted)
 			continue;
-		}
-		if (e->flags & RCB_PAGE_UNCOUNTED || e->cnodeid < 0 ||
-		    e->cnodeid >= ctr.nr_cnodes) {
-			r->uncounted++;
-			continue;
-		}
-		r->counted++;
-		r->home_pages[e->cnodeid]++;
-		home_ctr = e->cnodeid / ctr.nodes_per_counter;
-		for (c = 0; c < ctr.nr; c++) {
-			uint64_t v = (uint64_t)e->refcnt[c] + hw[i].refcnt[c];
-
-			r->refs[c] += v;
-			total += v;
-			if (c != home_ctr && v > maxremote)
-				maxremote = v;
-		}
-		homec = (uint64_t)e->refcnt[home_ctr] + hw[i].refcnt[home_ctr];
-		r->total += total;
-		r->local += homec;
-		if (maxremote > homec + info.rcb_diff_threshold)
-			r->candidates++;
-		keep_hot(s, e, &hw[i], vaddr, total, ri);
+		for (c = 0; c < ctr.nr; c++)
+			s->matrix[(size_t)pc.cnodeid * ctr.nr + c] += pc.refs[c];
+		if (e->paddr)
+			lost_queue(s, e->paddr, pc.cnodeid, ri, o);
+		keep_hot(s, e, &hw[i], vaddr, pc.total, ri, o);
+		policy_page(s, vaddr, &pc);
 	}
 }
 
@@ -287,10 +394,28 @@ static void add_maps_line(struct snapshot *s, int *cap, const char *line)
 	add_vma(s, cap, start, end, *mapping ? mapping : "[anon]", kind, perms);
 }
 
+/* Keep the maps text: names are resolved from it after the run. */
+static void keep_maps_line(struct snapshot *s, size_t *cap, const char *line)
+{
+	size_t n = strlen(line);
+
+	if (s->maps_len + n + 1 > *cap) {
+		*cap = (*cap ? 2 * *cap : 16384) + n;
+		s->maps = realloc(s->maps, *cap);
+		if (!s->maps) {
+			rt_err("out of memory");
+			exit(RT_EXIT_RUN_FAIL);
+		}
+	}
+	memcpy(s->maps + s->maps_len, line, n + 1);
+	s->maps_len += n;
+}
+
 /* The regions of tid's process from /proc/TID/maps: 0, or -1 (printed). */
 static int read_maps(struct snapshot *s, pid_t tid)
 {
 	char path[64], line[4096 + 256];
+	size_t mcap = 0;
 	int cap = 0;
 	FILE *f;
 
@@ -301,8 +426,10 @@ static int read_maps(struct snapshot *s, pid_t tid)
 		       strerror(errno));
 		return -1;
 	}
-	while (fgets(line, sizeof(line), f))
+	while (fgets(line, sizeof(line), f)) {
+		keep_maps_line(s, &mcap, line);
 		add_maps_line(s, &cap, line);
+	}
 	fclose(f);
 	if (!s->nr) {
 		rt_err("%s: no memory regions at exit", path);
@@ -349,23 +476,80 @@ static int query_regions(struct snapshot *s, pid_t tid)
 	return failed ? query_failed(tid, failed, err) : 0;
 }
 
-/* Read the maps and counters of tid's process. NULL if it cannot. */
-struct snapshot *take_snapshot(pid_t tid)
+/* The executable, and whether it is linked statically. */
+static void read_exe(struct snapshot *s, pid_t tid)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)tid);
+	n = readlink(path, s->exe, sizeof(s->exe) - 1);
+	s->exe[n > 0 ? n : 0] = '\0';
+	s->exe_static = n > 0 ? elf_is_static(s->exe) : -1;
+}
+
+/*
+ * Read the maps, objects and counters of tid's process (tgid), whose
+ * threads are threads[]. NULL if it cannot.
+ */
+struct snapshot *snapshot_objects(pid_t tid, pid_t tgid,
+				   struct thread_info *threads, int nr_threads)
 {
 	struct snapshot *s = xcalloc(1, sizeof(*s));
 
 	s->tid = tid;
+	s->threads = threads;
+	s->nr_threads = nr_threads;
+	s->hot = xcalloc(opt.top > 0 ? opt.top : 1, sizeof(*s->hot));
+	s->matrix = xcalloc((size_t)ctr.nr_cnodes * ctr.nr, sizeof(uint64_t));
+	policy_init(s);
+	read_exe(s, tid);
+	if (read_maps(s, tid)) {
+		free_snapshot(s);
+		return NULL;
+	}
+	s->syms = syms_open(s->maps, s->maps_len);
+	s->track = track_read(tgid);
+	objects_build(s, tid);
+	return s;
+}
+
+struct snapshot *take_snapshot(pid_t tid, pid_t tgid,
+				struct thread_info *threads, int nr_threads)
+{
+	struct snapshot *s;
+
 	if (!qext) {
 		qext = xcalloc(QUERY_CHUNK, sizeof(*qext));
 		qhw = xcalloc(QUERY_CHUNK, sizeof(*qhw));
 	}
-	s->hot = xcalloc(opt.top > 0 ? opt.top : 1, sizeof(*s->hot));
-	if (read_maps(s, tid) || query_regions(s, tid)) {
+	s = snapshot_objects(tid, tgid, threads, nr_threads);
+	if (!s)
+		return NULL;
+	if (query_regions(s, tid)) {
 		free_snapshot(s);
 		return NULL;
 	}
+	lost_read(s);
+	objects_finish(s);
 	s->queried_ok = 1;
 	return s;
+}
+
+uint64_t remote_refs(const struct region *r)
+{
+	return r->total > r->local ? r->total - r->local : 0;
+}
+
+int cmp_region_remote(const void *a, const void *b)
+{
+	const struct region *x = *(struct region *const *)a;
+	const struct region *y = *(struct region *const *)b;
+	uint64_t rx = remote_refs(x), ry = remote_refs(y);
+
+	if (rx != ry)
+		return (rx < ry) - (rx > ry);
+	return (x->total < y->total) - (x->total > y->total);
 }
 
 int cmp_region_refs(const void *a, const void *b)

@@ -6,11 +6,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <numa.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -184,23 +186,119 @@ static int exit_ends_process(pid_t tid, pid_t tgid)
 	return ends;
 }
 
+/* A thread's name and the CPU (and node) it last ran on. */
+static void thread_of(pid_t tgid, pid_t tid, struct thread_info *th)
+{
+	char path[96], buf[1024], *p;
+	FILE *f;
+	int cpu = -1;
+
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	th->cpu = th->node = -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)tgid, (int)tid);
+	if (rt_read_line(path, th->comm, sizeof(th->comm)))
+		snprintf(th->comm, sizeof(th->comm), "?");
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)tgid, (int)tid);
+	f = fopen(path, "r");
+	p = f ? fgets(buf, sizeof(buf), f) : NULL;
+	if (f)
+		fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;
+	/* Field 39, processor: the 37th after the state. */
+	if (p && sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %d",
+			    &cpu) == 1 && cpu >= 0) {
+		th->cpu = cpu;
+		th->node = numa_node_of_cpu(cpu);
+	}
+}
+
+/* A thread stopped at its exit: its stack pointer too. */
+static void thread_stopped(pid_t tgid, pid_t tid, struct thread_info *th)
+{
+	struct user_regs_struct regs;
+
+	thread_of(tgid, tid, th);
+	if (!ptrace(PTRACE_GETREGS, tid, 0, &regs))
+		th->sp = regs.rsp;
+}
+
+/* A thread leaving before its process: remember it for the report. */
+static void thread_gone(struct proc *p, pid_t tid)
+{
+	if (p->nr_gone == p->cap_gone) {
+		p->cap_gone = p->cap_gone ? 2 * p->cap_gone : 16;
+		p->gone = realloc(p->gone, p->cap_gone * sizeof(*p->gone));
+		if (!p->gone) {
+			rt_err("out of memory");
+			exit(RT_EXIT_RUN_FAIL);
+		}
+	}
+	thread_stopped(p->tgid, tid, &p->gone[p->nr_gone++]);
+}
+
+/* Every thread of p: the live ones, tid (exiting) and those gone. */
+static struct thread_info *all_threads(struct proc *p, pid_t tid, int *n)
+{
+	struct thread_info *th;
+	struct dirent *de;
+	char path[64];
+	int cap = p->nr_gone + 64, i;
+	DIR *d;
+
+	th = xcalloc(cap, sizeof(*th));
+	*n = 0;
+	thread_stopped(p->tgid, tid, &th[(*n)++]);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)tid);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		pid_t other = atoi(de->d_name);
+
+		if (other <= 0 || other == tid)
+			continue;
+		if (*n == cap - p->nr_gone) {
+			cap *= 2;
+			th = realloc(th, cap * sizeof(*th));
+			if (!th) {
+				rt_err("out of memory");
+				exit(RT_EXIT_RUN_FAIL);
+			}
+		}
+		thread_of(p->tgid, other, &th[(*n)++]);
+	}
+	if (d)
+		closedir(d);
+	for (i = 0; i < p->nr_gone; i++)
+		th[(*n)++] = p->gone[i];
+	return th;
+}
+
 static void on_exit_stop(pid_t tid)
 {
 	struct task *t = find_task(tid);
 	pid_t tgid = t ? t->tgid : tgid_of(tid);
 	struct proc *p = find_proc(tgid);
+	struct thread_info *th;
 	struct snapshot *s;
+	int n;
 
 	if (t)
 		t->exiting = 1;
-	if (!p || !exit_ends_process(tid, tgid))
+	if (!p)
 		return;
+	if (!exit_ends_process(tid, tgid)) {
+		thread_gone(p, tid);
+		return;
+	}
 	proc_cmdline(tid, p->cmd, sizeof(p->cmd));
 	load_labels();	/* written by the command while it ran */
-	s = take_snapshot(tid);
+	th = all_threads(p, tid, &n);
+	s = take_snapshot(tid, tgid, th, n);
 	if (s) {
 		free_snapshot(p->snap);
 		p->snap = s;
+	} else {
+		free(th);
 	}
 }
 

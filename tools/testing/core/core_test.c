@@ -96,6 +96,7 @@ FIXTURE_SETUP(core)
 
 FIXTURE_TEARDOWN(core)
 {
+	shim_no_memory = false;
 	core_halt();
 }
 
@@ -461,6 +462,50 @@ TEST_F(core, nmi_drops_without_page)
 	core_totals(self->n0, &t);
 	ASSERT_EQ(100, t.st.refs_dropped);
 	ASSERT_EQ(40, hw_of(self->n0, 100, 0));
+	check_conservation(_metadata, self->n0);
+}
+
+/*
+ * A fold that finds no memory for an extended counter leaves the count
+ * in hardware, the set raised, and retries later, each time later while
+ * memory stays short: 10 ms, then twice as long, up to 1 s. Nothing runs
+ * before the delay (the work queues itself delayed and never raises the
+ * irq_work, which node release waits for first). With memory back, the
+ * retry folds and the backoff starts over.
+ */
+TEST_F(core, fold_retry_backs_off)
+{
+	u32 abs = self->n0->abs_threshold;
+	unsigned long want = 10;
+	struct rcb_event ev[4];
+	int i;
+
+	ASSERT_TRUE(refer(self->n0, 10, 0, abs));	/* raised */
+	shim_no_memory = true;
+	ASSERT_EQ(2, shim_run_pending());	/* the irq_work, the service */
+	for (i = 0; i < 9; i++) {
+		ASSERT_EQ(want, self->n0->fold_work.delay);
+		ASSERT_EQ(want, self->n0->fold_backoff);
+		ASSERT_EQ(abs, hw_of(self->n0, 10, 0));
+		ASSERT_EQ(0, ext_of(self->n0, 10, 0));
+		ASSERT_EQ(0, read_events(self->n0, ev, 4));
+		ASSERT_EQ(0, shim_run_pending());	/* waits for the delay */
+		ASSERT_EQ(1, shim_run_timers());
+		ASSERT_EQ(1, shim_run_pending());	/* the retry, in vain */
+		want = min(2 * want, 1000UL);
+	}
+	ASSERT_EQ(1000, want);
+
+	shim_no_memory = false;
+	ASSERT_EQ(1, shim_run_timers());
+	ASSERT_EQ(1, shim_run_pending());
+	ASSERT_EQ(0, hw_of(self->n0, 10, 0));
+	ASSERT_EQ(abs, ext_of(self->n0, 10, 0));
+	ASSERT_EQ(1, read_events(self->n0, ev, 4));
+	ASSERT_EQ(RCB_EVENT_FOLD, ev[0].type);
+	ASSERT_EQ(abs, ev[0].count);
+	ASSERT_EQ(0, self->n0->fold_backoff);
+	ASSERT_EQ(0, shim_run_timers());	/* no retry left */
 	check_conservation(_metadata, self->n0);
 }
 

@@ -13,7 +13,9 @@
  * work item makes passes up to a bound or until the rings are empty,
  * requeues at once while a ring has more and polls every jiffy once they
  * are empty. The records go to refcnt.ko as the device feed "hub"
- * (kmod/feed.h), from their vCPU's node as the header gives it.
+ * (kmod/feed.h), from their vCPU's node as the header gives it; the
+ * emulated PMU's samples in the same rings go as the feed "hubpmu",
+ * through the PMU feed's own sample code (refcnt_pmu_sample()).
  *
  * A pass adds up the records of a ring (one vCPU, so one node) that fall
  * in one hardware page: each page's sum goes to refcnt.ko as one delivery
@@ -177,6 +179,16 @@ static struct refcnt_hub *refcnt_hub_get(void)
 					 lockdep_is_held(&refcnt_hub_lock));
 }
 
+/*
+ * The emulated PMU's samples (PEBS-like and IBS-like records of the same
+ * rings), a feed of their own: statistics hubpmu_*, with the precise
+ * ones (kernel, noaddr, cached).
+ */
+static struct refcnt_feed refcnt_hub_pmu_feed = {
+	.name = "hubpmu",
+	.precise = true,
+};
+
 /* The producer does not report this vCPU's references in between. */
 static __always_inline void refcnt_hub_mute(void)
 {
@@ -230,6 +242,48 @@ static void refcnt_hub_flush(struct refcnt_hub *h, int cnode)
 }
 
 /*
+ * One sample of the emulated PMU, into the code the PMU feed's overflow
+ * handler runs (refcnt_pmu_sample(), with pebs_memside's stream), with
+ * the sample data and registers the hardware would give. The physical
+ * address goes with every sample that has a data address: the handler
+ * would look it up in the sampled task's page tables, which a drain in a
+ * work item does not run in; the device computed it at the access.
+ */
+static void refcnt_hub_pmu_sample(int cnode,
+				  const struct refcnt_hub_record *r)
+{
+	static const enum refcnt_pmu_op ops[] = {
+		[REFCNT_HUB_REC_LOAD] = REFCNT_PMU_LOADS,
+		[REFCNT_HUB_REC_STORE] = REFCNT_PMU_STORES,
+		[REFCNT_HUB_REC_OP] = REFCNT_PMU_OPS,
+	};
+	u16 kind = READ_ONCE(r->kind), flags = READ_ONCE(r->flags);
+	struct perf_sample_data data;
+	struct pt_regs regs;
+	u32 weight = READ_ONCE(r->weight);
+
+	if (kind >= ARRAY_SIZE(ops)) {
+		/* No such record: a bad producer's. */
+		refcnt_hub_stats.malformed++;
+		return;
+	}
+	if (!weight || cnode < 0)
+		return;
+	perf_sample_data_init(&data, 0, weight);
+	if (flags & REFCNT_HUB_F_ADDR) {
+		data.addr = READ_ONCE(r->vaddr);
+		data.phys_addr = READ_ONCE(r->paddr);
+		data.sample_flags |= PERF_SAMPLE_ADDR | PERF_SAMPLE_PHYS_ADDR;
+	}
+	data.data_src.val = READ_ONCE(r->data_src);
+	data.sample_flags |= PERF_SAMPLE_DATA_SRC;
+	refcnt_pmu_regs(&regs, READ_ONCE(r->ip), flags & REFCNT_HUB_F_USER);
+	refcnt_feed_pmu_sample(&refcnt_hub_pmu_feed,
+			       refcnt_pmu_stream(ops[kind]), &data, &regs,
+			       cnode, weight);
+}
+
+/*
  * Take up to @budget records of @rx, or up to @stop if it is nearer.
  * Returns the records left before @stop, or 0 when the head is bad.
  */
@@ -258,8 +312,10 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 		const struct refcnt_hub_record *r = &rx->rec[(rx->tail + i) & mask];
 
 		/* Samples of the emulated PMU: not the hub's references. */
-		if (READ_ONCE(r->kind) != REFCNT_HUB_REC_REF)
+		if (READ_ONCE(r->kind) != REFCNT_HUB_REC_REF) {
+			refcnt_hub_pmu_sample(rx->cnode, r);
 			continue;
+		}
 		rec.pos = rx->tail + i;
 		rec.paddr = READ_ONCE(r->paddr);
 		rec.s.vaddr = READ_ONCE(r->vaddr);
@@ -834,17 +890,24 @@ static int __init refcnt_hub_init(void)
 	err = refcnt_feed_register(&refcnt_hub_feed);
 	if (err)
 		return err;
+	err = refcnt_feed_register(&refcnt_hub_pmu_feed);
+	if (err)
+		goto out_hub;
 	err = pci_register_driver(&refcnt_hub_driver);
-	if (err) {
-		refcnt_feed_unregister(&refcnt_hub_feed);
-		return err;
-	}
+	if (err)
+		goto out_pmu;
 	mutex_lock(&refcnt_hub_lock);
 	refcnt_hub_ready = true;
 	if (enable && refcnt_hub_start())
 		enable = 0;
 	mutex_unlock(&refcnt_hub_lock);
 	return 0;
+
+out_pmu:
+	refcnt_feed_unregister(&refcnt_hub_pmu_feed);
+out_hub:
+	refcnt_feed_unregister(&refcnt_hub_feed);
+	return err;
 }
 
 /* The driver first: once unbound, nothing delivers to the feed. */
@@ -854,6 +917,7 @@ static void __exit refcnt_hub_exit(void)
 	refcnt_hub_ready = false;
 	mutex_unlock(&refcnt_hub_lock);
 	pci_unregister_driver(&refcnt_hub_driver);
+	refcnt_feed_unregister(&refcnt_hub_pmu_feed);
 	refcnt_feed_unregister(&refcnt_hub_feed);
 }
 

@@ -79,6 +79,7 @@ static struct refcnt_feed refcnt_test_feed = {
 	.owner = THIS_MODULE,
 	.caps = RCB_FEED_DATA_ADDR | RCB_FEED_INSTR_ADDR | RCB_FEED_LOADS |
 		RCB_FEED_STORES,
+	.precise = true,
 };
 
 /*
@@ -169,18 +170,26 @@ static long refcnt_test_bench(void __user *argp)
 	return copy_to_user(argp, &b, sizeof(b)) ? -EFAULT : 0;
 }
 
-/* One synthetic sample, as the PMU's overflow handler would hand it. */
+/*
+ * One synthetic sample, as the PMU's overflow handler would hand it: a
+ * user-mode load of every-load PEBS, its data address always given.
+ */
 static bool refcnt_test_sample(const struct refcnt_test_sample *s)
 {
 	struct perf_sample_data data;
+	struct pt_regs regs;
 
 	perf_sample_data_init(&data, s->vaddr, s->weight);
+	data.sample_flags |= PERF_SAMPLE_ADDR;
 	if (s->paddr) {
 		data.phys_addr = s->paddr;
 		data.sample_flags |= PERF_SAMPLE_PHYS_ADDR;
 	}
-	return refcnt_feed_pmu_sample(&refcnt_test_feed, &data, NULL,
-				      s->src_cnodeid);
+	refcnt_pmu_regs(&regs, 0, true);
+	return refcnt_feed_pmu_sample(&refcnt_test_feed,
+				      refcnt_pmu_stream(REFCNT_PMU_LOADS),
+				      &data, &regs, s->src_cnodeid,
+				      s->weight) == REFCNT_SAMPLE_COUNTED;
 }
 
 /* REFCNT_TEST_SAMPLES: checked whole first, like RCB_INJECT. */

@@ -36,6 +36,7 @@
 
 #include "hub-producer.h"
 #include "pmu-emu.h"
+#include "series.h"
 #include "trace-writer.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -136,6 +137,17 @@ static uint64_t map_phys(uint64_t v, int *cnode)
 	return NONE;
 }
 
+/* The cnodeid of the node whose RAM holds guest-physical pa. */
+static int home_of(uint64_t pa)
+{
+	int i;
+
+	for (i = 0; i < opt.nr_ram; i++)
+		if (pa >= opt.ram[i].base && pa < opt.ram[i].base + opt.ram[i].size)
+			return cnode_of(opt.ram[i].nid);
+	return -1;
+}
+
 /* One access to the node's modelled last-level cache: true on a miss. */
 static int llc_miss(int cnode, uint64_t pa)
 {
@@ -207,6 +219,8 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 		v->refs[pa / opt.gran]++;
 		if (v->miss && miss > 0)
 			v->miss[pa / opt.gran]++;
+		if (series_on && v->node >= 0)
+			series_ref(series_row(vi), home_of(pa), miss);
 	}
 	if (hub_on)
 		hub_ref(vi, udata, pa, vaddr, qemu_plugin_mem_is_store(info),
@@ -520,7 +534,7 @@ static void atexit_cb(qemu_plugin_id_t id, void *udata)
 
 	(void)id;
 	(void)udata;
-	if (trace_close())
+	if (trace_close() || series_close())
 		bad = -1;
 	if (!out_f) {
 		hub_summary(NULL);
@@ -666,7 +680,10 @@ static int parse_opt(const char *arg)
 		r = trace_parse_opt(key, v);
 		if (r <= 0)
 			return r;
-		fprintf(stderr, PFX "unknown option '%s' (options: out, llc_out, ram, online, vcpus, granularity, window, llc_size, llc_ways, hub, hub_period, hub_misses, hub_out, hub_garble, trace, trace_compress, trace_level, trace_code, trace_clock)\n",
+		r = series_parse_opt(key, v);
+		if (r <= 0)
+			return r;
+		fprintf(stderr, PFX "unknown option '%s' (options: out, llc_out, ram, online, vcpus, granularity, window, llc_size, llc_ways, hub, hub_period, hub_misses, hub_out, hub_garble, trace, trace_compress, trace_level, trace_code, trace_clock, series, series_ms)\n",
 			key);
 		return -1;
 	}
@@ -783,6 +800,21 @@ static int install_trace(void)
 	return trace_install(nr_vcpus, nid, ram, opt.nr_ram, truth_tracing);
 }
 
+/* The truth over time (series=FILE): the vCPUs' nodes and the window. */
+static int install_series(void)
+{
+	int vn[256], i;
+
+	if (!opt.out) {
+		fprintf(stderr, PFX "series= needs out=FILE (the truth's window)\n");
+		return -1;
+	}
+	for (i = 0; i < nr_vcpus && i < 256; i++)
+		vn[i] = vcpus[i].node;
+	return series_install(nr_vcpus < 256 ? nr_vcpus : 256, vn, opt.online,
+			      opt.nr_online, &window_open, &marks);
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 					   const qemu_info_t *info,
 					   int argc, char **argv)
@@ -807,6 +839,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 				  opt.gran, !!opt.llc_size))
 		return -1;
 	if (trace_on && install_trace())
+		return -1;
+	if (series_on && install_series())
 		return -1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans_cb);
 	qemu_plugin_register_atexit_cb(id, atexit_cb, NULL);

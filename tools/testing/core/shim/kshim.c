@@ -307,6 +307,67 @@ bool cancel_work_sync(struct work_struct *work)
 	return shim_cancel(&work->d);
 }
 
+static struct delayed_work *shim_timers;	/* waiting, by ->next_timer */
+
+bool queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *dw,
+			unsigned long delay)
+{
+	bool queued;
+
+	if (!delay) {
+		queued = queue_work(wq, &dw->work);
+		if (queued)
+			dw->delay = 0;
+		return queued;
+	}
+	pthread_mutex_lock(&shim_q_lock);
+	queued = !dw->work.d.pending;
+	if (queued) {
+		dw->work.d.pending = 1;
+		dw->delay = delay;
+		dw->next_timer = shim_timers;
+		shim_timers = dw;
+	}
+	pthread_mutex_unlock(&shim_q_lock);
+	return queued;
+}
+
+unsigned int shim_run_timers(void)
+{
+	struct delayed_work *dw;
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&shim_q_lock);
+	while ((dw = shim_timers)) {
+		shim_timers = dw->next_timer;
+		dw->work.d.next = NULL;
+		*shim_q_tail = &dw->work.d;
+		shim_q_tail = &dw->work.d.next;
+		n++;
+	}
+	pthread_cond_signal(&shim_q_cond);
+	pthread_mutex_unlock(&shim_q_lock);
+	return n;
+}
+
+bool cancel_delayed_work_sync(struct delayed_work *dw)
+{
+	struct delayed_work **pp;
+	bool was = false;
+
+	pthread_mutex_lock(&shim_q_lock);
+	for (pp = &shim_timers; *pp; pp = &(*pp)->next_timer) {
+		if (*pp == dw) {
+			*pp = dw->next_timer;
+			dw->work.d.pending = 0;
+			was = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&shim_q_lock);
+	return cancel_work_sync(&dw->work) || was;
+}
+
 /*
  * Memory. Pages are separate allocations, so AddressSanitizer sees each
  * one's bounds; or, after shim_direct_map(), they come from one region
@@ -350,12 +411,16 @@ static void *shim_arena_page(void)
 	return p;
 }
 
+bool shim_no_memory;
+
 struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 {
 	void *p;
 
 	(void)nid;
 	(void)gfp;
+	if (__atomic_load_n(&shim_no_memory, __ATOMIC_RELAXED))
+		return NULL;
 	if (shim_arena && !order)
 		return shim_arena_page();
 	if (posix_memalign(&p, PAGE_SIZE, PAGE_SIZE << order))

@@ -123,6 +123,7 @@ typedef u64 resource_size_t;
 #define max(a, b)		({ __auto_type __a = (a); __auto_type __b = (b); __a > __b ? __a : __b; })
 #define min_t(t, a, b)		({ t __a = (a); t __b = (b); __a < __b ? __a : __b; })
 #define max_t(t, a, b)		({ t __a = (a); t __b = (b); __a > __b ? __a : __b; })
+#define clamp(v, lo, hi)	min(max((v), (lo)), (hi))
 #define round_down(x, y)	((x) & ~((__typeof__(x))((y) - 1)))
 #define round_up(x, y)		((((x) - 1) | ((__typeof__(x))((y) - 1))) + 1)
 #define ALIGN(x, a)		round_up(x, a)
@@ -260,22 +261,20 @@ extern int shim_rcu_token;
 #endif
 extern __thread bool shim_rcu_registered;
 void shim_rcu_register(void);
-static inline void rcu_read_lock_sched(void)
+static inline void rcu_read_lock(void)
 {
 	if (unlikely(!shim_rcu_registered))
 		shim_rcu_register();
 	urcu_memb_read_lock();
 }
-static inline void rcu_read_unlock_sched(void)
+static inline void rcu_read_unlock(void)
 {
 	shim_rcu_release();
 	urcu_memb_read_unlock();
 }
-#define rcu_read_lock()		rcu_read_lock_sched()
-#define rcu_read_unlock()	rcu_read_unlock_sched()
 void synchronize_rcu(void);
 /* The replaced slot index: a published pointer, no lockdep here. */
-#define rcu_read_lock_sched_held()	1
+#define rcu_read_lock_held()	1
 #define lockdep_is_held(l)		((void)(l), 1)
 #define rcu_dereference_check(p, c) \
 	__atomic_load_n(&(p), __ATOMIC_ACQUIRE)
@@ -345,6 +344,25 @@ void shim_init_work(struct work_struct *work, void (*func)(struct work_struct *)
 #define INIT_WORK(w, f)		shim_init_work((w), (f))
 bool queue_work(struct workqueue_struct *wq, struct work_struct *work);
 bool cancel_work_sync(struct work_struct *work);
+/*
+ * Delayed work: queued at once without a delay; with one, it waits until
+ * a test says the time has passed (shim_run_timers()). The delay asked
+ * for is kept for the tests to check.
+ */
+struct delayed_work {
+	struct work_struct work;
+	unsigned long delay;
+	struct delayed_work *next_timer;
+};
+#define HZ			1000
+#define msecs_to_jiffies(m)	((unsigned long)(m))
+#define INIT_DELAYED_WORK(w, f)	shim_init_work(&(w)->work, (f))
+#define to_delayed_work(w)	container_of((w), struct delayed_work, work)
+bool queue_delayed_work(struct workqueue_struct *wq, struct delayed_work *dw,
+			unsigned long delay);
+bool cancel_delayed_work_sync(struct delayed_work *dw);
+/* Every delay has passed: queue the delayed work; returns how many. */
+unsigned int shim_run_timers(void);
 /* Run what is queued, in the caller; returns the items run. */
 unsigned int shim_run_pending(void);
 void shim_worker_start(void);
@@ -365,6 +383,8 @@ void shim_worker_stop(void);
 #define __GFP_RETRY_MAYFAIL	0x20u
 #define __GFP_THISNODE		0x40u
 struct page;			/* the page's own bytes */
+/* While set, every page allocation fails: the machine is out of memory. */
+extern bool shim_no_memory;
 struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order);
 void __free_page(struct page *page);
 /* Pages from now on come from @bytes of huge pages (benchmarks). */

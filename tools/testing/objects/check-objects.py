@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""check-objects.py: the host half of objects-check. Checks the reports the
+guests made (objects-guest, redis-guest) and prints TAP.
+
+  check-objects.py exact DIR TRUTH.csv SOURCE.c
+  check-objects.py bad DIR SOURCE.c
+  check-objects.py redis DIR
+
+DIR holds the files the guest printed. SOURCE.c is obj-workload.c, whose
+"// line:NAME" comments give the lines each object must be named after.
+"""
+import csv
+import json
+import os
+import re
+import sys
+
+results = []
+
+
+def tap(ok, name, diag=""):
+    results.append((bool(ok), name, diag))
+
+
+def finish():
+    print("1..%d" % len(results))
+    for i, (ok, name, diag) in enumerate(results, 1):
+        print("%s %d %s" % ("ok" if ok else "not ok", i, name))
+        if diag and not ok:
+            for line in str(diag).splitlines():
+                print("#   " + line)
+    return 0 if all(r[0] for r in results) else 1
+
+
+def marks(source):
+    """NAME -> line number of each "// line:NAME" comment."""
+    lines = {}
+    with open(source) as f:
+        for n, line in enumerate(f, 1):
+            m = re.search(r"// line:(\w+)", line)
+            if m:
+                lines[m.group(1)] = n
+    return lines
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        tap(False, "%s is a JSON report" % os.path.basename(path), e)
+        return None
+
+
+def rcs(d):
+    """NAME -> exit status of each refcnt-run the guest made (rc file)."""
+    out = {}
+    try:
+        with open(os.path.join(d, "rc")) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 3 and p[0] == "@@rc":
+                    out[p[1]] = int(p[2])
+    except OSError:
+        pass
+    return out
+
+
+def find(objs, pred):
+    return [o for o in objs if pred(o)]
+
+
+def named(objs, source_lines, key, func, kind=None, alloc=None):
+    """The object named func at the line of mark key, checked and returned."""
+    line = source_lines[key]
+    hits = find(objs, lambda o: o.get("function") == func and
+                o.get("line") == line and
+                (o.get("file") or "").endswith("obj-workload.c"))
+    if kind:
+        hits = [o for o in hits if o["kind"] == kind]
+    if alloc:
+        hits = [o for o in hits if o.get("alloc") == alloc]
+    tap(len(hits) == 1, "%s: named %s (obj-workload.c:%d)%s" %
+        (key, func, line, " as " + alloc if alloc else ""),
+        "objects: %s" % [(o["name"], o.get("function"), o.get("file"),
+                          o.get("line"), o.get("alloc")) for o in objs[:40]])
+    return hits[0] if hits else None
+
+
+def variable(objs, source_lines, name):
+    line = source_lines[name]
+    hits = find(objs, lambda o: o["kind"] == "variable" and o["name"] == name)
+    ok = len(hits) == 1 and hits[0].get("line") == line and \
+        (hits[0].get("file") or "").endswith("obj-workload.c")
+    tap(ok, "variable %s named, declared at obj-workload.c:%d" % (name, line),
+        "found: %s" % [(o["name"], o.get("file"), o.get("line")) for o in hits])
+    return hits[0] if hits else None
+
+
+def hot_bad(d):
+    """The nodes obj-workload chose, from its output."""
+    try:
+        with open(os.path.join(d, "exact.out")) as f:
+            m = re.search(r"misplaced on node (\d+), used from node (\d+)", f.read())
+            return int(m.group(2)), int(m.group(1))
+    except (OSError, AttributeError):
+        return None, None
+
+
+def truth_of(truth_csv, paddrs):
+    """The truth's references by accessing node, summed over paddrs."""
+    want = set(paddrs)
+    refs = {}
+    seen = set()
+    with open(truth_csv) as f:
+        rd = csv.DictReader(f)
+        for row in rd:
+            pa = int(row["paddr"], 0)
+            if pa not in want:
+                continue
+            seen.add(pa)
+            for k, v in row.items():
+                if k.startswith("n") and k[1:].isdigit() and int(v):
+                    refs[k[1:]] = refs.get(k[1:], 0) + int(v)
+    return refs, len(seen)
+
+
+def mis_pages(d):
+    try:
+        with open(os.path.join(d, "pages")) as f:
+            return [int(l.split()[1], 0) for l in f if l.startswith("misplaced ")]
+    except OSError:
+        return []
+
+
+def check_exact(d, truth_csv, source):
+    lines = marks(source)
+    rc = rcs(d)
+    tap(rc.get("exact") == 0, "exact: refcnt-run exits with the program's status 0",
+        "rc %s" % rc.get("exact"))
+    r = load(os.path.join(d, "exact.json"))
+    if not r:
+        return
+    objs = r["objects"]
+    feeds = [f["name"] for f in r["feeds"]["used"]]
+    tap(feeds and feeds[0] == "hub" and r["feeds"]["weight"] == 1,
+        "exact: the report names the hub feed at period 1 as the feed that counted",
+        r["feeds"])
+    variable(objs, lines, "grid")
+    variable(objs, lines, "table")
+    named(objs, lines, "make_buffer", "make_buffer", "allocation", "malloc")
+    named(objs, lines, "calloc", "run_workers", "allocation", "calloc")
+    mis = named(objs, lines, "place_badly", "place_badly", "allocation", "mmap-file")
+    scr = named(objs, lines, "make_scratch", "make_scratch", "allocation", "malloc")
+    if scr:
+        tap(scr["freed"] and scr["refs"] > 0,
+            "make_scratch: freed before the exit, its counts up to the free kept",
+            "freed %s refs %s" % (scr["freed"], scr["refs"]))
+    hot, bad = hot_bad(d)
+    if mis:
+        adv = mis["advice"]
+        tap(adv["action"] == "move" and adv["node"] == hot,
+            "place_badly: advised to move to node %s (its pages are on %s)" % (hot, bad),
+            adv)
+        tap(mis["home_nodes"] and list(mis["home_nodes"]) == [str(bad)],
+            "place_badly: its pages are on node %s" % bad, mis["home_nodes"])
+        tap(mis["lost"] is not None and mis["lost_by_node"] is not None,
+            "place_badly: its lost references are shown beside its count", mis["lost"])
+        tap(mis.get("before") and mis["before"]["pages_present"] == len(mis_pages(d)),
+            "place_badly: its pages' counts at its mmap() read by the tracker (present already)",
+            mis.get("before"))
+        paddrs = mis_pages(d)
+        truth, n = truth_of(truth_csv, paddrs)
+        got = {}
+        for k, v in list(mis["refs_by_node"].items()) + list((mis["lost_by_node"] or {}).items()):
+            if v:
+                got[k] = got.get(k, 0) + v
+        tap(paddrs and n == len(paddrs) and got == truth,
+            "place_badly: refcnt's counts (references + lost, less those at its mmap) equal the truth's for its %d pages, node by node"
+            % len(paddrs),
+            "refcnt %s (lost %s)\ntruth  %s (%d of %d pages in the truth)"
+            % (got, mis["lost_by_node"], truth, n, len(paddrs)))
+    # Every object with references is named: no bare addresses in the program.
+    prog = [o for o in objs if o["kind"] in ("allocation", "allocation site")
+            and o.get("stack") and o["stack"][0].get("module") == "obj-workload"]
+    bare = [o["name"] for o in prog if re.match(r"^(0x|obj-workload\+)", o["name"])]
+    tap(prog and not bare, "every allocation of the program named by function (%d)" % len(prog),
+        bare)
+    for o in objs:
+        if o["kind"] == "variable" and o.get("module", "").endswith("obj-workload"):
+            pass
+    tap(r["node_matrix"]["refs"] and sum(map(sum, r["node_matrix"]["refs"])) > 0,
+        "the node x node matrix has the references")
+
+
+def check_bad(d, source):
+    lines = marks(source)
+    rc = rcs(d)
+    for name in ("text", "stripped", "static", "fork", "forkf", "plain", "tracked"):
+        tap(rc.get(name) == 0, "%s: exit status 0" % name, "rc %s" % rc.get(name))
+    # The text report names the objects too.
+    try:
+        text = open(os.path.join(d, "text.txt")).read()
+    except OSError:
+        text = ""
+    for want in ("make_buffer", "place_badly", "run_workers", "grid", "table"):
+        tap(re.search(r"^\s+\d+\s+%s\b" % want, text, re.M) or
+            re.search(r"\* %s \(" % want, text),
+            "text report lists %s" % want)
+    tap("counted by" in text and "its counts:" in text,
+        "text report names the feed that counted and what its counts mean")
+    # Stripped: by mapping and allocation site, and symbols said missing.
+    s = load(os.path.join(d, "stripped.json"))
+    if s:
+        miss = s["tracking"]["symbols_missing"] or ""
+        tap("obj-workload-stripped" in miss,
+            "stripped: the report says the program's symbols are missing", miss)
+        allocs = [o for o in s["objects"] if o["kind"] == "allocation"]
+        tap(len(allocs) >= 3 and all(re.match(r"obj-workload-stripped\+0x", o["name"])
+                                     for o in allocs if o["stack"] and
+                                     o["stack"][0]["module"] == "obj-workload-stripped"),
+            "stripped: its allocations are objects, by site address",
+            [o["name"] for o in allocs])
+        tap(not [o for o in s["objects"] if o["kind"] == "variable" and
+                 o["name"] in ("grid", "table")],
+            "stripped: its static arrays are not named (no symbol table)")
+    st = load(os.path.join(d, "static.json"))
+    if st:
+        tr = st["tracking"]
+        tap(tr["static"] and not tr["tracked"] and "statically linked" in tr["status"],
+            "static: no preload, and the report says why", tr)
+        variable(st["objects"], lines, "table")
+        tap(not [o for o in st["objects"] if o["kind"] == "allocation"],
+            "static: no allocation objects (heap by mapping)")
+    f = load(os.path.join(d, "fork.json"))
+    try:
+        ftext = open(os.path.join(d, "fork.txt")).read()
+    except OSError:
+        ftext = ""
+    if f:
+        tap(len(f["processes"]) == 1, "fork+exec without -f: one process traced",
+            [p["pid"] for p in f["processes"]])
+    tap(re.search(r"not traced .*--follow-children\): \d+", ftext),
+        "fork+exec without -f: the child is reported as not traced")
+    if f:
+        tap(len(f.get("untraced_pids") or []) == 1,
+            "fork+exec without -f: the JSON lists the child in untraced_pids",
+            f.get("untraced_pids"))
+    ff = load(os.path.join(d, "forkf.json"))
+    if ff:
+        kids = [p for p in ff["processes"] if not p["main"]]
+        ok = len(kids) == 1 and kids[0]["tracking"]["tracked"] and [
+            o for o in kids[0]["objects"] if o.get("function") == "child_main" and
+            o.get("line") == lines["child"]]
+        tap(ok, "fork+exec with -f: the child is traced, its allocation named child_main (obj-workload.c:%d)"
+            % lines["child"],
+            [(p["pid"], p["command"], [o["name"] for o in p["objects"][:8]]) for p in kids])
+    try:
+        plain = open(os.path.join(d, "plain.out")).read()
+        tracked = open(os.path.join(d, "tracked.out")).read()
+    except OSError:
+        plain, tracked = "", "?"
+
+    def norm(s):
+        return re.sub(r"pid \d+", "pid N", s)
+    tap(plain and norm(plain) == norm(tracked),
+        "the tracker does not change the program's output (pids aside)",
+        "plain:\n%s\ntracked:\n%s" % (plain, tracked))
+
+
+def check_redis(d):
+    rc = rcs(d)
+    for feed in ("hinting", "hub"):
+        r = load(os.path.join(d, "redis-%s.json" % feed))
+        tap(rc.get("redis-" + feed) == 0,
+            "redis-server under refcnt-run --feed=%s exits with status 0" % feed,
+            "rc %s" % rc.get("redis-" + feed))
+        if not r:
+            continue
+        used = [f["name"] for f in r["feeds"]["used"]]
+        tap(used and used[0] == feed, "redis %s: the report names the %s feed" % (feed, feed),
+            used)
+        tap(r["tracking"]["tracked"], "redis %s: allocations tracked" % feed,
+            r["tracking"]["status"])
+        allocs = [o for o in r["objects"] if o["kind"] in ("allocation", "allocation site")]
+        named_ = [o for o in allocs if o.get("function") and
+                  not re.match(r"^(0x|[\w.+-]+\+0x)", o["function"])]
+        tap(len(named_) >= 3, "redis %s: its objects named by function (%d of %d)"
+            % (feed, len(named_), len(allocs)), [o["name"] for o in allocs[:20]])
+        # Debian's redis-server is a link to redis-check-rdb: the module
+        # is the file the process ran.
+        exe = os.path.basename(r["tracking"].get("executable") or "redis-server")
+        tap(len([o for o in named_ if o.get("module") == exe]) >= 3,
+            "redis %s: named from %s's own symbols" % (feed, exe),
+            [(o["name"], o.get("module")) for o in named_[:10]])
+    # Output and status unchanged by the tracker: the dataset digest.
+    try:
+        plain = open(os.path.join(d, "redis-plain.digest")).read().strip()
+    except OSError:
+        plain = ""
+    for feed in ("hinting", "hub"):
+        try:
+            got = open(os.path.join(d, "redis-%s.digest" % feed)).read().strip()
+        except OSError:
+            got = "?"
+        tap(plain and got == plain,
+            "redis %s: the same dataset digest and replies as without refcnt-run" % feed,
+            "plain %r, %s %r" % (plain, feed, got))
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cmd, d = sys.argv[1], sys.argv[2]
+    if cmd == "exact":
+        check_exact(d, sys.argv[3], sys.argv[4])
+    elif cmd == "bad":
+        check_bad(d, sys.argv[3])
+    elif cmd == "redis":
+        check_redis(d)
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

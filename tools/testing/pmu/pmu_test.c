@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pmu_test: the attributes refcnt's PEBS/IBS feed programs, built by the
+ * very code of kmod/pmu_intel.c and kmod/pmu_amd.c, against the rules of
+ * every kernel refcnt supports (rules.c), for every vendor and CPU
+ * generation; and the sample code of kmod/pmu.c (memory-side data
+ * sources, what counts, weights). Each test also runs the feed's old
+ * attributes through the same rules and expects them refused: the rules
+ * are what would have caught them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+
+#include "compat.h"
+#include "pmu.h"
+#include "rules.h"
+
+#define DS(a, s)	PERF_MEM_S(a, s)
+#define LVLNUM(x)	((u64)(x) << PERF_MEM_LVLNUM_SHIFT)
+
+/* CPU @cpu of @m, as kmod/feed_pmu.c describes it on kernel @k. */
+static void describe(enum krn k, const struct machine *m, int cpu,
+		     struct refcnt_pmu_cpu *d)
+{
+	const struct intel_pmu *p = &m->pmu[m->cpu_pmu[cpu]];
+
+	*d = (struct refcnt_pmu_cpu){
+		.vendor = m->vendor, .family = m->family, .model = m->model,
+		.kver = krn_version[k], .ibs_caps = m->ibs_caps,
+	};
+	if (m->vendor == REFCNT_PMU_INTEL) {
+		d->pmu = p->name;
+		d->pmu_type = p->type;
+	}
+}
+
+/* What must hold of a verdict on an event refcnt makes: NULL, or what not. */
+static const char *verdict_bad(const struct machine *m, const struct verdict *v,
+			       const struct refcnt_pmu_stream *s)
+{
+	if (v->err)
+		return v->rule;
+	if (v->large_pebs)
+		return "intel/core.c intel_pmu_hw_config(): LARGE_PEBS: the drain gives all records of a buffer but the last to perf_event_output()";
+	if (v->auto_reload)
+		return "intel/core.c intel_pmu_hw_config(): AUTO_RELOAD: several records per PMI, all but the last to perf_event_output()";
+	if (!v->scheduled)
+		return "intel/ds.c intel_pebs_constraints(): no PEBS constraint, the event never gets a counter";
+	if (!v->data_addr)
+		return "samples without a data address";
+	if (s->flags & REFCNT_PMU_MEMSIDE && !v->data_src)
+		return "memory-side mode on samples without a data source";
+	if (m->vendor == REFCNT_PMU_AMD && strcmp(v->counts, "ops"))
+		return "amd/ibs.c core_pmu_ibs_config(): IBS counting cycles: a period of N cycles is not N references";
+	return NULL;
+}
+
+/* An event of a plan on @cpu (or a task's), its fallback if refused. */
+static const char *event_bad(enum krn k, const struct machine *m,
+			     const struct refcnt_pmu_event *e, int cpu,
+			     bool task, struct verdict *v)
+{
+	*v = kernel_create(k, m, &e->attr, task ? -1 : cpu, task);
+	if (v->err == -EINVAL && e->has_fallback)
+		*v = kernel_create(k, m, &e->fallback, task ? -1 : cpu, task);
+	return verdict_bad(m, v, &e->stream);
+}
+
+/*
+ * Plan every core PMU of @m as the feed does and check each event.
+ * Return: the planners' error for the first PMU that refused (0 when
+ * every PMU had a plan), *@events the events checked; a violated rule
+ * is a test failure.
+ */
+static int plan_machine(struct __test_metadata *_metadata, enum krn k,
+			const struct machine *m, const struct refcnt_pmu_params *p,
+			bool task, int *events)
+{
+	struct refcnt_pmu_plan plan;
+	struct refcnt_pmu_cpu d;
+	const char *why, *bad;
+	struct verdict v;
+	int i, cpu, err, first = 0;
+	unsigned int e;
+
+	*events = 0;
+	for (i = 0; i < (m->vendor == REFCNT_PMU_INTEL ? m->nr_pmus : 1); i++) {
+		for (cpu = 0; m->cpu_pmu[cpu] != i; cpu++)
+			;
+		describe(k, m, cpu, &d);
+		err = refcnt_pmu_plan(&d, p, &plan, &why);
+		if (err) {
+			EXPECT_NE(NULL, why);
+			first = first ?: err;
+			continue;
+		}
+		for (e = 0; e < plan.nr; e++) {
+			bad = event_bad(k, m, &plan.ev[e], cpu, task, &v);
+			if (bad)
+				TH_LOG("%s %s on %s, event %u config %#llx: %s",
+				       m->name, krn_name[k], d.pmu ?: "ibs", e,
+				       (unsigned long long)plan.ev[e].attr.config,
+				       bad);
+			EXPECT_EQ(NULL, bad);
+		}
+		*events += plan.nr;
+	}
+	return first;
+}
+
+static const u8 intel_models[] = {
+	0x1e, 0x2c, 0x2a, 0x3e, 0x3f, 0x4f, 0x55, 0x6a, 0x8f, 0xcf, 0xad,
+	0xbe, 0xaf, 0x97, 0xb7, 0xaa, 0xbd,
+};
+
+/* Models whose only load event with a data address is the load-latency one. */
+static bool intel_ldlat_only(u8 model)
+{
+	return model == 0x1e || model == 0x2c || model == 0x2a || model == 0x3e;
+}
+
+/* Models a kernel first knows at 6.12 (intel_pmu_init()'s switch). */
+static bool intel_new_in_6_12(u8 model)
+{
+	return model == 0xad || model == 0xaf || model == 0xaa || model == 0xbd;
+}
+
+/*
+ * Every Intel generation on every kernel, every mode: every loads, a
+ * latency threshold, memory-side. Each event the kernel takes, as a CPU
+ * event and as a task event; none turns on large PEBS or auto-reload;
+ * each has a PEBS constraint and a data address; memory-side streams have
+ * a data source. A kernel that does not know the model gets no plan.
+ */
+TEST(intel_every_generation_every_kernel)
+{
+	const struct refcnt_pmu_params modes[] = {
+		{ .period = 10007, .ldlat = 0 },
+		{ .period = 10007, .ldlat = 30 },
+		{ .period = 10007, .ldlat = 128, .memside = true },
+	};
+	struct machine m;
+	unsigned int i, j, checked = 0;
+	int k, err, events;
+
+	for (k = 0; k < NR_KRN; k++) {
+		for (i = 0; i < ARRAY_SIZE(intel_models); i++) {
+			machine_intel(&m, k, intel_models[i]);
+			for (j = 0; j < ARRAY_SIZE(modes); j++) {
+				err = plan_machine(_metadata, k, &m, &modes[j],
+						   false, &events);
+				if (k == K6_1 && intel_new_in_6_12(m.model)) {
+					EXPECT_EQ(-EOPNOTSUPP, err);
+					continue;
+				}
+				if (!modes[j].ldlat && intel_ldlat_only(m.model)) {
+					EXPECT_EQ(-EINVAL, err);
+					continue;
+				}
+				EXPECT_EQ(0, err);
+				EXPECT_LT(0, events);
+				plan_machine(_metadata, k, &m, &modes[j], true,
+					     &events);
+				checked += events;
+			}
+		}
+	}
+	TH_LOG("%u Intel events checked against %d kernels' rules", checked,
+	       NR_KRN);
+}
+
+/* The exact attributes of one generation, as the report lists them. */
+TEST(intel_skylake_attributes)
+{
+	struct refcnt_pmu_params p = { .period = 10007, .ldlat = 30 };
+	struct refcnt_pmu_plan plan;
+	struct refcnt_pmu_cpu d;
+	struct machine m;
+	const char *why;
+
+	machine_intel(&m, K6_12, 0x55);
+	describe(K6_12, &m, 0, &d);
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	ASSERT_EQ(2U, plan.nr);
+	EXPECT_EQ(PERF_TYPE_RAW, plan.ev[0].attr.type);
+	EXPECT_EQ(0x01cdULL, plan.ev[0].attr.config);
+	EXPECT_EQ(30ULL, plan.ev[0].attr.config1);
+	EXPECT_EQ(PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC,
+		  plan.ev[0].attr.sample_type);
+	EXPECT_EQ(1, (int)plan.ev[0].attr.precise_ip);
+	EXPECT_EQ(1, (int)plan.ev[0].attr.exclude_kernel);
+	EXPECT_EQ(1, (int)plan.ev[0].attr.exclude_guest);
+	EXPECT_EQ(1U, plan.ev[0].attr.wakeup_events);
+	EXPECT_EQ(0, (int)plan.ev[0].attr.freq);
+	EXPECT_EQ(10007ULL, plan.ev[0].attr.sample_period);
+	EXPECT_EQ(REFCNT_PMU_LOADS, plan.ev[0].stream.op);
+	EXPECT_EQ(0x82d0ULL, plan.ev[1].attr.config);
+	EXPECT_EQ(PERF_SAMPLE_ADDR, plan.ev[1].attr.sample_type);
+	EXPECT_EQ(REFCNT_PMU_STORES, plan.ev[1].stream.op);
+	/* Every load: MEM_INST_RETIRED.ALL_LOADS, no threshold. */
+	p.ldlat = 0;
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(0x81d0ULL, plan.ev[0].attr.config);
+	EXPECT_EQ(0ULL, plan.ev[0].attr.config1);
+	EXPECT_EQ(PERF_SAMPLE_ADDR, plan.ev[0].attr.sample_type);
+	/* Memory-side: loads beyond the caches only, no stores. */
+	p.ldlat = 128;
+	p.memside = true;
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	ASSERT_EQ(1U, plan.nr);
+	EXPECT_EQ(REFCNT_PMU_MEMSIDE, plan.ev[0].stream.flags);
+	EXPECT_EQ(NULL, plan.note);
+}
+
+/*
+ * The feed's attributes before this change, which the rules must refuse:
+ * Intel MEM_INST_RETIRED.ALL_LOADS with wakeup_events 0 turned on large
+ * PEBS; a mem-loads event with a data source on Sapphire Rapids needs
+ * the aux leader a kernel counter cannot have.
+ */
+TEST(intel_rules_catch_the_old_attributes)
+{
+	struct refcnt_pmu_event old = {
+		.attr = {
+			.size = sizeof(struct perf_event_attr),
+			.type = PERF_TYPE_RAW, .config = 0x81d0,
+			.precise_ip = 2, .exclude_kernel = 1,
+			.sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_PHYS_ADDR,
+			.sample_period = 10007,
+		},
+		.stream = { REFCNT_PMU_LOADS, 0 },
+	};
+	const u8 models[] = { 0x3f, 0x4f, 0x55, 0x6a, 0x8f };
+	struct verdict v;
+	struct machine m;
+	unsigned int i;
+	int k;
+
+	for (k = 0; k < NR_KRN; k++) {
+		for (i = 0; i < ARRAY_SIZE(models); i++) {
+			machine_intel(&m, k, models[i]);
+			EXPECT_NE(NULL, event_bad(k, &m, &old, 0, false, &v));
+			EXPECT_TRUE(v.large_pebs);
+		}
+	}
+	old.attr.config = 0x01cd;
+	old.attr.config1 = 30;
+	old.attr.wakeup_events = 1;
+	old.attr.sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+	machine_intel(&m, K6_12, 0x8f);
+	EXPECT_NE(NULL, event_bad(K6_12, &m, &old, 0, false, &v));
+	EXPECT_EQ(-ENODATA, v.err);
+	/* Alder Lake's P-cores need it, its E-cores do not. */
+	machine_intel(&m, K6_1, 0x97);
+	EXPECT_EQ(-ENODATA, kernel_create(K6_1, &m, &old.attr, 0, false).err);
+	old.attr.type = 8;
+	old.attr.config = 0x05d0;
+	EXPECT_EQ(0, kernel_create(K6_1, &m, &old.attr, 8, false).err);
+}
+
+/*
+ * Where the kernel wants the mem-loads-aux leader, the plan asks for no
+ * data source (the kernel would refuse a kernel counter with -ENODATA):
+ * memory-side by the latency threshold alone, and the note says so.
+ */
+TEST(intel_mem_loads_aux)
+{
+	struct refcnt_pmu_params p = { .period = 1000, .ldlat = 128,
+				       .memside = true };
+	struct refcnt_pmu_plan plan;
+	struct refcnt_pmu_cpu d;
+	struct machine m;
+	const char *why;
+
+	machine_intel(&m, K6_12, 0x8f);
+	describe(K6_12, &m, 0, &d);
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(0ULL, plan.ev[0].attr.sample_type & PERF_SAMPLE_DATA_SRC);
+	EXPECT_EQ(0, plan.ev[0].stream.flags);
+	EXPECT_NE(NULL, plan.note);
+	/* Granite Rapids' kernel (6.12) does not set PMU_FL_MEM_LOADS_AUX. */
+	machine_intel(&m, K6_12, 0xad);
+	describe(K6_12, &m, 0, &d);
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(PERF_SAMPLE_DATA_SRC,
+		  plan.ev[0].attr.sample_type & PERF_SAMPLE_DATA_SRC);
+	EXPECT_EQ(REFCNT_PMU_MEMSIDE, plan.ev[0].stream.flags);
+}
+
+/*
+ * Hybrid parts: each core PMU has its own plan, with its own perf type;
+ * a P-core's raw event does not reach the E-cores (perf_init_event()
+ * -ENOENT), which is why the feed plans per CPU. A core PMU the table
+ * does not know is skipped, not fatal.
+ */
+TEST(intel_hybrid)
+{
+	struct refcnt_pmu_params p = { .period = 10007, .ldlat = 64 };
+	struct refcnt_pmu_plan core, atom, other;
+	struct refcnt_pmu_cpu d;
+	struct machine m;
+	const char *why;
+	struct verdict v;
+
+	machine_intel(&m, K6_1, 0x97);
+	describe(K6_1, &m, 0, &d);
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &core, &why));
+	describe(K6_1, &m, 15, &d);
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &atom, &why));
+	EXPECT_EQ(PERF_TYPE_RAW, core.ev[0].attr.type);
+	EXPECT_EQ(0x01cdULL, core.ev[0].attr.config);
+	EXPECT_EQ(0x02cdULL, core.ev[1].attr.config);
+	EXPECT_EQ(8U, atom.ev[0].attr.type);
+	EXPECT_EQ(0x05d0ULL, atom.ev[0].attr.config);
+	EXPECT_EQ(0x06d0ULL, atom.ev[1].attr.config);
+	EXPECT_EQ(NULL, event_bad(K6_1, &m, &core.ev[0], 0, false, &v));
+	EXPECT_STREQ("cpu_core", v.pmu);
+	EXPECT_EQ(NULL, event_bad(K6_1, &m, &atom.ev[0], 15, false, &v));
+	EXPECT_STREQ("cpu_atom", v.pmu);
+	EXPECT_EQ(-ENOENT, kernel_create(K6_1, &m, &core.ev[0].attr, 15,
+					 false).err);
+	/* A third kind of core, unknown here: skipped, with a reason. */
+	d.pmu = "cpu_lowpower";
+	d.pmu_type = 9;
+	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &other, &why));
+	EXPECT_NE(NULL, why);
+}
+
+/* Periods and thresholds the PMU refuses, and unknown CPUs. */
+TEST(intel_bad_input)
+{
+	struct refcnt_pmu_params p = { .period = 31, .ldlat = 30 };
+	struct refcnt_pmu_plan plan;
+	struct refcnt_pmu_cpu d;
+	struct machine m;
+	const char *why;
+
+	/* Haswell's hsw_limit_period(): 32 at least. */
+	machine_intel(&m, K6_1, 0x3f);
+	describe(K6_1, &m, 0, &d);
+	EXPECT_EQ(-EINVAL, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, strstr(why, "32"));
+	p.period = 32;
+	EXPECT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	/* Skylake takes 1; not more than 2^31 - 1. */
+	machine_intel(&m, K6_1, 0x55);
+	describe(K6_1, &m, 0, &d);
+	p.period = 1;
+	EXPECT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	p.period = 0x80000000U;
+	EXPECT_EQ(-EINVAL, refcnt_pmu_plan(&d, &p, &plan, &why));
+	p.period = 0x7fffffff;
+	EXPECT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	/* The SDM's threshold: 3 to 65535 cycles, or 0 for every load. */
+	p.ldlat = 2;
+	EXPECT_EQ(-EINVAL, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(-EINVAL, refcnt_pmu_ldlat_check(1));
+	EXPECT_EQ(-EINVAL, refcnt_pmu_ldlat_check(65536));
+	EXPECT_EQ(0, refcnt_pmu_ldlat_check(3));
+	EXPECT_EQ(0, refcnt_pmu_ldlat_check(65535));
+	EXPECT_EQ(0, refcnt_pmu_ldlat_check(0));
+	/* Memory-side needs the load-latency event's data source. */
+	p.ldlat = 0;
+	p.memside = true;
+	EXPECT_EQ(-EINVAL, refcnt_pmu_plan(&d, &p, &plan, &why));
+	/* Every load needs a DataLA event: Sandy Bridge has none. */
+	machine_intel(&m, K6_1, 0x2a);
+	describe(K6_1, &m, 0, &d);
+	p.memside = false;
+	EXPECT_EQ(-EINVAL, refcnt_pmu_plan(&d, &p, &plan, &why));
+	/* Models and families the table does not know. */
+	d.model = 0x9d;
+	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &plan, &why));
+	d.family = 0x13;
+	d.model = 0x01;
+	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &plan, &why));
+	/* A model 6.1 does not know is generic there: no events. */
+	machine_intel(&m, K6_1, 0xad);
+	describe(K6_1, &m, 0, &d);
+	p.ldlat = 30;
+	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &plan, &why));
+	/* An unknown vendor. */
+	d.vendor = REFCNT_PMU_UNKNOWN;
+	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, why);
+}
+
+/* get_ibs_caps() of some generations (cpuid 0x8000001b). */
+#define CAPS_FAM10H	0x7		/* IBS_CAPS_DEFAULT: no op counting */
+#define CAPS_ZEN2	0x3ff
+#define CAPS_ZEN4	0xfff
+
+/*
+ * IBS on every kernel: 6.1 and 6.12 refuse any exclude flag
+ * (PERF_PMU_CAP_NO_EXCLUDE), so the plan's first choice (the software
+ * filter) fails there with -EINVAL and the fallback, no exclude flag,
+ * is taken; the newest kernel takes the first. Ops are counted.
+ */
+TEST(amd_every_kernel)
+{
+	struct refcnt_pmu_params p = { .period = 10000 };
+	const u32 caps[] = { CAPS_ZEN2, CAPS_ZEN4 };
+	struct refcnt_pmu_plan plan;
+	struct refcnt_pmu_cpu d;
+	struct machine m;
+	unsigned int i;
+	struct verdict v;
+	const char *why;
+	int k, events;
+
+	for (k = 0; k < NR_KRN; k++) {
+		for (i = 0; i < ARRAY_SIZE(caps); i++) {
+			machine_amd(&m, "zen", 0x19, 0x01, caps[i]);
+			p.memside = i;
+			EXPECT_EQ(0, plan_machine(_metadata, k, &m, &p, false,
+						  &events));
+			EXPECT_EQ(1, events);
+			describe(k, &m, 0, &d);
+			ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+			v = kernel_create(k, &m, &plan.ev[0].attr, 0, false);
+			EXPECT_EQ(k == KNEWEST ? 0 : -EINVAL, v.err);
+			EXPECT_EQ(NULL, event_bad(k, &m, &plan.ev[0], 0, false,
+						  &v));
+			EXPECT_STREQ("ibs_op", v.pmu);
+			EXPECT_STREQ("ops", v.counts);
+		}
+	}
+	EXPECT_EQ(PERF_TYPE_RAW, plan.ev[0].attr.type);
+	EXPECT_EQ(0xc1ULL, plan.ev[0].attr.config);
+	EXPECT_EQ(PERF_SAMPLE_ADDR | PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_DATA_SRC,
+		  plan.ev[0].attr.sample_type);
+	EXPECT_EQ(1, (int)plan.ev[0].attr.exclude_kernel);
+	EXPECT_EQ(1ULL, plan.ev[0].attr.config2);
+	EXPECT_EQ(0, (int)plan.ev[0].fallback.exclude_kernel);
+	EXPECT_EQ(0ULL, plan.ev[0].fallback.config2);
+	EXPECT_EQ(REFCNT_PMU_OPS, plan.ev[0].stream.op);
+	EXPECT_EQ(REFCNT_PMU_MEMSIDE, plan.ev[0].stream.flags);
+}
+
+/*
+ * A counting session's task event: 6.1's IBS has no task context (the
+ * session gets EOPNOTSUPP), 6.12's has.
+ */
+TEST(amd_session)
+{
+	struct refcnt_pmu_params p = { .period = 4096 };
+	struct refcnt_pmu_plan plan;
+	struct refcnt_pmu_cpu d;
+	struct machine m;
+	const char *why;
+	int events;
+
+	machine_amd(&m, "zen4", 0x19, 0x11, CAPS_ZEN4);
+	EXPECT_EQ(0, plan_machine(_metadata, K6_12, &m, &p, true, &events));
+	EXPECT_EQ(0, plan_machine(_metadata, KNEWEST, &m, &p, true, &events));
+	describe(K6_1, &m, 0, &d);
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(-EINVAL, kernel_create(K6_1, &m, &plan.ev[0].fallback, -1,
+					 true).err);
+}
+
+/*
+ * The feed's IBS attributes before this change: precise cycles with
+ * exclude_kernel, period 10007. Every kernel but the newest refuses the
+ * exclude flag; the period's low bits are refused everywhere; and the
+ * alias counts cycles, so a weight of N was not N references.
+ */
+TEST(amd_rules_catch_the_old_attributes)
+{
+	struct refcnt_pmu_event old = {
+		.attr = {
+			.size = sizeof(struct perf_event_attr),
+			.type = PERF_TYPE_HARDWARE,
+			.config = PERF_COUNT_HW_CPU_CYCLES,
+			.precise_ip = 2, .exclude_kernel = 1,
+			.sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_PHYS_ADDR,
+			.sample_period = 10007,
+		},
+		.stream = { REFCNT_PMU_LOADS, 0 },
+	};
+	struct verdict v;
+	struct machine m;
+	int k;
+
+	machine_amd(&m, "zen3", 0x19, 0x01, CAPS_ZEN2);
+	for (k = 0; k < NR_KRN; k++) {
+		EXPECT_NE(NULL, event_bad(k, &m, &old, 0, false, &v));
+		EXPECT_EQ(-EINVAL, v.err);
+	}
+	old.attr.sample_period = 10000;
+	for (k = 0; k < KNEWEST; k++) {
+		EXPECT_NE(NULL, event_bad(k, &m, &old, 0, false, &v));
+		EXPECT_NE(NULL, strstr(v.rule, "NO_EXCLUDE"));
+	}
+	old.attr.exclude_kernel = 0;
+	EXPECT_NE(NULL, event_bad(K6_12, &m, &old, 0, false, &v));
+	EXPECT_STREQ("cycles", v.counts);
+}
+
+/* IBS periods are rounded to 16s and reported; no op counting, no feed. */
+TEST(amd_bad_input)
+{
+	struct refcnt_pmu_params p = { .period = 10007 };
+	struct refcnt_pmu_plan plan;
+	struct refcnt_pmu_cpu d;
+	struct machine m;
+	const char *why;
+
+	machine_amd(&m, "zen2", 0x17, 0x31, CAPS_ZEN2);
+	describe(K6_1, &m, 0, &d);
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(10000U, plan.period);
+	EXPECT_EQ(10000ULL, plan.ev[0].attr.sample_period);
+	EXPECT_NE(NULL, plan.note);
+	p.period = 5;
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(16U, plan.period);
+	p.period = 4096;
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(4096U, plan.period);
+	EXPECT_EQ(NULL, plan.note);
+	/* pebs_ldlat is Intel's: IBS ignores it. */
+	p.ldlat = 2;
+	EXPECT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	d.ibs_caps = CAPS_FAM10H;
+	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &plan, &why));
+	d.ibs_caps = 0;
+	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, why);
+}
+
+/*
+ * Memory-side data sources, as 6.1 and 6.12 encode them: Intel's
+ * pebs_data_source[] (ds.c, and its Skylake, Crestmont, Lion Cove
+ * variants) and IBS's perf_ibs_get_mem_lvl() (ibs.c).
+ */
+TEST(memside_data_sources)
+{
+	const u64 lh = DS(OP, LOAD) | DS(LVL, HIT);
+	const struct { u64 src; bool memside; const char *what; } t[] = {
+		{ lh | DS(LVL, L1) | LVLNUM(PERF_MEM_LVLNUM_L1), false, "intel L1" },
+		{ lh | DS(LVL, LFB) | LVLNUM(PERF_MEM_LVLNUM_LFB), false, "intel LFB" },
+		{ lh | DS(LVL, L2) | LVLNUM(PERF_MEM_LVLNUM_L2), false, "intel L2" },
+		{ lh | DS(LVL, L3) | LVLNUM(PERF_MEM_LVLNUM_L3), false, "intel L3 hit" },
+		{ lh | DS(LVL, L3) | LVLNUM(PERF_MEM_LVLNUM_L3) | DS(SNOOP, HITM), false, "intel L3 hitm" },
+		{ DS(OP, LOAD) | DS(LVL, MISS) | LVLNUM(PERF_MEM_LVLNUM_L3), true, "intel unknown L3 miss" },
+		{ lh | DS(LVL, REM_CCE1) | DS(REMOTE, REMOTE) | LVLNUM(PERF_MEM_LVLNUM_L3), true, "intel remote cache" },
+		{ lh | DS(LVL, LOC_RAM) | LVLNUM(PERF_MEM_LVLNUM_RAM), true, "intel local DRAM" },
+		{ lh | DS(LVL, REM_RAM1) | DS(REMOTE, REMOTE) | LVLNUM(PERF_MEM_LVLNUM_L3), true, "intel remote DRAM (snb)" },
+		{ lh | LVLNUM(PERF_MEM_LVLNUM_RAM) | DS(REMOTE, REMOTE), true, "intel remote DRAM (skl)" },
+		{ lh | LVLNUM(PERF_MEM_LVLNUM_PMEM), true, "intel PMEM" },
+		{ lh | LVLNUM(PERF_MEM_LVLNUM_L4), true, "intel L4 eDRAM" },
+		{ lh | LVLNUM(PERF_MEM_LVLNUM_ANY_CACHE) | DS(REMOTE, REMOTE), true, "intel remote forward" },
+		{ lh | DS(LVL, IO) | LVLNUM(PERF_MEM_LVLNUM_NA), false, "intel I/O" },
+		{ lh | DS(LVL, UNC) | LVLNUM(PERF_MEM_LVLNUM_NA), false, "intel uncached" },
+		{ lh | LVLNUM(REFCNT_PERF_MEM_LVLNUM_MSC), true, "lion cove memory-side cache" },
+		{ lh | LVLNUM(REFCNT_PERF_MEM_LVLNUM_L2_MHB), false, "lion cove L2 MHB" },
+		{ DS(OP, LOAD) | DS(LVL, MISS) | DS(LVL, L3) | LVLNUM(PERF_MEM_LVLNUM_L3), true, "lion cove L3 miss" },
+		{ DS(OP, LOAD) | DS(LVL, L1) | DS(LVL, HIT), false, "ibs 6.1 L1" },
+		{ DS(OP, LOAD) | DS(LVL, L3) | DS(LVL, HIT), false, "ibs 6.1 zen4 L3" },
+		{ DS(OP, LOAD) | DS(LVL, L3) | DS(LVL, REM_CCE1) | DS(LVL, HIT), false, "ibs 6.1 local cache" },
+		{ DS(OP, LOAD) | DS(LVL, REM_CCE1) | DS(LVL, HIT), true, "ibs 6.1 near CCX" },
+		{ DS(OP, LOAD) | DS(LVL, REM_CCE2) | DS(LVL, HIT), true, "ibs 6.1 far CCX" },
+		{ DS(OP, LOAD) | DS(LVL, LOC_RAM) | DS(LVL, HIT), true, "ibs 6.1 DRAM" },
+		{ DS(OP, LOAD) | DS(LVL, REM_RAM1) | DS(LVL, HIT), true, "ibs 6.1 remote DRAM" },
+		{ DS(OP, LOAD) | LVLNUM(PERF_MEM_LVLNUM_CXL), true, "ibs CXL" },
+		{ DS(OP, LOAD) | DS(LVL, LFB) | DS(LVL, HIT), false, "ibs MAB" },
+		{ DS(OP, LOAD) | DS(LVL, NA), false, "ibs n/a" },
+		{ lh | DS(LVL, L3) | DS(LVL, REM_CCE1) | LVLNUM(PERF_MEM_LVLNUM_ANY_CACHE) | DS(HOPS, 0), false, "ibs 6.12 local cache" },
+		{ lh | DS(LVL, REM_CCE1) | LVLNUM(PERF_MEM_LVLNUM_ANY_CACHE) | DS(REMOTE, REMOTE) | DS(HOPS, 0), true, "ibs 6.12 near CCX" },
+		{ lh | DS(LVL, REM_RAM1) | LVLNUM(PERF_MEM_LVLNUM_RAM) | DS(REMOTE, REMOTE) | DS(HOPS, 1), true, "ibs 6.12 remote DRAM" },
+		{ DS(OP, STORE) | DS(LVL, MISS) | DS(LVL, L1) | LVLNUM(PERF_MEM_LVLNUM_L1), false, "store missing L1" },
+		{ DS(OP, NA) | DS(LVL, NA) | LVLNUM(PERF_MEM_LVLNUM_NA), false, "nothing" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		if (refcnt_pmu_memside(t[i].src) != t[i].memside)
+			TH_LOG("%s: %#llx", t[i].what, (unsigned long long)t[i].src);
+		EXPECT_EQ(t[i].memside, refcnt_pmu_memside(t[i].src));
+	}
+}
+
+/* What counts of a sample, before its page is looked up. */
+TEST(classify)
+{
+	const struct refcnt_pmu_stream all = { REFCNT_PMU_OPS, 0 };
+	const struct refcnt_pmu_stream mem = { REFCNT_PMU_LOADS,
+					       REFCNT_PMU_MEMSIDE };
+	const struct rcb_count_range r[] = { { 0x10000, 0x1000 } };
+	const u64 a = PERF_SAMPLE_ADDR, pa = PERF_SAMPLE_PHYS_ADDR,
+		  src = PERF_SAMPLE_DATA_SRC;
+	const u64 dram = DS(OP, LOAD) | DS(LVL, HIT) | DS(LVL, LOC_RAM);
+	const u64 l1 = DS(OP, LOAD) | DS(LVL, HIT) | DS(LVL, L1);
+
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, a, 0x10, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&all, false, a, 0x10, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_NOADDR, refcnt_pmu_classify(&all, true, 0, 0, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_NOADDR, refcnt_pmu_classify(&all, true, a, 0, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, pa, 0, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&mem, true, a | src, 0x10, dram, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_CACHED, refcnt_pmu_classify(&mem, true, a | src, 0x10, l1, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_CACHED, refcnt_pmu_classify(&mem, true, a, 0x10, dram, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, a, 0x10fff, 0, r, 1));
+	EXPECT_EQ(REFCNT_SAMPLE_OUTSIDE, refcnt_pmu_classify(&all, true, a, 0x11000, 0, r, 1));
+	EXPECT_EQ(REFCNT_SAMPLE_OUTSIDE, refcnt_pmu_classify(&all, true, pa, 0, 0, r, 1));
+	/* Kernel mode goes first: nothing else is looked at. */
+	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&mem, false, 0, 0, 0, r, 1));
+}
+
+/* Weights: the period, scaled when the PMU multiplexed the event. */
+TEST(scale)
+{
+	EXPECT_EQ(10007ULL, refcnt_pmu_scale(10007, 0, 0));
+	EXPECT_EQ(10007ULL, refcnt_pmu_scale(10007, 5000, 5000));
+	EXPECT_EQ(20014ULL, refcnt_pmu_scale(10007, 2000000, 1000000));
+	EXPECT_EQ(15010ULL, refcnt_pmu_scale(10007, 3000, 2000));
+	EXPECT_EQ(10007ULL, refcnt_pmu_scale(10007, 1000, 0));
+	EXPECT_EQ((u64)U32_MAX, refcnt_pmu_scale(1ULL << 33, 1, 1));
+	EXPECT_EQ((u64)U32_MAX, refcnt_pmu_scale(1000, 1ULL << 62, 1));
+	EXPECT_EQ((u64)U32_MAX, refcnt_pmu_scale(1 << 20, 1ULL << 40, 1ULL << 26));
+}
+
+TEST_HARNESS_MAIN
