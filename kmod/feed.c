@@ -750,10 +750,13 @@ static bool refcnt_feed_present(struct refcnt_feed *feed)
 
 	if (feed->present >= 0)
 		return feed->present;
-	err = refcnt_feed_prepare(feed, true, &period, &setup);
-	/* The machine-wide feed has the PMU: there is one. */
-	if (err == -EBUSY || feed->period)
+	/* Running machine-wide, or holding the PMU against sessions. */
+	if (feed->period)
 		return true;
+	err = refcnt_feed_prepare(feed, true, &period, &setup);
+	if (err == -EBUSY)
+		return true;
+	feed->present = 0;
 	if (err)
 		return false;
 	err = feed->ops->attr(feed, setup, cpu, 0, &fe);
@@ -761,7 +764,6 @@ static bool refcnt_feed_present(struct refcnt_feed *feed)
 	ev = err ? NULL : refcnt_feed_event_create(&fe, period, cpu, NULL, 0,
 						   NULL, NULL);
 	refcnt_feed_finish(feed, true, setup);
-	feed->present = 0;
 	if (IS_ERR_OR_NULL(ev))
 		return false;
 	perf_event_release_kernel(ev);
