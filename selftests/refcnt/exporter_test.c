@@ -193,17 +193,17 @@ out:
 }
 
 /* The from_node label of counter c: "nid", or "first-last" for a group. */
-static void from_label(const struct rc_nodes *online, unsigned int npc,
+static void from_label(const struct rc_nodes *cnodes, unsigned int npc,
 		       unsigned int c, char *buf, size_t size)
 {
 	int first = c * npc, last = first + npc - 1;
 
-	if (last >= online->n)
-		last = online->n - 1;
+	if (last >= cnodes->n)
+		last = cnodes->n - 1;
 	if (first == last)
-		snprintf(buf, size, "%d", online->id[first]);
+		snprintf(buf, size, "%d", cnodes->id[first]);
 	else
-		snprintf(buf, size, "%d-%d", online->id[first], online->id[last]);
+		snprintf(buf, size, "%d-%d", cnodes->id[first], cnodes->id[last]);
 }
 
 /* Node fd's first slot into *slot: 0, or -1. */
@@ -246,7 +246,7 @@ static int inject_all(int nid, int cnodes, unsigned int base)
 }
 
 FIXTURE(exporter) {
-	struct rc_nodes online, devs;
+	struct rc_nodes online, cnodes, devs;
 };
 
 FIXTURE_SETUP(exporter)
@@ -266,6 +266,7 @@ FIXTURE_SETUP(exporter)
 	close(fd);
 	mkdir(TMP, 0755);
 	ASSERT_EQ(0, rc_node_list("online", &self->online));
+	ASSERT_EQ(0, rc_cnode_list(&self->cnodes));
 	self->devs.n = 0;
 	for (i = 0; i < self->online.n; i++) {
 		char path[64];
@@ -310,7 +311,7 @@ static void check_stats(struct __test_metadata *_metadata, const char *text,
 
 /* Per accessing node, local and remote: the table's sums. */
 static void check_table(struct __test_metadata *_metadata, const char *text,
-			const struct rc_nodes *online, const struct node_sums *t,
+			const struct rc_nodes *cnodes, const struct node_sums *t,
 			int cnodeid)
 {
 	uint64_t local = 0, remote = 0;
@@ -318,7 +319,7 @@ static void check_table(struct __test_metadata *_metadata, const char *text,
 	unsigned int c;
 
 	for (c = 0; c < t->cps; c++) {
-		from_label(online, t->npc, c, from, sizeof(from));
+		from_label(cnodes, t->npc, c, from, sizeof(from));
 		snprintf(key, sizeof(key),
 			 "refcnt_references_total{node=\"%d\",from_node=\"%s\"}",
 			 t->nid, from);
@@ -348,7 +349,7 @@ TEST_F_TIMEOUT(exporter, values_equal_module, 300)
 	int i;
 
 	for (i = 0; i < self->devs.n; i++)
-		ASSERT_EQ(0, inject_all(self->devs.id[i], self->online.n, 100 + i));
+		ASSERT_EQ(0, inject_all(self->devs.id[i], self->cnodes.n, 100 + i));
 	ASSERT_EQ(0, run(args, TMP "/out", TMP "/err", -1));
 	text = slurp(TMP "/out");
 	ASSERT_NE(NULL, text);
@@ -358,8 +359,8 @@ TEST_F_TIMEOUT(exporter, values_equal_module, 300)
 
 		check_stats(_metadata, text, nid);
 		ASSERT_EQ(0, table_sums(nid, &t));
-		check_table(_metadata, text, &self->online, &t,
-			    rc_list_index(&self->online, nid));
+		check_table(_metadata, text, &self->cnodes, &t,
+			    rc_list_index(&self->cnodes, nid));
 		if (t.hottest > hottest) {
 			hottest = t.hottest;
 			hottest_nid = nid;
@@ -393,8 +394,8 @@ static long long value_of(const char *path, const char *key)
 TEST_F_TIMEOUT(exporter, injected_references_are_the_increase, 300)
 {
 	const char *args[] = { NULL };
-	int nid = self->devs.id[self->devs.n - 1], k = self->online.n - 1;
-	unsigned int npc = self->online.n > RCB_MAX_COUNTERS ? RCB_NODES_PER_GROUP : 1;
+	int nid = self->devs.id[self->devs.n - 1], k = self->cnodes.n - 1;
+	unsigned int npc = self->cnodes.n > RCB_MAX_COUNTERS ? RCB_NODES_PER_GROUP : 1;
 	char key[160], lkey[160], nkey[96], from[32];
 	long long r0, r1, l0, l1, n0, n1;
 	struct rcb_inject inj = { 0 };
@@ -403,7 +404,7 @@ TEST_F_TIMEOUT(exporter, injected_references_are_the_increase, 300)
 	struct rcb_info info;
 	int fd;
 
-	from_label(&self->online, npc, k / npc, from, sizeof(from));
+	from_label(&self->cnodes, npc, k / npc, from, sizeof(from));
 	snprintf(key, sizeof(key),
 		 "refcnt_references_total{node=\"%d\",from_node=\"%s\"}", nid, from);
 	snprintf(lkey, sizeof(lkey),

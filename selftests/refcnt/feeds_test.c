@@ -31,37 +31,6 @@
 #define RC_PAGES		256
 #define RC_HPAGE		(2UL << 20)
 
-/* A writable file's old contents, to restore at teardown. */
-struct rc_knob {
-	const char *path;
-	char old[64];
-	bool saved;
-};
-
-static int rc_knob_set(struct rc_knob *k, const char *path, const char *val)
-{
-	int fd, n;
-
-	k->path = path;
-	if (!k->saved && rc_read_file(path, k->old, sizeof(k->old)) >= 0)
-		k->saved = true;
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return n;
-}
-
-static void rc_knob_restore(struct rc_knob *k)
-{
-	if (k->saved) {
-		rc_knob_set(k, k->path, k->old);
-		k->saved = false;
-	}
-}
-
 /* First CPU of a node, -1 if it has none. */
 static int rc_node_cpu(int node)
 {
@@ -125,7 +94,7 @@ static uint64_t rc_range_refs(int fd, void *addr, size_t len, unsigned int ctr,
 }
 
 FIXTURE(feeds) {
-	struct rc_nodes online, memory;
+	struct rc_nodes cnodes, memory;
 	struct rc_knob fault_period, numa_balancing, scan_delay, scan_period;
 	struct rcb_info info;
 	struct rcb_page_counters *e;
@@ -137,7 +106,7 @@ FIXTURE_SETUP(feeds)
 {
 	int i;
 
-	ASSERT_EQ(0, rc_node_list("online", &self->online));
+	ASSERT_EQ(0, rc_cnode_list(&self->cnodes));
 	ASSERT_EQ(0, rc_node_list("has_memory", &self->memory));
 	self->fd = rc_open_node(self->memory.id[0], O_RDONLY);
 	ASSERT_LE(0, self->fd);
@@ -157,15 +126,19 @@ FIXTURE_SETUP(feeds)
 		close(fd);
 	}
 
-	/* A node with CPUs, and preferably another node's memory. */
+	/*
+	 * A node with CPUs, and preferably another node's memory, both with
+	 * cnodeids (a node hot-added since the load has none).
+	 */
 	self->cpu_node = -1;
-	for (i = 0; i < self->online.n && self->cpu_node < 0; i++)
-		if (rc_node_cpu(self->online.id[i]) >= 0)
-			self->cpu_node = self->online.id[i];
+	for (i = 0; i < self->cnodes.n && self->cpu_node < 0; i++)
+		if (rc_node_cpu(self->cnodes.id[i]) >= 0)
+			self->cpu_node = self->cnodes.id[i];
 	ASSERT_LE(0, self->cpu_node);
 	self->mem_node = self->memory.id[0];
 	for (i = 0; i < self->memory.n; i++)
-		if (self->memory.id[i] != self->cpu_node)
+		if (self->memory.id[i] != self->cpu_node &&
+		    rc_list_has(&self->cnodes, self->memory.id[i]))
 			self->mem_node = self->memory.id[i];
 }
 
@@ -200,8 +173,8 @@ TEST_F(feeds, fault_feed_counts_every_minor_fault)
 	long faults;
 	char *p;
 
-	cnode_a = rc_list_index(&self->online, self->cpu_node);
-	cnode_b = rc_list_index(&self->online, self->mem_node);
+	cnode_a = rc_list_index(&self->cnodes, self->cpu_node);
+	cnode_b = rc_list_index(&self->cnodes, self->mem_node);
 	ctr = cnode_a / self->info.rcb_nodes_per_counter;
 	rc_knob_set(&self->numa_balancing, "/proc/sys/kernel/numa_balancing", "0");
 	ASSERT_EQ(0, rc_knob_set(&self->fault_period,
@@ -234,7 +207,7 @@ TEST_F(feeds, fault_feed_counts_every_minor_fault)
 /* fault_period=N: only whole multiples of N, about one N-th of the faults. */
 TEST_F(feeds, fault_period_weights_samples)
 {
-	unsigned int ctr = rc_list_index(&self->online, self->cpu_node) /
+	unsigned int ctr = rc_list_index(&self->cnodes, self->cpu_node) /
 			   self->info.rcb_nodes_per_counter;
 	size_t len = RC_PAGES * rc_page_size(), i;
 	uint64_t refs;
@@ -362,7 +335,7 @@ static uint64_t rc_node_stat(int nid, const char *name)
 TEST_F(feeds, synthetic_pebs_samples)
 {
 	unsigned int cps = self->info.rcb_sw_counters_per_set;
-	unsigned int src = self->online.n - 1, ctr;
+	unsigned int src = self->cnodes.n - 1, ctr;
 	struct rcb_slot slot;
 	struct rcb_slot_query sq = { .slots = (uintptr_t)&slot, .num_slots = 1 };
 	uint64_t set, before, samples, delivered, unresolved;
@@ -413,7 +386,7 @@ TEST_F(feeds, synthetic_pebs_samples)
 
 	/* A bad cnodeid anywhere: EINVAL, nothing delivered. */
 	s[1] = s[0];
-	s[1].src_cnodeid = self->online.n;
+	s[1].src_cnodeid = self->cnodes.n;
 	f.nr_samples = 2;
 	errno = 0;
 	EXPECT_EQ(-1, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
@@ -439,7 +412,7 @@ TEST_F(feeds, synthetic_pebs_samples)
 TEST_F(feeds, synthetic_pebs_weight_folds)
 {
 	unsigned int cps = self->info.rcb_sw_counters_per_set;
-	unsigned int src = self->online.n - 1, ctr, i;
+	unsigned int src = self->cnodes.n - 1, ctr, i;
 	int nid = self->memory.id[0];
 	struct rcb_slot slot;
 	struct rcb_slot_query sq = { .slots = (uintptr_t)&slot, .num_slots = 1 };
@@ -612,7 +585,7 @@ TEST_F(feeds, hinting_faults_keep_sampling_without_migration)
 	ASSERT_EQ(0, rc_knob_set(&self->fault_period,
 				 RC_PARAMDIR "/fault_period", "1"));
 	rc_pin(_metadata, self->cpu_node);
-	ctr = rc_list_index(&self->online, self->cpu_node) /
+	ctr = rc_list_index(&self->cnodes, self->cpu_node) /
 	      self->info.rcb_nodes_per_counter;
 
 	for (i = 0; i < len; i += rc_page_size())
@@ -688,7 +661,7 @@ TEST_F(feeds, query_sees_pages_numa_balancing_protected)
 		for (i = 0; i < n; i++) {
 			ASSERT_EQ(RCB_PAGE_PRESENT, self->e[i].flags)
 				TH_LOG("round %d, page %zu", rounds, i);
-			ASSERT_EQ(rc_list_index(&self->online, self->mem_node),
+			ASSERT_EQ(rc_list_index(&self->cnodes, self->mem_node),
 				  self->e[i].cnodeid);
 		}
 		rounds++;

@@ -128,12 +128,9 @@ TEST(open_errors)
 TEST(cnodeids)
 {
 	static struct rc_nodes cnodes, online, mem;
-	char buf[16384];
 	int i;
 
-	ASSERT_LE(0, rc_read_file("/sys/kernel/refcnt/cnodes", buf,
-				  sizeof(buf)));
-	ASSERT_EQ(0, rc_parse_list(buf, &cnodes));
+	ASSERT_EQ(0, rc_cnode_list(&cnodes));
 	ASSERT_EQ(0, rc_node_list("online", &online));
 	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
 	ASSERT_EQ(cnodes.n, refcnt_num_cnodes());

@@ -638,6 +638,19 @@ static void check_range_query(struct __test_metadata *_metadata, int fd,
 }
 
 /* The module loads; parameters, every rcb_info field and the slots follow. */
+/* A load numbers the nodes online at that moment, in order. */
+static void check_cnodes_are_online(struct __test_metadata *_metadata)
+{
+	struct rc_nodes online, cnodes;
+	int i;
+
+	ASSERT_EQ(0, rc_node_list("online", &online));
+	ASSERT_EQ(0, rc_cnode_list(&cnodes));
+	ASSERT_EQ(online.n, cnodes.n);
+	for (i = 0; i < online.n; i++)
+		EXPECT_EQ(online.id[i], cnodes.id[i]) TH_LOG("cnodeid %d", i);
+}
+
 TEST_F_TIMEOUT(good_params, loaded, 300)
 {
 	struct rc_params want = variant->p, got;
@@ -655,6 +668,7 @@ TEST_F_TIMEOUT(good_params, loaded, 300)
 	ASSERT_EQ(0, rc_unload());
 	ASSERT_EQ(0, rc_load(params)) TH_LOG("params \"%s\"", params);
 	ASSERT_EQ(0, rc_read_params(&got));
+	check_cnodes_are_online(_metadata);
 	EXPECT_EQ(want.granularity, got.granularity);
 	EXPECT_EQ(want.premium, got.premium);
 	EXPECT_EQ(want.abs_threshold, got.abs_threshold);

@@ -70,13 +70,13 @@ static inline void rc_check_info(struct __test_metadata *_metadata, int node,
 				 struct rcb_info *out)
 {
 	static struct rcb_slot s[RC_MAX_SLOTS + 1];
-	static struct rc_nodes online;
+	static struct rc_nodes cnodes;
 	unsigned long long pages, sum = 0;
 	struct rcb_info e, got;
 	unsigned int i;
 
-	ASSERT_EQ(0, rc_node_list("online", &online));
-	rc_expected_info(&online, node, p, &e);
+	ASSERT_EQ(0, rc_cnode_list(&cnodes));
+	rc_expected_info(&cnodes, node, p, &e);
 
 	memset(&got, 0xff, sizeof(got));
 	ASSERT_EQ(0, ioctl(fd, RCB_INFO_GET, &got))

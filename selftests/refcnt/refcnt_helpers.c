@@ -143,6 +143,22 @@ int rc_node_list(const char *which, struct rc_nodes *out)
 	return rc_parse_list(buf, out);
 }
 
+/*
+ * The module's numbering: the i-th node of /sys/kernel/refcnt/cnodes has
+ * cnodeid i. It is fixed at load, while the online list follows hotplug,
+ * so tests that name cnodeids take it from here.
+ */
+int rc_cnode_list(struct rc_nodes *out)
+{
+	char buf[16384];
+	int ret;
+
+	ret = rc_read_file("/sys/kernel/refcnt/cnodes", buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	return rc_parse_list(buf, out);
+}
+
 int rc_list_index(const struct rc_nodes *l, int id)
 {
 	int i;
@@ -346,16 +362,17 @@ unsigned int rc_hw_max(unsigned int cnodes, bool premium)
  * parameters alone (everything but the slot-derived ones: rcb_len,
  * rcb_sw_sets, rcb_base_paddr, rcb_num_slots and rcb_base_pages).
  */
-void rc_expected_info(const struct rc_nodes *online, int node,
+void rc_expected_info(const struct rc_nodes *cnodes, int node,
 				    const struct rc_params *p,
 				    struct rcb_info *e)
 {
-	unsigned int cn = online->n;
+	unsigned int cn = cnodes->n;
 	unsigned int max;
 
 	memset(e, 0, sizeof(*e));
 	e->rcb_num_cnodes = cn;
-	e->rcb_cnodeid = rc_list_index(online, node);
+	/* -1, not in the list, is RCB_NO_CNODE: a node added since the load. */
+	e->rcb_cnodeid = rc_list_index(cnodes, node);
 	e->rcb_nodeid = node;
 	if (cn <= RCB_MAX_COUNTERS) {
 		e->rcb_sw_counters_per_set = cn;
@@ -488,6 +505,30 @@ int rc_restore_default(void)
 }
 
 /* ---------------------------------------------------------------- misc */
+
+int rc_knob_set(struct rc_knob *k, const char *path, const char *val)
+{
+	int fd, n;
+
+	k->path = path;
+	if (!k->saved && rc_read_file(path, k->old, sizeof(k->old)) >= 0)
+		k->saved = true;
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+void rc_knob_restore(struct rc_knob *k)
+{
+	if (k->saved) {
+		rc_knob_set(k, k->path, k->old);
+		k->saved = false;
+	}
+}
 
 static void *rc_park(void *arg)
 {

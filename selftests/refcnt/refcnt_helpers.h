@@ -73,6 +73,7 @@ struct rc_nodes {
 
 int rc_parse_list(const char *s, struct rc_nodes *out);	/* "0-3,5" */
 int rc_node_list(const char *which, struct rc_nodes *out); /* "online", "has_memory".. */
+int rc_cnode_list(struct rc_nodes *out);	/* the module's cnodeid order */
 int rc_list_index(const struct rc_nodes *l, int id);
 bool rc_list_has(const struct rc_nodes *l, int id);
 void rc_dev_path(char *buf, size_t size, int node);
@@ -105,7 +106,7 @@ bool rc_params_equal(const struct rc_params *a, const struct rc_params *b);
 /* Expected values. */
 unsigned int rc_hw_bits(unsigned int cnodes, bool premium);
 unsigned int rc_hw_max(unsigned int cnodes, bool premium);
-void rc_expected_info(const struct rc_nodes *online, int node,
+void rc_expected_info(const struct rc_nodes *cnodes, int node,
 		      const struct rc_params *p, struct rcb_info *e);
 
 /*
@@ -114,6 +115,16 @@ void rc_expected_info(const struct rc_nodes *online, int node,
  * refcnt_test): each holds refcnt.ko.
  */
 const char *rc_ko_path(void);
+/* A writable file's old contents, to restore at teardown. */
+struct rc_knob {
+	const char *path;
+	char old[64];
+	bool saved;
+};
+
+int rc_knob_set(struct rc_knob *k, const char *path, const char *val);
+void rc_knob_restore(struct rc_knob *k);
+
 bool rc_module_loaded(void);
 int rc_load(const char *params);
 int rc_unload(void);

@@ -100,17 +100,17 @@ TEST_F(testmod, bench_bad_arguments)
 /* The cnodeid of the node of a CPU, from sysfs; -1 if unknown. */
 static int cpu_cnode(int cpu)
 {
-	struct rc_nodes online;
+	struct rc_nodes cnodes;
 	char path[128];
 	int nid;
 
-	if (rc_node_list("online", &online))
+	if (rc_cnode_list(&cnodes))
 		return -1;
 	for (nid = 0; nid < RC_MAX_NODES; nid++) {
 		snprintf(path, sizeof(path),
 			 "/sys/devices/system/cpu/cpu%d/node%d", cpu, nid);
 		if (rc_exists(path))
-			return rc_list_index(&online, nid);
+			return rc_list_index(&cnodes, nid);
 	}
 	return -1;
 }

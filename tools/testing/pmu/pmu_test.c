@@ -329,7 +329,10 @@ TEST(intel_hybrid)
 	EXPECT_NE(NULL, why);
 }
 
-/* Periods and thresholds the PMU refuses, and unknown CPUs. */
+/*
+ * Periods and thresholds the PMU refuses, and unknown CPUs: each refusal
+ * with the reason the feed prints, its one line in dmesg.
+ */
 TEST(intel_bad_input)
 {
 	struct refcnt_pmu_params p = { .period = 31, .ldlat = 30 };
@@ -342,6 +345,7 @@ TEST(intel_bad_input)
 	machine_intel(&m, K6_1, 0x3f);
 	describe(K6_1, &m, 0, &d);
 	EXPECT_EQ(-EINVAL, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, why);
 	EXPECT_NE(NULL, strstr(why, "32"));
 	p.period = 32;
 	EXPECT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
@@ -352,11 +356,13 @@ TEST(intel_bad_input)
 	EXPECT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
 	p.period = 0x80000000U;
 	EXPECT_EQ(-EINVAL, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, why);
 	p.period = 0x7fffffff;
 	EXPECT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
 	/* The SDM's threshold: 3 to 65535 cycles, or 0 for every load. */
 	p.ldlat = 2;
 	EXPECT_EQ(-EINVAL, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, why);
 	EXPECT_EQ(-EINVAL, refcnt_pmu_ldlat_check(1));
 	EXPECT_EQ(-EINVAL, refcnt_pmu_ldlat_check(65536));
 	EXPECT_EQ(0, refcnt_pmu_ldlat_check(3));
@@ -366,22 +372,27 @@ TEST(intel_bad_input)
 	p.ldlat = 0;
 	p.memside = true;
 	EXPECT_EQ(-EINVAL, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, why);
 	/* Every load needs a DataLA event: Sandy Bridge has none. */
 	machine_intel(&m, K6_1, 0x2a);
 	describe(K6_1, &m, 0, &d);
 	p.memside = false;
 	EXPECT_EQ(-EINVAL, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, why);
 	/* Models and families the table does not know. */
 	d.model = 0x9d;
 	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, why);
 	d.family = 0x13;
 	d.model = 0x01;
 	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, why);
 	/* A model 6.1 does not know is generic there: no events. */
 	machine_intel(&m, K6_1, 0xad);
 	describe(K6_1, &m, 0, &d);
 	p.ldlat = 30;
 	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, why);
 	/* An unknown vendor. */
 	d.vendor = REFCNT_PMU_UNKNOWN;
 	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &plan, &why));
