@@ -151,6 +151,8 @@ struct refcnt_stats {
  * @seq:	events raised so far, dropped ones included
  * @dropped:	events dropped since the reader last saw a LOST record
  * @first_dropped: seq of the first of them; a LOST record carries it
+ * @room_wanted: a full queue refused an offered record: the reader that
+ *		makes room says so (refcnt_events_room_wanted())
  * @wait:	readers waiting for a record; the interface waits here
  */
 struct refcnt_events {
@@ -163,6 +165,7 @@ struct refcnt_events {
 	u64 seq;
 	u64 dropped;
 	u64 first_dropped;
+	bool room_wanted;
 	wait_queue_head_t wait;
 };
 
@@ -223,6 +226,9 @@ struct refcnt_fold_log {
  * @migrate_pending:	per set: a migration event is to be queued
  * @pegged:		per set: pegged since its last fold
  * @migrated:		per set: migration raised since its last fold
+ * @migrate_owed:	per set: a MIGRATE record the full queue refused, to
+ *			be offered again first when the service runs
+ * @nr_owed:		bits set in @migrate_owed; under @fold_lock
  * @attention:		per word of the bitmaps above: some bit may be set
  * @nr_attention:	bits in @attention
  * @ctx:		contexts of the references that raised events
@@ -271,6 +277,8 @@ struct refcnt_node {
 	unsigned long *migrate_pending;
 	unsigned long *pegged;
 	unsigned long *migrated;
+	unsigned long *migrate_owed;
+	u64 nr_owed;
 	unsigned long *attention;
 	unsigned long nr_attention;
 	struct refcnt_ctx_slot {
@@ -457,6 +465,8 @@ void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
 void refcnt_events_init(struct refcnt_events *ev, int nid, u32 size);
 void refcnt_events_destroy(struct refcnt_events *ev);
 bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec);
+bool refcnt_events_offer(struct refcnt_events *ev, struct rcb_event *rec);
+bool refcnt_events_room_wanted(struct refcnt_events *ev);
 u64 refcnt_events_queue_alike(struct refcnt_events *ev, struct rcb_event *rec,
 			      u64 nr);
 void refcnt_events_drop(struct refcnt_events *ev, u64 n);

@@ -146,6 +146,9 @@ static ssize_t refcnt_read(struct file *file, char __user *buf,
 			done += n;
 		}
 	}
+	/* Room made for a MIGRATE record the full queue refused. */
+	if (refcnt_events_room_wanted(ev))
+		queue_delayed_work(system_unbound_wq, &rf->node->fold_work, 0);
 	return done * sizeof(batch[0]);
 }
 

@@ -6,6 +6,9 @@
  * Only the interrupt service (process context) queues records, so a
  * spinlock is enough. A full queue drops the new record, never blocks;
  * the reader then first gets an RCB_EVENT_LOST record saying how many.
+ * A record the service must not lose (MIGRATE) is offered instead: a full
+ * queue refuses it without a trace, the service keeps it owed, and the
+ * reader that next makes room is told to run the service again.
  * Folds made on the reference path, in any context, leave their events
  * in the node's fold log, a small lock-free ring the service empties
  * into the queue first.
@@ -87,6 +90,39 @@ static void refcnt_events_ring_install(struct refcnt_events *ev,
 	}
 }
 
+/* Queue @rec if there is room; else drop it, or with !@drop refuse it. */
+static bool refcnt_events_put(struct refcnt_events *ev, struct rcb_event *rec,
+			      bool drop)
+{
+	struct rcb_event *ring = NULL;
+	bool queued = false;
+
+	ring = refcnt_events_ring_new(ev);
+	rec->time_ns = ktime_get_ns();
+	spin_lock(&ev->lock);
+	refcnt_events_ring_install(ev, &ring);
+	if (ev->ring && ev->head - ev->tail < ev->size) {
+		rec->seq = ev->seq++;
+		ev->ring[ev->head & (ev->size - 1)] = *rec;
+		/* refcnt_events_ready() reads these without the lock */
+		WRITE_ONCE(ev->head, ev->head + 1);
+		queued = true;
+	} else if (drop) {
+		rec->seq = ev->seq++;
+		if (!ev->dropped)
+			ev->first_dropped = rec->seq;
+		WRITE_ONCE(ev->dropped, ev->dropped + 1);
+	} else {
+		/* Under the lock: the reader that makes room sees it. */
+		ev->room_wanted = true;
+	}
+	spin_unlock(&ev->lock);
+	kvfree(ring);	/* another caller made it first */
+	if (queued)
+		wake_up_interruptible(&ev->wait);
+	return queued;
+}
+
 /**
  * refcnt_events_queue() - queue a record, stamping its seq and time
  * @ev:		the queue
@@ -96,29 +132,46 @@ static void refcnt_events_ring_install(struct refcnt_events *ev,
  */
 bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec)
 {
-	struct rcb_event *ring = NULL;
-	bool queued = false;
+	return refcnt_events_put(ev, rec, true);
+}
 
-	ring = refcnt_events_ring_new(ev);
-	rec->time_ns = ktime_get_ns();
+/**
+ * refcnt_events_offer() - queue a record the caller will not lose
+ * @ev:		the queue
+ * @rec:	the record; its seq and time are stamped if it is queued
+ *
+ * A full queue refuses it: it takes no seq and no drop is counted, the
+ * caller keeps it owed and offers it again once a reader has made room
+ * (refcnt_events_room_wanted()).
+ *
+ * Return: false if the queue was full and refused it.
+ */
+bool refcnt_events_offer(struct refcnt_events *ev, struct rcb_event *rec)
+{
+	return refcnt_events_put(ev, rec, false);
+}
+
+/**
+ * refcnt_events_room_wanted() - did a full queue refuse a record?
+ * @ev:		the queue
+ *
+ * For the reader, after refcnt_events_take(): true, once, when a record
+ * was refused (refcnt_events_offer()) and there is room now; its owner
+ * is to be told. A refusal after this call finds the queue full again,
+ * so the reader that next takes a record sees it.
+ *
+ * Return: true if the owner of a refused record should offer it again.
+ */
+bool refcnt_events_room_wanted(struct refcnt_events *ev)
+{
+	bool wanted;
+
 	spin_lock(&ev->lock);
-	refcnt_events_ring_install(ev, &ring);
-	rec->seq = ev->seq++;
-	if (ev->ring && ev->head - ev->tail < ev->size) {
-		ev->ring[ev->head & (ev->size - 1)] = *rec;
-		/* refcnt_events_ready() reads these without the lock */
-		WRITE_ONCE(ev->head, ev->head + 1);
-		queued = true;
-	} else {
-		if (!ev->dropped)
-			ev->first_dropped = rec->seq;
-		WRITE_ONCE(ev->dropped, ev->dropped + 1);
-	}
+	wanted = ev->room_wanted && ev->head - ev->tail < ev->size;
+	if (wanted)
+		ev->room_wanted = false;
 	spin_unlock(&ev->lock);
-	kvfree(ring);	/* another caller made it first */
-	if (queued)
-		wake_up_interruptible(&ev->wait);
-	return queued;
+	return wanted;
 }
 
 /**

@@ -134,27 +134,71 @@ static void refcnt_peg_event(struct refcnt_node *node, u64 set)
 	refcnt_queue(node, &ev);
 }
 
-/* A remote counter ahead of the home counter by the differential. */
-static void refcnt_migrate_event(struct refcnt_node *node, u64 set)
+/* A set's MIGRATE record, with its hardware counts as they are now. */
+static void refcnt_migrate_record(struct refcnt_node *node, u64 set,
+				  struct rcb_event *ev)
 {
 	u64 first = set * refcnt_topo.counters_per_set;
-	unsigned int c, top = 0;
+	unsigned int c, top = U32_MAX;
 	u32 most = 0;
-	struct rcb_event ev;
 
 	for (c = 0; c < refcnt_topo.counters_per_set; c++) {
 		u32 v = refcnt_sparse_read(&node->hw, first + c);
 
-		if (c != node->home_counter && v > most) {
+		/* The first remote counter when all are 0 (after a fold) */
+		if (c != node->home_counter && (v > most || top == U32_MAX)) {
 			most = v;
 			top = c;
 		}
 	}
-	refcnt_event_init(node, set, RCB_EVENT_MIGRATE, &ev);
-	refcnt_event_counter(&ev, top, most);
-	ev.home_count = refcnt_home_count(node, first);
+	refcnt_event_init(node, set, RCB_EVENT_MIGRATE, ev);
+	refcnt_event_counter(ev, top, most);
+	ev->home_count = refcnt_home_count(node, first);
+}
+
+/*
+ * A remote counter ahead of the home counter by the differential. The
+ * record is never dropped: a full queue leaves it owed, and one owed
+ * record per set stands for every later crossing until it is queued.
+ */
+static void refcnt_migrate_event(struct refcnt_node *node, u64 set)
+{
+	struct rcb_event ev;
+
 	this_cpu_inc(node->stats->migrations);
-	refcnt_queue(node, &ev);
+	if (test_bit(set, node->migrate_owed))
+		return;
+	refcnt_migrate_record(node, set, &ev);
+	if (!refcnt_events_offer(&node->events, &ev)) {
+		set_bit(set, node->migrate_owed);
+		node->nr_owed++;
+	}
+}
+
+/*
+ * The MIGRATE records a full queue refused, first, in set order, made
+ * now: until the queue refuses one again. A crossing the set raised since
+ * is in the counts now: this record stands for it too.
+ */
+static void refcnt_service_owed(struct refcnt_node *node)
+{
+	struct rcb_event ev;
+	unsigned long set;
+
+	if (!node->nr_owed)
+		return;
+	for_each_set_bit(set, node->migrate_owed, node->nr_sets) {
+		refcnt_migrate_record(node, set, &ev);
+		ev.flags |= RCB_EVENT_F_LATE;
+		if (!refcnt_events_offer(&node->events, &ev))
+			return;
+		clear_bit(set, node->migrate_owed);
+		if (test_and_clear_bit(set, node->migrate_pending))
+			this_cpu_inc(node->stats->migrations);
+		if (!--node->nr_owed)
+			return;
+		cond_resched();
+	}
 }
 
 /*
@@ -374,6 +418,7 @@ static bool refcnt_service(struct refcnt_node *node)
 
 	lockdep_assert_held(&node->fold_lock);
 	refcnt_table_zap(&node->table);
+	refcnt_service_owed(node);
 	refcnt_service_fold_log(node);
 	for_each_set_bit(w, node->attention, node->nr_attention) {
 		unsigned long peg, migrate, fold, b;
@@ -540,6 +585,8 @@ int refcnt_node_reset(struct refcnt_node *node)
 	bitmap_zero(node->migrate_pending, node->nr_sets);
 	bitmap_zero(node->pegged, node->nr_sets);
 	bitmap_zero(node->migrated, node->nr_sets);
+	bitmap_zero(node->migrate_owed, node->nr_sets);
+	node->nr_owed = 0;
 	for (i = 0; i < REFCNT_CTX_SLOTS; i++)
 		WRITE_ONCE(node->ctx[i].set, U64_MAX);
 	/* Events of inline folds being logged now are kept: they come after. */

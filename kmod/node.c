@@ -43,6 +43,7 @@ static void refcnt_node_free(struct refcnt_node *node)
 	refcnt_sparse_destroy(&node->lost);
 	refcnt_sparse_destroy(&node->hw);
 	kvfree(node->attention);
+	kvfree(node->migrate_owed);
 	kvfree(node->migrated);
 	kvfree(node->pegged);
 	kvfree(node->migrate_pending);
@@ -64,11 +65,12 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 	node->migrate_pending = refcnt_bitmap(node->nr_sets, nid, fixed);
 	node->pegged = refcnt_bitmap(node->nr_sets, nid, fixed);
 	node->migrated = refcnt_bitmap(node->nr_sets, nid, fixed);
+	node->migrate_owed = refcnt_bitmap(node->nr_sets, nid, fixed);
 	node->nr_attention = DIV_ROUND_UP_ULL(node->nr_sets, BITS_PER_LONG);
 	node->attention = refcnt_bitmap(node->nr_attention, nid, fixed);
 	if (!node->stats || !node->fold_pending || !node->peg_pending ||
 	    !node->migrate_pending || !node->pegged || !node->migrated ||
-	    !node->attention)
+	    !node->migrate_owed || !node->attention)
 		return -ENOMEM;
 
 	err = refcnt_sparse_init(&node->hw, nid, words);

@@ -141,6 +141,8 @@ void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
 	 * nor queue an event after the last.
 	 */
 	bitmap_zero(old->attention, old->nr_attention);
+	bitmap_zero(old->migrate_owed, old->nr_sets);
+	old->nr_owed = 0;
 	if (succ)
 		mutex_unlock(&succ->fold_lock);
 	mutex_unlock(&old->fold_lock);

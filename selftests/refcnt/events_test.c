@@ -9,7 +9,8 @@
  * CLOCK_MONOTONIC times. The queue is per node and bounded: with
  * event_queue_len=16 (module reloaded, needs REFCNT_KO) extra events are
  * dropped and counted, and the reader first gets one RCB_EVENT_LOST record
- * with their number, then the queued records in order.
+ * with their number, then the queued records in order; MIGRATE records are
+ * never dropped: a flood of them reaches the reader as it makes room.
  */
 #include <signal.h>
 
@@ -438,6 +439,92 @@ TEST_F(overflow, lost_counts_since_last_report)
 	EXPECT_EQ((uint64_t)SMALL_QUEUE - 1, ev[SMALL_QUEUE].seq);
 	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
 	EXPECT_EQ(15ULL, s.events_dropped);
+}
+
+/*
+ * A flood faster than the reader: one batch folds 40 sets and takes 200
+ * others D + 1 past the differential, on a queue of 16. The folds the
+ * queue has no room for are dropped (one LOST record, 24); the MIGRATE
+ * records are not: each read() that makes room has the module queue the
+ * next owed ones (RCB_EVENT_F_LATE), and the reader, only reading and
+ * polling, learns about exactly the 200 sets, each once, in set order,
+ * with consecutive seq numbers after the folds'.
+ */
+#define FLOOD_FOLDS	40U
+#define FLOOD_SETS	200U
+
+TEST_F(overflow, migrate_flood_reaches_the_reader)
+{
+	static struct rcb_event ev[FLOOD_SETS + 64];
+	static struct rcb_ref refs[FLOOD_FOLDS + FLOOD_SETS];
+	const struct rc_dev *d = &self->d;
+	struct pollfd p = { .fd = d->fd, .events = POLLIN };
+	unsigned int seen[FLOOD_SETS] = { 0 };
+	unsigned int home, r, i, got = 0, rounds = 0;
+	uint64_t seq, first = rcd_mid_set(d, 200);
+	uint32_t D = 10, abs;
+	struct rc_stats s0, s;
+	int n, k;
+
+	if (self->skip)
+		SKIP(return, "REFCNT_KO needed to load with event_queue_len=16");
+	if (d->cps < 2)
+		SKIP(return, "one counter per set: no remote node");
+	home = rcd_counter(d, d->info.rcb_cnodeid);
+	r = rcd_last_cnode(d, (home + 1) % d->cps);
+	abs = d->info.rcb_abs_threshold;
+	ASSERT_EQ(0, rc_thresholds(d->fd, abs, D));
+	ASSERT_EQ(0, rc_stats_read(d->nid, &s0));
+	/* Folds in sets below the migrating ones: queued first. */
+	for (i = 0; i < FLOOD_FOLDS; i++)
+		refs[i] = (struct rcb_ref){ rcd_set_paddr(d, rcd_mid_set(d, i)),
+					    d->info.rcb_cnodeid, abs };
+	for (i = 0; i < FLOOD_SETS; i++)
+		refs[FLOOD_FOLDS + i] = (struct rcb_ref){
+			rcd_set_paddr(d, first + i), r, D + 1 };
+	ASSERT_EQ(0, rc_inject(d->fd, refs, FLOOD_FOLDS + FLOOD_SETS,
+			       RCB_INJECT_SYNC));
+
+	n = read(d->fd, ev, sizeof(ev));
+	ASSERT_EQ((1 + SMALL_QUEUE) * RC_EVENT_SIZE, n);
+	EXPECT_EQ((uint32_t)RCB_EVENT_LOST, ev[0].type);
+	EXPECT_EQ((uint32_t)(FLOOD_FOLDS - SMALL_QUEUE), ev[0].count);
+	for (i = 1; i <= SMALL_QUEUE; i++)
+		EXPECT_EQ((uint32_t)RCB_EVENT_FOLD, ev[i].type);
+	/* The MIGRATE records are numbered after all 40 folds */
+	seq = ev[1].seq + FLOOD_FOLDS;
+	/* Only read and poll: each read's room brings the next ones. */
+	while (got < FLOOD_SETS && rounds++ < 4 * FLOOD_SETS) {
+		ASSERT_EQ(1, poll(&p, 1, 10000))
+			TH_LOG("no record for 10 s after %u of %u sets", got,
+			       FLOOD_SETS);
+		n = rc_events(d->fd, ev, FLOOD_SETS + 64);
+		ASSERT_LE(0, n);
+		for (k = 0; k < n; k++) {
+			ASSERT_EQ((uint32_t)RCB_EVENT_MIGRATE, ev[k].type)
+				TH_LOG("record %u is %s", got,
+				       rc_event_name(ev[k].type));
+			ASSERT_EQ(first + got, ev[k].set);
+			EXPECT_EQ(RCB_EVENT_F_LATE, ev[k].flags);
+			EXPECT_EQ(seq, ev[k].seq);
+			EXPECT_EQ(rcd_counter(d, r), ev[k].counter);
+			EXPECT_EQ(D + 1, ev[k].count);
+			EXPECT_EQ(0U, ev[k].home_count);
+			seen[ev[k].set - first]++;
+			seq++;
+			got++;
+		}
+	}
+	ASSERT_EQ(FLOOD_SETS, got);
+	for (i = 0; i < FLOOD_SETS; i++)
+		EXPECT_EQ(1U, seen[i]) TH_LOG("set %u", i);
+	ASSERT_EQ(0, rc_sync(d->fd));
+	ASSERT_EQ(0, rc_events(d->fd, ev, FLOOD_SETS + 64));
+	ASSERT_EQ(0, rc_stats_read(d->nid, &s));
+	EXPECT_EQ(s0.migrations + FLOOD_SETS, s.migrations);
+	EXPECT_EQ(s0.events_dropped + FLOOD_FOLDS - SMALL_QUEUE,
+		  s.events_dropped);
+	EXPECT_EQ(s0.folds + FLOOD_FOLDS, s.folds);
 }
 
 TEST_HARNESS_MAIN

@@ -157,9 +157,10 @@ static void write_conf(const char *extra)
 {
 	FILE *f = fopen(CONF, "w");
 
+	/* The tests feed samples themselves: no feed of refcntd's own. */
 	fprintf(f, "# refcntd_test\npids = %d\ndiff_threshold = %d\nmin_free_mb = 0\n"
-		"stats_file = " STATS "\nstats_interval = 0\nlog_moves = yes\n%s",
-		getpid(), DIFF, extra);
+		"stats_file = " STATS "\nstats_interval = 0\nlog_moves = yes\n%s%s",
+		getpid(), DIFF, extra, strstr(extra, "feed =") ? "" : "feed = none\n");
 	fclose(f);
 }
 
@@ -477,6 +478,127 @@ static int run_cli(int uid, int hide, int *lines, char *first, size_t size)
 		(*lines)++;
 	snprintf(first, size, "%s", n > 0 ? buf : "");
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A module parameter or sysctl as a number (Y/N as 1/0), or -1. */
+static long param_of(const char *path)
+{
+	char buf[32];
+	int n = rc_read_file(path, buf, sizeof(buf));
+
+	if (n <= 0)
+		return -1;
+	return buf[0] == 'Y' ? 1 : buf[0] == 'N' ? 0 : strtol(buf, NULL, 10);
+}
+
+#define FAULT_PERIOD	"/sys/module/refcnt/parameters/fault_period"
+#define PEBS_PERIOD	"/sys/module/refcnt/parameters/pebs_period"
+#define HUB_ENABLE	"/sys/module/refcnt_hub/parameters/enable"
+#define NUMA_BAL	"/proc/sys/kernel/numa_balancing"
+
+/* A small file whole (malloc'd), or NULL. */
+static char *slurp_file(const char *path)
+{
+	char *buf = malloc(65536);
+	int n = buf ? rc_read_file(path, buf, 65536) : -1;
+
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Whether the PMU has PEBS/IBS: the module takes pebs_period or not. */
+static int pmu_has_pebs(void)
+{
+	int fd = open(PEBS_PERIOD, O_WRONLY), ok;
+
+	if (fd < 0)
+		return 0;
+	ok = write(fd, "10000", 5) == 5;
+	close(fd);
+	if (ok) {
+		fd = open(PEBS_PERIOD, O_WRONLY);
+		if (fd >= 0 && write(fd, "0", 1) != 1)
+			ok = -1;
+		if (fd >= 0)
+			close(fd);
+	}
+	return ok;
+}
+
+/*
+ * feed = auto (the default): PEBS/IBS where the PMU has it, else hinting
+ * faults (fault_period 1, NUMA balancing on while refcntd runs), all
+ * restored when it stops; an explicit feed wins; feed = pebs without the
+ * PMU is refused with the cause.
+ */
+TEST_F(refcntd, feed_auto_picks_the_best_the_machine_has)
+{
+	long nb = param_of(NUMA_BAL);
+	int pebs = pmu_has_pebs(), lines;
+	char first[4096], *err;
+	pid_t pid;
+
+	ASSERT_LE(0, pebs);
+	if (param_of(FAULT_PERIOD) || param_of(PEBS_PERIOD) > 0 || param_of(HUB_ENABLE) == 1)
+		SKIP(return, "a machine-wide feed is on: auto keeps it");
+	if (nb < 0)
+		SKIP(return, "no NUMA balancing in this kernel");
+	write_conf("feed = auto\n");
+	pid = start();
+	ASSERT_EQ(0, access(STATS, R_OK));
+	if (pebs) {
+		EXPECT_EQ(10000, param_of(PEBS_PERIOD));
+		EXPECT_EQ(0, param_of(FAULT_PERIOD));
+	} else {
+		EXPECT_EQ(0, param_of(PEBS_PERIOD));
+		EXPECT_EQ(1, param_of(FAULT_PERIOD));
+		EXPECT_EQ(1, param_of(NUMA_BAL) & 1);
+	}
+	EXPECT_EQ(0, stop(pid));
+	err = slurp_file(ERRF);
+	ASSERT_NE(NULL, err);
+	EXPECT_NE(NULL, strstr(err, pebs ? "feed: PEBS/IBS, one sample every 10000 events" :
+			       "feed: hinting faults, every 1st fault")) TH_LOG("%s", err);
+	if (!pebs)
+		EXPECT_NE(NULL, strstr(err, "feed: no PEBS/IBS here (Operation not supported)"))
+			TH_LOG("%s", err);
+	free(err);
+	err = slurp_file(STATS);
+	ASSERT_NE(NULL, err);
+	EXPECT_NE(NULL, strstr(err, pebs ? ", \"feed\": \"pebs\"}" : ", \"feed\": \"hinting\"}"))
+		TH_LOG("%s", err);
+	free(err);
+	EXPECT_EQ(0, param_of(FAULT_PERIOD));
+	EXPECT_EQ(0, param_of(PEBS_PERIOD));
+	EXPECT_EQ(nb, param_of(NUMA_BAL));
+
+	/* An explicit feed wins. */
+	write_conf("feed = faults\nfeed_period = 3\n");
+	pid = start();
+	EXPECT_EQ(3, param_of(FAULT_PERIOD));
+	EXPECT_EQ(nb, param_of(NUMA_BAL));
+	EXPECT_EQ(0, stop(pid));
+	err = slurp_file(STATS);
+	ASSERT_NE(NULL, err);
+	EXPECT_NE(NULL, strstr(err, ", \"feed\": \"faults\"}")) TH_LOG("%s", err);
+	free(err);
+	EXPECT_EQ(0, param_of(FAULT_PERIOD));
+
+	write_conf("feed = sideways\n");
+	EXPECT_EQ(2, run_cli(-1, 0, &lines, first, sizeof(first)));
+	EXPECT_NE(NULL, strstr(first, "feed: 'sideways' is not one of auto, pebs, hinting, faults, hub, none"))
+		TH_LOG("%s", first);
+	if (pebs)
+		return;
+	write_conf("feed = pebs\n");
+	EXPECT_EQ(1, run_cli(-1, 0, &lines, first, sizeof(first)));
+	EXPECT_EQ(1, lines) TH_LOG("%s", first);
+	EXPECT_NE(NULL, strstr(first, "feed = pebs: cannot start the PEBS/IBS feed")) TH_LOG("%s", first);
+	EXPECT_NE(NULL, strstr(first, "(no precise memory-sampling PMU here)")) TH_LOG("%s", first);
+	EXPECT_EQ(0, param_of(PEBS_PERIOD));
 }
 
 TEST_F(refcntd, cli_errors_one_line)

@@ -510,6 +510,68 @@ TEST_F_TIMEOUT(tools, run_counts_only_its_command, 300)
 	free(json);
 }
 
+/*
+ * --feed=auto (the default) takes the best feed the machine has: the hub
+ * feed where it is on, else PEBS/IBS where the PMU has it (the module
+ * refuses the session with EOPNOTSUPP otherwise), else hinting faults;
+ * the report names it and what its counts mean. --feed=pebs without the
+ * PMU is refused with the cause; an explicit --period wins over auto.
+ */
+TEST_F_TIMEOUT(tools, run_chooses_the_best_feed, 300)
+{
+	char *autof[] = { "refcnt-run", "--json", "-o", TMP "/auto.json",
+			  "--", "/bin/true", NULL };
+	char *pebs[] = { "refcnt-run", "-q", "--feed=pebs", "-o", "/dev/null",
+			 "--", "/bin/true", NULL };
+	char *faults[] = { "refcnt-run", "-q", "--period=1", "--json", "-o",
+			   TMP "/faults.json", "--", "/bin/true", NULL };
+	const char *want;
+	char *json, *err;
+	int hub = read_long("/sys/module/refcnt_hub/parameters/enable") == 1;
+	int st;
+
+	if (read_long(FAULT_PERIOD) != 0)
+		SKIP(return, "the machine-wide feed is on");
+	st = run(pebs, NULL, TMP "/pebs.err", -1);
+	err = slurp(TMP "/pebs.err", NULL);
+	ASSERT_NE(NULL, err);
+	if (st == 0) {
+		free(err);
+		SKIP(return, "this machine's PMU has PEBS/IBS: the emulated machine's choice is tested");
+	}
+	EXPECT_EQ(125, st);
+	EXPECT_NE(NULL, strstr(err, "--feed=pebs: the command cannot count with PEBS/IBS"))
+		TH_LOG("%s", err);
+	EXPECT_NE(NULL, strstr(err, "Operation not supported (no precise memory-sampling PMU here)"))
+		TH_LOG("%s", err);
+	free(err);
+
+	ASSERT_EQ(0, run(autof, NULL, TMP "/auto.err", -1));
+	json = slurp(TMP "/auto.json", NULL);
+	err = slurp(TMP "/auto.err", NULL);
+	ASSERT_NE(NULL, json);
+	want = hub ? "\"used\": [{\"name\": \"hub\", " :
+		     access("/proc/sys/kernel/numa_balancing", F_OK) ?
+		     "\"used\": [{\"name\": \"faults\", " : "\"used\": [{\"name\": \"hinting\", ";
+	EXPECT_NE(NULL, strstr(json, want)) TH_LOG("want %s in %.1200s", want, json);
+	if (!hub) {
+		EXPECT_NE(NULL, err ? strstr(err, "no PEBS/IBS here (Operation not supported): counting with page faults") : NULL)
+			TH_LOG("%s", err ? err : "?");
+		EXPECT_NE(NULL, strstr(json, "\"hinting\": true"));
+	}
+	free(json);
+	free(err);
+
+	ASSERT_EQ(0, run(faults, NULL, NULL, -1));
+	json = slurp(TMP "/faults.json", NULL);
+	ASSERT_NE(NULL, json);
+	EXPECT_NE(NULL, strstr(json, "\"used\": [{\"name\": \"faults\", \"weight\": 1, "))
+		TH_LOG("%.1200s", json);
+	EXPECT_NE(NULL, strstr(json, "page faults (first touches)"));
+	free(json);
+	EXPECT_EQ(0, read_long(FAULT_PERIOD));
+}
+
 /* As nobody: the cause is named and the exit code says permission. */
 TEST_F(tools, errors_name_the_cause)
 {

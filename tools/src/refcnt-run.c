@@ -59,7 +59,7 @@ static void usage(FILE *f)
 		"Sampling:\n"
 		"      --feed=FEED           auto (default: hub if on, else PEBS/IBS, else\n"
 		"                            hinting, else faults), hub, pebs, hinting, faults\n"
-		"      --pebs-period=N       PEBS/IBS: one sample every N loads (10000)\n"
+		"      --pebs-period=N       PEBS/IBS: one sample every N loads and stores (10000)\n"
 		"      --period=N            sample every Nth page fault of COMMAND (default\n"
 		"                            1; 0: no feed of its own). Only COMMAND counts\n"
 		"                            (and its children with --follow-children)\n"

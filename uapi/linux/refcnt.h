@@ -201,6 +201,11 @@ enum rcb_event_type {
 
 /* @pid and @vaddr are known. */
 #define RCB_EVENT_F_CONTEXT	(1U << 0)
+/*
+ * MIGRATE: the queue was full when the set raised it; the record was made
+ * later, once a reader made room, with the set's counts then.
+ */
+#define RCB_EVENT_F_LATE	(1U << 1)
 
 /**
  * struct rcb_event - one record read(2) returns from a node device

@@ -29,6 +29,7 @@ void rd_config_defaults(struct rd_config *c)
 	c->all = 0;
 	c->log_moves = 1;
 	c->stats_interval = 60;
+	strcpy(c->feed, "auto");
 }
 
 static int parse_uint(const char *v, uint64_t max, uint64_t *out)
@@ -137,6 +138,13 @@ int rd_config_set(struct rd_config *c, const char *key, const char *v,
 			err = -EINVAL;
 		else
 			snprintf(c->stats_file, sizeof(c->stats_file), "%s", v);
+	} else if (!strcmp(key, "feed")) {
+		if (strcmp(v, "auto") && strcmp(v, "pebs") && strcmp(v, "hinting") &&
+		    strcmp(v, "faults") && strcmp(v, "hub") && strcmp(v, "none")) {
+			snprintf(why, size, "feed: '%s' is not one of auto, pebs, hinting, faults, hub, none", v);
+			return -EINVAL;
+		}
+		snprintf(c->feed, sizeof(c->feed), "%s", v);
 	} else if (!strcmp(key, "min_free_mb")) {
 		err = parse_uint(v, UINT64_MAX >> 20, &c->min_free_mb);
 	} else {
@@ -148,6 +156,7 @@ int rd_config_set(struct rd_config *c, const char *key, const char *v,
 			{ "freeze_ms", offsetof(struct rd_config, freeze_ms) },
 			{ "melt_events", offsetof(struct rd_config, melt_events) },
 			{ "stats_interval", offsetof(struct rd_config, stats_interval) },
+			{ "feed_period", offsetof(struct rd_config, feed_period) },
 			{ "scan_ms", offsetof(struct rd_config, scan_ms) },
 		};
 		size_t i;

@@ -273,6 +273,11 @@ int main(int argc, char **argv)
 	err = rd_engine_open(&e, &c, NULL);
 	if (err)
 		return rt_exit_code(err);
+	err = rd_feed_start(&c);
+	if (err) {
+		rd_engine_close(e);
+		return rt_exit_code(err == -EACCES || err == -EPERM ? -EACCES : -EIO);
+	}
 	rd_log(6, "watching %d nodes: diff_threshold %u, rate %g pages/s %g MB/s, freeze %u ms%s",
 	       rd_engine_nr_nodes(e), c.diff_threshold, c.rate_pages, c.rate_mb,
 	       c.freeze_ms, c.dry_run ? ", dry run" : "");
@@ -284,6 +289,7 @@ int main(int argc, char **argv)
 	report(e, c.stats_file);
 	if (o.json)
 		rd_stats_print(stdout, rd_engine_stats(e), 1);
+	rd_feed_stop();
 	rd_engine_close(e);
 	rd_log(6, "stopped");
 	return err ? RT_EXIT_FAIL : RT_EXIT_OK;

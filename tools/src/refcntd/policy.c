@@ -186,11 +186,13 @@ static struct rd_frozen *frozen_slot(struct rd_policy *p, pid_t pid,
  * hardware counters alone restart at every fold, and just after one a
  * differential of a few references looks like ownership.
  */
-static int owns(struct rd_engine *e, const struct rcb_event *ev)
+static void life_counts(struct rd_engine *e, const struct rcb_event *ev,
+			uint64_t *remote, uint64_t *home)
 {
-	uint64_t remote = ev->count, home = ev->home_count;
 	int i;
 
+	*remote = ev->count;
+	*home = ev->home_count;
 	for (i = 0; i < e->nr_nodes; i++) {
 		const uint32_t *c;
 
@@ -198,11 +200,18 @@ static int owns(struct rd_engine *e, const struct rcb_event *ev)
 			continue;
 		c = refcnt_node_set_counters(e->node[i], ev->set);
 		if (c) {
-			remote += c[ev->counter];
-			home += c[ev->home_cnodeid / e->ctr.nodes_per_counter];
+			*remote += c[ev->counter];
+			*home += c[ev->home_cnodeid / e->ctr.nodes_per_counter];
 		}
 		break;
 	}
+}
+
+static int owns(struct rd_engine *e, const struct rcb_event *ev)
+{
+	uint64_t remote, home;
+
+	life_counts(e, ev, &remote, &home);
 	return home * 4 <= remote;
 }
 
@@ -295,6 +304,7 @@ void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 {
 	unsigned int home = ev->home_cnodeid;
 	const struct rd_config *c = &e->cfg;
+	uint64_t remote, local;
 
 	memset(d, 0, sizeof(*d));
 	d->from_nid = home < (unsigned int)e->ctr.nr_cnodes ? e->ctr.cnode_nid[home] : -1;
@@ -311,13 +321,21 @@ void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 		return;
 	}
 	d->verdict = RD_BELOW;
+	remote = ev->count;
+	local = ev->home_count;
+	/*
+	 * A record made late (the queue was full) has the counts of when it
+	 * was made, maybe just after a fold: judge the set on its counts
+	 * over time instead.
+	 */
+	if (ev->flags & RCB_EVENT_F_LATE)
+		life_counts(e, ev, &remote, &local);
 	if (d->from_nid >= 0 && !e->has_cpu[home]) {
 		/* Promotion from a CPU-less (memory tier) node. */
-		if (ev->count < c->promote_threshold)
+		if (remote < c->promote_threshold)
 			return;
-	} else if (ev->count < ev->home_count ||
-		   ev->count - ev->home_count < c->diff_threshold ||
-		   ev->count < c->abs_threshold) {
+	} else if (remote < local || remote - local < c->diff_threshold ||
+		   remote < c->abs_threshold) {
 		return;
 	}
 	d->to_nid = target_nid(e, ev->src_cnodeid);

@@ -48,6 +48,8 @@ struct rd_config {
 	char stats_file[256];
 	uint32_t stats_interval;	/* s between stats file writes, 0: never */
 	uint32_t scan_ms;		/* soft-dirty scan of opted-in processes */
+	char feed[16];			/* auto, pebs, hinting, faults, hub, none */
+	uint32_t feed_period;		/* its period; 0: the feed's default */
 };
 
 /* Why a move was refused: the order of the statistics. */
@@ -111,6 +113,15 @@ int rd_config_load(struct rd_config *c, const char *path);
 int rd_config_set(struct rd_config *c, const char *key, const char *val,
 		  char *why, size_t size);
 int rd_config_check(const struct rd_config *c, char *why, size_t size);
+
+/* feed = auto: the PEBS/IBS period (make accuracy's choice). */
+#define RD_PEBS_PERIOD	10000
+/* The feed counting while refcntd runs: "" before rd_feed_start(). */
+extern const char *rd_feed_name;
+/* Turn on the feed of c->feed (logged); 0 or a negative errno. */
+int rd_feed_start(const struct rd_config *c);
+/* Turn off what rd_feed_start() turned on. */
+void rd_feed_stop(void);
 
 /* events.c: open every node, set thresholds; -ENODEV, -EACCES, ... */
 int rd_engine_open(struct rd_engine **e, const struct rd_config *c,

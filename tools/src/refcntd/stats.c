@@ -76,7 +76,7 @@ static void print_json(FILE *f, const struct rd_stats *s)
 	for (i = 0; i < RD_REF_NR; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "",
 			rd_refusal_names[i], s->refused[i]);
-	fprintf(f, "}}\n");
+	fprintf(f, "}, \"feed\": \"%s\"}\n", rd_feed_name);
 }
 
 void rd_stats_print(FILE *f, const struct rd_stats *s, int json)

@@ -40,6 +40,7 @@ static const char *chosen = "faults";
 struct machine_feeds {
 	long fault_period, pebs_period, hub, hub_period;
 	uint64_t fault_delivered, pebs_delivered, hub_references;
+	uint64_t hubpmu_delivered;
 };
 static struct machine_feeds mstart, mend;
 struct feed_desc feed_used[4];
@@ -153,6 +154,22 @@ static void read_machine(struct machine_feeds *m)
 	m->fault_delivered = rt_read_ll(FEED_STATS "fault_delivered", 0);
 	m->pebs_delivered = rt_read_ll(FEED_STATS "pebs_delivered", 0);
 	m->hub_references = rt_read_ll(FEED_STATS "hub_references", 0);
+	m->hubpmu_delivered = rt_read_ll(FEED_STATS "hubpmu_delivered", 0);
+}
+
+/*
+ * What a PEBS/IBS count means under the module's settings: memory-side
+ * (pebs_memside, or a load-latency threshold) or every cache level.
+ */
+static const char *pebs_meaning(void)
+{
+	char buf[8] = "";
+	int memside = !rt_read_line(PARAMS "pebs_memside", buf, sizeof(buf)) &&
+		      buf[0] == 'Y';
+
+	if (memside || rt_read_ll(PARAMS "pebs_ldlat", 0) > 0)
+		return "sampled loads beyond the caches (memory-side references), weight = period: a count estimates the references to memory a node made to a page";
+	return "sampled loads and stores (IBS: ops), cache hits included, weight = period: a count estimates the loads and stores a node made to a page";
 }
 
 /* Can the command count itself with PEBS/IBS? Tried on refcnt-run. */
@@ -279,10 +296,9 @@ static void own_feed(void)
 
 	if (new_pebs) {
 		snprintf(what, sizeof(what),
-			 "the command's own PEBS/IBS session: one load sample every %ld loads of its threads, weighted %ld",
+			 "the command's own PEBS/IBS session: one sample every %ld loads and stores (IBS: ops) of its threads, weighted %ld",
 			 new_pebs, new_pebs);
-		add_feed("pebs", new_pebs, got, what,
-			 "sampled loads: a count estimates the loads a node made to a page (1 sample stands for the period)");
+		add_feed("pebs", new_pebs, got, what, pebs_meaning());
 	}
 	if (new_period > 0 && !opt.machine_wide) {
 		snprintf(what, sizeof(what),
@@ -303,7 +319,12 @@ void feeds_end(void)
 
 	read_machine(&mend);
 	nr_feeds_used = 0;
-	if (!strcmp(chosen, "hub") || mend.hub_references > mstart.hub_references) {
+	if (mend.hubpmu_delivered > mstart.hubpmu_delivered)
+		add_feed("hubpmu", 1, mend.hubpmu_delivered - mstart.hubpmu_delivered,
+			 "the hub device's emulated PMU: PEBS- or IBS-like samples of every CPU, each weighted by the period programmed on the device (machine-wide)",
+			 "sampled loads and stores (or ops) of user space, weight = period: a count estimates the references a node made to a page");
+	if ((!strcmp(chosen, "hub") && mend.hubpmu_delivered == mstart.hubpmu_delivered) ||
+	    mend.hub_references > mstart.hub_references) {
 		snprintf(what, sizeof(what),
 			 "the hub feed: the memory-side reference device, every %ld%s reference of each CPU, weighted %ld (machine-wide)",
 			 mend.hub_period, nth(mend.hub_period), mend.hub_period);
@@ -315,11 +336,11 @@ void feeds_end(void)
 	/* The sessions' samples count in the feeds' statistics too. */
 	if (mend.pebs_period > 0) {
 		snprintf(what, sizeof(what),
-			 "the machine-wide PEBS/IBS feed: one load sample every %ld loads, weighted %ld (every process)",
+			 "the machine-wide PEBS/IBS feed: one sample every %ld loads and stores (IBS: ops), weighted %ld (every process)",
 			 mend.pebs_period, mend.pebs_period);
 		add_feed("pebs", mend.pebs_period,
 			 mend.pebs_delivered - mstart.pebs_delivered, what,
-			 "sampled loads of every process: a count estimates loads");
+			 pebs_meaning());
 	}
 	if ((opt.machine_wide && new_period > 0) || mend.fault_period > 0) {
 		long p = opt.machine_wide ? new_period : mend.fault_period;

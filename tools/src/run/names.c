@@ -162,7 +162,7 @@ void names_resolve(struct snapshot *s)
 	for (i = 0; i < s->nr_o; i++) {
 		struct region *r = &s->o[i];
 
-		if (r->obj->resolved || (!shown(r) && !opt.all))
+		if (r->obj->resolved || !object_shown(r))
 			continue;
 		r->obj->resolved = 1;
 		if (!s->syms)

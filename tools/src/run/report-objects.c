@@ -11,6 +11,18 @@
 
 #include "run.h"
 
+/*
+ * Objects without references are left out, but for those the program
+ * itself named: its --labels ranges and the large allocations and
+ * mappings the tracker kept as objects (few, by the threshold). That
+ * nothing counted one of those (a mapping made present before the run's
+ * feed could see it, memory never touched) is a finding of its own.
+ */
+int object_shown(const struct region *r)
+{
+	return opt.all || r->total || r->labelled || r->obj->kind == OBJ_ALLOC;
+}
+
 struct region **objects_shown(const struct snapshot *s, int *n)
 {
 	struct region **order = xcalloc(s->nr_o + 1, sizeof(*order));
@@ -23,7 +35,7 @@ struct region **objects_shown(const struct snapshot *s, int *n)
 		/* The tracker's own memory is not the program's. */
 		if (r->obj->kind == OBJ_TRACKER && !opt.all)
 			continue;
-		if (opt.all || r->total || r->labelled)
+		if (object_shown(r))
 			order[(*n)++] = (struct region *)r;
 	}
 	qsort(order, *n, sizeof(*order), cmp_region_remote);

@@ -270,7 +270,7 @@ static void text_proc(FILE *f, const struct proc *p)
 	for (i = 0; i < shown_n; i++)
 		object_row(f, s, i, order[i]);
 	if (n > shown_n)
-		fprintf(f, "   (%d more objects with references: --objects=0, --json or --html for all)\n",
+		fprintf(f, "   (%d more objects: --objects=0, --json or --html for all)\n",
 			n - shown_n);
 	hot_pages(f, s);
 	object_advice(f, s, order, n);

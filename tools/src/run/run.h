@@ -334,6 +334,10 @@ struct snapshot {
 	int pl_ok;		/* pl holds every counted page */
 };
 
+/*
+ * The snapshot of tid's process at its exit, or NULL. threads[] (malloc'ed)
+ * becomes the snapshot's: freed with it, or here when there is none.
+ */
 struct snapshot *take_snapshot(pid_t tid, pid_t tgid,
 				struct thread_info *threads, int nr_threads);
 /* Its first half: maps, symbols, the tracker's table, objects; no counts. */
@@ -441,6 +445,8 @@ void report_json(FILE *f, char **argv, int exit_code, long period,
 		 long old_period);
 void report_heatmap(const struct proc *m);
 void report_html(const char *path, char **argv, int exit_code);
+/* Is object r listed (with references, labelled, or a tracked allocation)? */
+int object_shown(const struct region *r);
 /* Objects a report lists, most remote references first; *n of them. */
 struct region **objects_shown(const struct snapshot *s, int *n);
 /* Samples behind r's count (references / the feed's weight). */

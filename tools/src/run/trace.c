@@ -290,16 +290,20 @@ static void on_exit_stop(pid_t tid)
 		thread_gone(p, tid);
 		return;
 	}
+	/*
+	 * exit_group(): every thread's exit ends the process, and the first
+	 * one's stop has the snapshot. The others have SIGKILL pending: they
+	 * may not stop at all (the kernel lets them go on to free the memory),
+	 * so what they would read could be gone already.
+	 */
+	if (p->snap)
+		return;
 	proc_cmdline(tid, p->cmd, sizeof(p->cmd));
 	load_labels();	/* written by the command while it ran */
 	th = all_threads(p, tid, &n);
-	s = take_snapshot(tid, tgid, th, n);
-	if (s) {
-		free_snapshot(p->snap);
+	s = take_snapshot(tid, tgid, th, n);	/* th is the snapshot's now */
+	if (s)
 		p->snap = s;
-	} else {
-		free(th);
-	}
 }
 
 static volatile sig_atomic_t got_signal;

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * librefcnt-track.so: the small allocations' fast path. Each thread keeps
- * the site of its last return address and the calls and bytes not yet
- * added to it: an allocation from the same place as the last one costs a
- * compare and two adds in thread-local memory, and marks the page map only
- * when it lands on another page. The counts reach the shared table every
+ * librefcnt-track.so: the small allocations. Each thread keeps the site
+ * of its last return address and the calls and bytes not yet added to it
+ * (struct track_tcache): an allocation from the same place as the last one,
+ * on the same page, costs a few compares and two adds in thread-local
+ * memory, inlined into the wrapper (track_small(), track.h); the rest is
+ * here: a new return address (a hash probe, and the call stack the first
+ * time it is seen), a flush, and a mark in the page map when an allocation
+ * lands on another page. The counts reach the shared table every
  * 64 calls, when the return address changes, when the thread ends
  * (pthread key destructor) and at exit(): a thread killed with its process
  * by a signal loses up to 63 calls of one site.
@@ -14,18 +17,9 @@
 
 #include "track.h"
 
-#define FLUSH_EVERY	64
+#define FLUSH_EVERY	TRACK_FLUSH_EVERY
 
-struct tcache {
-	uintptr_t ra;
-	int site;
-	uint32_t calls;
-	uint64_t bytes;
-	uint64_t last_page;	/* last page marked for this site, +1 */
-	int keyed;
-};
-
-static __thread struct tcache tc __attribute__((tls_model("initial-exec")));
+__thread struct track_tcache track_tc __attribute__((tls_model("initial-exec")));
 static pthread_key_t key;
 static int have_key;
 
@@ -33,13 +27,13 @@ __attribute__((noinline)) void track_small_flush(void)
 {
 	struct track_site *s;
 
-	if (!tc.calls || tc.site < 0 || !T.h)
+	if (!track_tc.calls || track_tc.site < 0 || !T.h)
 		return;
-	s = &T.sites[tc.site];
-	__atomic_fetch_add(&s->calls, tc.calls, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&s->bytes, tc.bytes, __ATOMIC_RELAXED);
-	tc.calls = 0;
-	tc.bytes = 0;
+	s = &T.sites[track_tc.site];
+	__atomic_fetch_add(&s->calls, track_tc.calls, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->bytes, track_tc.bytes, __ATOMIC_RELAXED);
+	track_tc.calls = 0;
+	track_tc.bytes = 0;
 }
 
 static void thread_end(void *arg)
@@ -63,41 +57,43 @@ void track_small_init(void)
 __attribute__((noinline, cold)) static void switch_site(uintptr_t ra, enum track_kind kind)
 {
 	track_small_flush();
-	if (!tc.keyed && have_key) {
+	if (!track_tc.keyed && have_key) {
 		/* Only for the destructor: any non-NULL value will do. */
-		tc.keyed = 1;
+		track_tc.keyed = 1;
 		track_busy++;
-		pthread_setspecific(key, &tc);
+		pthread_setspecific(key, &track_tc);
 		track_busy--;
 	}
-	tc.ra = ra;
-	tc.site = track_site_small(ra, kind);
-	tc.last_page = 0;
+	track_tc.ra = ra;
+	track_tc.site = track_site_small(ra, kind);
+	track_tc.last_page = 0;
 }
 
-void track_small(void *p, size_t size, enum track_kind kind, uintptr_t ra)
+/* track_small() past its fast path: the same steps, all of them. */
+__attribute__((noinline)) void track_small_slow(void *p, size_t size,
+						enum track_kind kind, uintptr_t ra)
 {
 	uint64_t page = (uintptr_t)p >> TRACK_PAGE_SHIFT;
 	uint64_t last = ((uintptr_t)p + (size ? size - 1 : 0)) >> TRACK_PAGE_SHIFT;
 
-	if (unlikely(tc.ra != ra))
+	if (unlikely(track_tc.ra != ra))
 		switch_site(ra, kind);
-	if (unlikely(tc.site < 0))
+	if (unlikely(track_tc.site < 0))
 		return;
-	tc.bytes += size;
-	if (unlikely(++tc.calls >= FLUSH_EVERY))
+	track_tc.bytes += size;
+	if (unlikely(++track_tc.calls >= FLUSH_EVERY))
 		track_small_flush();
-	if (page == last && page + 1 == tc.last_page)
+	if (page == last && page + 1 == track_tc.last_page)
 		return;
-	tc.last_page = last + 1;
+	track_tc.last_page = last + 1;
 	/* One page of the thread's last leaf: no call. */
 	if (page == last && track_last_leaf &&
 	    (page >> (TRACK_LEAF_SHIFT - TRACK_PAGE_SHIFT)) + 1 == track_last_key) {
 		uint32_t *e = &track_last_leaf[page & (TRACK_LEAF_PAGES - 1)];
 
-		if (*e != (uint32_t)tc.site + 1)
-			__atomic_store_n(e, (uint32_t)tc.site + 1, __ATOMIC_RELAXED);
+		if (*e != (uint32_t)track_tc.site + 1)
+			__atomic_store_n(e, (uint32_t)track_tc.site + 1, __ATOMIC_RELAXED);
 		return;
 	}
-	track_pages_mark(p, size, tc.site);
+	track_pages_mark(p, size, track_tc.site);
 }

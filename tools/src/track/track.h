@@ -18,9 +18,10 @@
  *   pages.c    the page map: which site last allocated on each base page
  *
  * The fast path (a small allocation from the same return address as the
- * thread's last one) costs a few compares and adds in thread-local memory,
- * and a store in the page map when the page changes; a new return address
- * a hash probe; every 64 calls two atomic adds. A large allocation takes
+ * thread's last one, on a page of the thread's last leaf of the page map),
+ * inlined into the wrappers, costs a few compares and adds in thread-local
+ * memory, and a store in the page map when the page changes hands; a new
+ * return address a hash probe; every 64 calls two atomic adds. A large allocation takes
  * its call stack and, where the counters can be read, reads them
  * (objects.c).
  */
@@ -122,7 +123,62 @@ extern __thread uint64_t track_last_key __attribute__((tls_model("initial-exec")
 extern __thread uint32_t *track_last_leaf __attribute__((tls_model("initial-exec")));
 
 /* small.c */
-void track_small(void *p, size_t size, enum track_kind kind, uintptr_t ra);
+/*
+ * The calling thread's last site of small allocations: its return
+ * address, its site, the calls and bytes not yet added to it, and the
+ * last page marked for it (+1; 0 while none is, or the site is -1).
+ */
+struct track_tcache {
+	uintptr_t ra;
+	int site;
+	uint32_t calls;
+	uint64_t bytes;
+	uint64_t last_page;
+	int keyed;
+};
+
+#define TRACK_FLUSH_EVERY	64
+
+extern __thread struct track_tcache track_tc __attribute__((tls_model("initial-exec")));
+
+/* Everything but the fast path below: a new site, a flush, a new page. */
+void track_small_slow(void *p, size_t size, enum track_kind kind, uintptr_t ra);
+
+/*
+ * A small allocation of size bytes at p from ra. The fast path, inlined
+ * into the allocator's wrapper: the same return address as the thread's
+ * last one, no flush due, and one page, either the page last marked for
+ * the site or one of the thread's last leaf of the page map (marked
+ * here). Anything else goes the slow way, which does the same and more.
+ */
+static inline void track_small(void *p, size_t size, enum track_kind kind,
+			       uintptr_t ra)
+{
+	struct track_tcache *c = &track_tc;
+	uint64_t page = (uintptr_t)p >> TRACK_PAGE_SHIFT;
+	uint32_t *e;
+
+	if (unlikely(c->ra != ra || c->site < 0 ||
+		     c->calls >= TRACK_FLUSH_EVERY - 1 ||
+		     ((uintptr_t)p & ((1U << TRACK_PAGE_SHIFT) - 1)) + size >
+		     (1U << TRACK_PAGE_SHIFT)))
+		goto slow;
+	if (page + 1 != c->last_page) {
+		if (unlikely(!track_last_leaf ||
+			     (page >> (TRACK_LEAF_SHIFT - TRACK_PAGE_SHIFT)) + 1 !=
+			     track_last_key))
+			goto slow;
+		c->last_page = page + 1;
+		e = &track_last_leaf[page & (TRACK_LEAF_PAGES - 1)];
+		if (*e != (uint32_t)c->site + 1)
+			__atomic_store_n(e, (uint32_t)c->site + 1, __ATOMIC_RELAXED);
+	}
+	c->calls++;
+	c->bytes += size;
+	return;
+slow:
+	track_small_slow(p, size, kind, ra);
+}
 /* The calling thread's counts not yet added to their site, added. */
 void track_small_flush(void);
 void track_small_init(void);

@@ -428,6 +428,83 @@ TEST_F(core, event_queue_overflow)
 }
 
 /*
+ * A flood: 1100 folds fill the 1024-record queue, then 1500 sets cross
+ * the differential threshold. The folds the queue has no room for are
+ * dropped (a LOST record says so); the MIGRATE records are not: each set
+ * owes one, and the reader learns about every set, exactly once, as it
+ * makes room (here each sync stands for the service its read() wakes).
+ * A set that crosses again while it owes a record gets no second one: the
+ * record made late carries its counts then.
+ */
+TEST_F(core, migrate_events_are_never_dropped)
+{
+	static struct rcb_event ev[1100];
+	static unsigned int seen[8192];
+	unsigned int i, s, expect_seq = 1100;
+	struct core_totals t;
+	int n;
+
+	ASSERT_EQ(0, refcnt_node_set_thresholds(self->n0, 100, 10));
+	for (s = 0; s < 1100; s++)
+		ASSERT_TRUE(refer(self->n0, s, 0, 100));	/* home: folds */
+	for (s = 2000; s < 3500; s++)
+		ASSERT_TRUE(refer(self->n0, s, 1, 20));		/* 20 > 0 + 10 */
+	sync_node(self->n0);
+	n = read_events(self->n0, ev, 1100);
+	ASSERT_EQ(1025, n);
+	ASSERT_EQ(RCB_EVENT_LOST, ev[0].type);
+	ASSERT_EQ(76, ev[0].count);
+	ASSERT_EQ(1024, ev[0].seq);
+	for (i = 1; i < 1025; i++) {
+		ASSERT_EQ(RCB_EVENT_FOLD, ev[i].type);
+		ASSERT_EQ(i - 1, ev[i].set);
+	}
+
+	/* A fold of an owed set, dropped from the queue the owed ones fill */
+	ASSERT_TRUE(refer(self->n0, 3400, 0, 100));
+	sync_node(self->n0);
+	n = read_events(self->n0, ev, 1100);
+	ASSERT_EQ(1025, n);
+	ASSERT_EQ(RCB_EVENT_LOST, ev[0].type);
+	ASSERT_EQ(1, ev[0].count);
+	ASSERT_EQ(1100 + 1024, ev[0].seq);
+	for (i = 1; i < 1025; i++) {
+		ASSERT_EQ(RCB_EVENT_MIGRATE, ev[i].type);
+		ASSERT_EQ(RCB_EVENT_F_LATE, ev[i].flags);
+		ASSERT_EQ(2000 + i - 1, ev[i].set);
+		ASSERT_EQ(expect_seq++, ev[i].seq);
+		ASSERT_EQ(1, ev[i].counter);
+		ASSERT_EQ(20, ev[i].count);
+		ASSERT_EQ(0, ev[i].home_count);
+		seen[ev[i].set]++;
+	}
+
+	/* 3400 folded, crosses again while it owes its record: one record */
+	expect_seq++;	/* the dropped fold's */
+	ASSERT_TRUE(refer(self->n0, 3400, 1, 30));
+	sync_node(self->n0);
+	n = read_events(self->n0, ev, 1100);
+	ASSERT_EQ(476, n);
+	for (i = 0; i < 476; i++) {
+		ASSERT_EQ(RCB_EVENT_MIGRATE, ev[i].type);
+		ASSERT_EQ(RCB_EVENT_F_LATE, ev[i].flags);
+		ASSERT_EQ(3024 + i, ev[i].set);
+		ASSERT_EQ(expect_seq++, ev[i].seq);
+		ASSERT_EQ(ev[i].set == 3400 ? 30 : 20, ev[i].count);
+		seen[ev[i].set]++;
+	}
+	sync_node(self->n0);
+	ASSERT_EQ(0, read_events(self->n0, ev, 1100));
+
+	for (s = 0; s < 8192; s++)
+		ASSERT_EQ(s >= 2000 && s < 3500 ? 1 : 0, seen[s]);
+	core_totals(self->n0, &t);
+	ASSERT_EQ(1501, t.st.migrations);
+	ASSERT_EQ(77, t.st.events_dropped);
+	check_conservation(_metadata, self->n0);
+}
+
+/*
  * The reference path as a PEBS/IBS overflow handler runs it, in NMI
  * (in_nmi() true): where the counter page does not exist yet it allocates
  * nothing; the references are dropped and counted in refs_dropped (they

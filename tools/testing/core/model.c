@@ -22,13 +22,18 @@
  *   a remote counter more than diff ahead of the home counter raises one
  *   migration event until the next fold; the first peg since a fold
  *   raises one peg event;
- * - at sync, first the fold log's events in order (then the dropped
- *   ones), then per 64 sets: peg events, migration events, then folds; a
+ * - at sync, first the MIGRATE records a full queue refused (owed, in set
+ *   order, flagged LATE, with the counts then), then the fold log's events
+ *   in order (then the dropped ones), then per 64 sets: peg events,
+ *   migration events, then folds; a
  *   fold adds every hardware counter to its extended counter (saturating
  *   at 2^32-1, the excess lost) and zeroes it, and reports the largest;
  * - in NMI no counter page is made: a reference whose hardware counter
  *   has no page is dropped (and that page made at the next sync), lost
  *   references whose lost count has no page are dropped;
+ * - a full queue drops a FOLD or PEG record (it takes a seq), but refuses
+ *   a MIGRATE record: the set owes one, takes no seq, and a set that owes
+ *   one raises no second record;
  * - a reset discards every count and everything pending.
  */
 #include <stdlib.h>
@@ -83,6 +88,8 @@ void m_boot(struct model *m, unsigned int nr_online, bool premium,
 		n->mig_p = calloc(n->nr_sets + 1, 1);
 		n->pegged = calloc(n->nr_sets + 1, 1);
 		n->migrated = calloc(n->nr_sets + 1, 1);
+		n->owed = calloc(n->nr_sets + 1, 1);
+		n->nr_owed = 0;
 		for (i = 0; i < 64; i++)
 			n->ctx[i].set = UINT64_MAX;
 		n->abs = abs;
@@ -100,7 +107,7 @@ void m_halt(struct model *m)
 		free(n->hw); free(n->ext); free(n->lost);
 		free(n->hw_page); free(n->ext_page); free(n->lost_page);
 		free(n->fold_p); free(n->peg_p); free(n->mig_p);
-		free(n->pegged); free(n->migrated);
+		free(n->pegged); free(n->migrated); free(n->owed);
 	}
 	memset(m, 0, sizeof(*m));
 }
@@ -368,8 +375,9 @@ static void drop_events(struct m_node *n, uint64_t nr)
 	n->st.events_dropped += nr;
 }
 
-static void event(struct model *m, struct m_node *n, int nid, uint64_t set,
-		  uint32_t type, unsigned int counter, uint32_t count)
+static bool event(struct model *m, struct m_node *n, int nid, uint64_t set,
+		  uint32_t type, unsigned int counter, uint32_t count,
+		  bool late)
 {
 	struct rcb_event ev = {
 		.type = type, .set = set, .paddr = m_set_paddr(m, nid, set),
@@ -384,9 +392,16 @@ static void event(struct model *m, struct m_node *n, int nid, uint64_t set,
 	}
 	if (type == RCB_EVENT_MIGRATE) {
 		ev.home_count = n->hw[set * m->cps + n->home];
-		n->st.migrations++;
+		ev.flags |= late ? RCB_EVENT_F_LATE : 0;
+		if (n->queued == m->qlen) {
+			/* Refused: owed, no seq, no drop */
+			n->owed[set] = true;
+			n->nr_owed++;
+			return false;
+		}
 	}
 	queue(m, n, &ev);
+	return true;
 }
 
 /* The counter with the largest value (the first such), among @skip's others. */
@@ -428,7 +443,7 @@ static void fold(struct model *m, struct m_node *n, int nid, uint64_t set)
 	if (!most)
 		return;
 	n->st.folds++;
-	event(m, n, nid, set, RCB_EVENT_FOLD, t, most);
+	event(m, n, nid, set, RCB_EVENT_FOLD, t, most, false);
 }
 
 /* Queue @nr alike FOLD events; once the queue refuses one, drop the rest. */
@@ -437,10 +452,44 @@ static void fold_events(struct model *m, struct m_node *n, int nid,
 			uint64_t nr)
 {
 	while (nr && n->queued < m->qlen) {
-		event(m, n, nid, set, RCB_EVENT_FOLD, c, count);
+		event(m, n, nid, set, RCB_EVENT_FOLD, c, count, false);
 		nr--;
 	}
 	drop_events(n, nr);
+}
+
+/* The remote counter with the largest count; the first remote one if 0. */
+static unsigned int remote_top(const struct model *m, const struct m_node *n,
+			       uint64_t set, uint32_t *most)
+{
+	unsigned int t = top(m, n->hw, set, n->home, most);
+
+	if (!*most && t == n->home)
+		t = n->home ? 0 : 1;
+	return t;
+}
+
+/* The owed MIGRATE records, in set order, until the queue refuses one. */
+static void service_owed(struct model *m, struct m_node *n, int nid)
+{
+	uint64_t s;
+	unsigned int t;
+	uint32_t most;
+
+	for (s = 0; s < n->nr_sets && n->nr_owed; s++) {
+		if (!n->owed[s])
+			continue;
+		n->owed[s] = false;
+		n->nr_owed--;
+		t = remote_top(m, n, s, &most);
+		if (!event(m, n, nid, s, RCB_EVENT_MIGRATE, t, most, true))
+			return;	/* owed again */
+		if (n->mig_p[s]) {
+			/* A crossing since: in these counts, one record */
+			n->mig_p[s] = false;
+			n->st.migrations++;
+		}
+	}
 }
 
 static void service(struct model *m, struct m_node *n, int nid)
@@ -448,6 +497,8 @@ static void service(struct model *m, struct m_node *n, int nid)
 	uint64_t w, s, end;
 	unsigned int t, i;
 	uint32_t most;
+
+	service_owed(m, n, nid);
 
 	for (i = 0; i < n->nr_log; i++)
 		fold_events(m, n, nid, n->log[i].set, n->log[i].counter,
@@ -463,14 +514,17 @@ static void service(struct model *m, struct m_node *n, int nid)
 				continue;
 			n->peg_p[s] = false;
 			t = top(m, n->lost, s, -1, &most);
-			event(m, n, nid, s, RCB_EVENT_PEG, t, most);
+			event(m, n, nid, s, RCB_EVENT_PEG, t, most, false);
 		}
 		for (s = w; s < end; s++) {
 			if (!n->mig_p[s])
 				continue;
 			n->mig_p[s] = false;
-			t = top(m, n->hw, s, n->home, &most);
-			event(m, n, nid, s, RCB_EVENT_MIGRATE, t, most);
+			n->st.migrations++;
+			if (n->owed[s])
+				continue;	/* one owed record stands for it */
+			t = remote_top(m, n, s, &most);
+			event(m, n, nid, s, RCB_EVENT_MIGRATE, t, most, false);
 		}
 		for (s = w; s < end; s++) {
 			if (!n->fold_p[s])
@@ -522,6 +576,8 @@ void m_reset(struct model *m, int nid)
 	memset(n->mig_p, 0, n->nr_sets);
 	memset(n->pegged, 0, n->nr_sets);
 	memset(n->migrated, 0, n->nr_sets);
+	memset(n->owed, 0, n->nr_sets);
+	n->nr_owed = 0;
 	for (i = 0; i < 64; i++)
 		n->ctx[i].set = UINT64_MAX;
 }

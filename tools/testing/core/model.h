@@ -41,6 +41,8 @@ struct m_node {
 	uint32_t *hw, *ext, *lost;	/* nr_sets * cps */
 	bool *hw_page, *ext_page, *lost_page;	/* per 1024 counters: allocated? */
 	bool *fold_p, *peg_p, *mig_p, *pegged, *migrated;	/* per set */
+	bool *owed;	/* per set: a MIGRATE record a full queue refused */
+	uint64_t nr_owed;
 	struct { uint64_t set, vaddr; int32_t pid; } ctx[64];
 	uint32_t abs, diff;
 	uint64_t want_hw;		/* 1 + counter an NMI found no page for */

@@ -260,13 +260,20 @@ static int choose_nodes(int *cpu_nodes, int *nc)
 	return 0;
 }
 
-static int child_main(void)
+/*
+ * Not inlined, so that the allocation's return address is in child_main;
+ * its pages written through a volatile pointer, so that the compiler
+ * cannot drop the stores to memory nothing reads again.
+ */
+__attribute__((noinline)) static int child_main(void)
 {
-	char *p = malloc(2 * MIB);		// line:child
+	volatile char *p = malloc(2 * MIB);	// line:child
+	size_t o;
 
 	if (!p)
 		die("malloc");
-	memset(p, 3, 2 * MIB);
+	for (o = 0; o < 2 * MIB; o += page)
+		p[o] = 3;
 	printf("obj-workload child: pid %d\n", (int)getpid());
 	return 0;
 }

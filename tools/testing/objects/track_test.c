@@ -32,21 +32,79 @@ static int child_calloc(void)
 	return 0;
 }
 
+/*
+ * Small allocations from two sites (folded by return address), in runs
+ * that reuse the other site's freed memory of the same size: 2000 of
+ * 48 bytes from A, 1500 of 100 bytes from B, half of each freed, then
+ * 300 of 100 bytes from A, 300 of 48 from B, and 900 taking turns. Each
+ * allocation as "ADDR SIZE TAG" on stdout, written without stdio, which
+ * would allocate from a third site among them.
+ */
+#define SMALL_N		5000
+static void *kept[SMALL_N];
+
+/* Two functions, not folded into one (noipa): two return addresses. */
+#define SITE(tag) \
+	__attribute__((noipa)) static void *site_##tag(size_t n) \
+	{ void *p = malloc(n); __asm__ volatile("" ::: "memory"); return p; }
+SITE(a)
+SITE(b)
+
+static char small_out[SMALL_N * 40];
+
+/* The tag and size of allocation i. */
+static char small_step(size_t i, size_t *n)
+{
+	char tag;
+
+	if (i < 2000)
+		tag = 'a', *n = 48;
+	else if (i < 3500)
+		tag = 'b', *n = 100;
+	else if (i < 3800)
+		tag = 'a', *n = 100;
+	else if (i < 4100)
+		tag = 'b', *n = 48;
+	else
+		tag = i % 3 ? 'a' : 'b', *n = i % 2 ? 48 : 100;
+	return tag;
+}
+
+static int child_small(void)
+{
+	size_t len = 0, n, i, k;
+	char tag;
+
+	for (i = 0; i < SMALL_N; i++) {
+		if (i == 3500)
+			for (k = 0; k < 3500; k += 2)
+				free(kept[k]);
+		tag = small_step(i, &n);
+		kept[i] = tag == 'a' ? site_a(n) : site_b(n);
+		if (!kept[i])
+			return 1;
+		len += (size_t)snprintf(small_out + len, sizeof(small_out) - len,
+					"%lx %zu %c\n", (unsigned long)(uintptr_t)kept[i], n, tag);
+	}
+	return write(1, small_out, len) == (ssize_t)len ? 0 : 1;
+}
+
 struct run {
 	char dir[64];
 	pid_t pid;
 	uint64_t addr;		/* what the child's allocation returned */
 	struct track_header *h;
 	size_t size;
+	char out[sizeof(small_out) + 1];	/* the child's stdout */
 };
 
 /* Run this program's WHAT under the tracker; 0, or -1. */
 static int run_tracked(struct run *r, const char *what)
 {
-	char thr[32], out[64] = "", path[128];
+	char thr[32], path[128];
 	int fds[2], st, fd;
 	struct stat sb;
-	ssize_t n;
+	ssize_t n, got = 0;
 
 	snprintf(r->dir, sizeof(r->dir), "/tmp/track_test.XXXXXX");
 	if (!mkdtemp(r->dir) || pipe(fds))
@@ -64,12 +122,14 @@ static int run_tracked(struct run *r, const char *what)
 		_exit(127);
 	}
 	close(fds[1]);
-	n = read(fds[0], out, sizeof(out) - 1);
+	while ((n = read(fds[0], r->out + got, sizeof(r->out) - 1 - got)) > 0)
+		got += n;
 	close(fds[0]);
+	r->out[got] = '\0';
 	if (waitpid(r->pid, &st, 0) != r->pid || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) || n <= 0)
+	    WEXITSTATUS(st) || got <= 0)
 		return -1;
-	r->addr = strtoull(out, NULL, 16);
+	r->addr = strtoull(r->out, NULL, 16);
 	snprintf(path, sizeof(path), "%s/" TRACK_FILE_PREFIX "%d", r->dir, (int)r->pid);
 	fd = open(path, O_RDONLY);
 	if (fd < 0 || fstat(fd, &sb))
@@ -116,12 +176,90 @@ TEST(calloc_large_recorded)
 	run_done(&r);
 }
 
+/* The page map's entry for page pg: site + 1, 0 none (or no leaf). */
+static uint32_t page_entry(const struct track_header *h, uint64_t pg)
+{
+	const uint64_t *keys = (const void *)((const char *)h + h->keys_off);
+	const uint32_t *leaves = (const void *)((const char *)h + h->leaves_off);
+	uint64_t key = (pg >> (TRACK_LEAF_SHIFT - TRACK_PAGE_SHIFT)) + 1;
+	uint32_t i;
+
+	for (i = 0; i < h->leaves_cap; i++)
+		if (keys[i] == key)
+			return leaves[(size_t)i * TRACK_LEAF_PAGES +
+				      (pg & (TRACK_LEAF_PAGES - 1))];
+	return 0;
+}
+
+/*
+ * Small allocations folded by site: each site's calls and bytes exact,
+ * and each page the allocations lie on given to the site that allocated
+ * on it last (the page map), the two sites apart.
+ */
+TEST(small_folded_by_site)
+{
+	static uint32_t last[SMALL_N];	/* tag of each line */
+	static uint64_t first_pg[SMALL_N], last_pg[SMALL_N];
+	const struct track_site *sites;
+	uint64_t calls[2] = { 0 }, bytes[2] = { 0 };
+	int64_t site[2] = { -1, -1 };
+	struct run *r = calloc(1, sizeof(*r));
+	size_t nl = 0, i, j;
+	char *line;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, run_tracked(r, "--small"));
+	for (line = strtok(r->out, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long a;
+		size_t n;
+		char tag;
+
+		ASSERT_EQ(3, sscanf(line, "%lx %zu %c", &a, &n, &tag));
+		ASSERT_LT(nl, SMALL_N);
+		last[nl] = tag == 'b';
+		first_pg[nl] = a >> TRACK_PAGE_SHIFT;
+		last_pg[nl] = (a + n - 1) >> TRACK_PAGE_SHIFT;
+		calls[tag == 'b']++;
+		bytes[tag == 'b'] += n;
+		nl++;
+	}
+	ASSERT_EQ(SMALL_N, nl);
+	/* A page's owner: the tag of the last line that lies on it. */
+	for (i = 0; i < nl; i++) {
+		for (uint64_t pg = first_pg[i]; pg <= last_pg[i]; pg++) {
+			uint32_t owner = last[i], e;
+
+			for (j = i + 1; j < nl; j++)
+				if (first_pg[j] <= pg && pg <= last_pg[j])
+					owner = last[j];
+			e = page_entry(r->h, pg);
+			ASSERT_NE(0, e);
+			if (site[owner] < 0)
+				site[owner] = e - 1;
+			ASSERT_EQ(site[owner], (int64_t)e - 1);
+		}
+	}
+	ASSERT_NE(-1, site[0]);
+	ASSERT_NE(-1, site[1]);
+	ASSERT_NE(site[0], site[1]);
+	sites = (const void *)((const char *)r->h + r->h->sites_off);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(calls[i], sites[site[i]].calls);
+		EXPECT_EQ(bytes[i], sites[site[i]].bytes);
+		EXPECT_EQ(0, sites[site[i]].large);
+	}
+	run_done(r);
+	free(r);
+}
+
 int main(int argc, char **argv)
 {
 	static char lib[4096];
 
 	if (argc == 2 && !strcmp(argv[1], "--calloc"))
 		return child_calloc();
+	if (argc == 2 && !strcmp(argv[1], "--small"))
+		return child_small();
 	self = "/proc/self/exe";
 	self = realpath(self, NULL);
 	tracker = getenv("TRACK_LIB");

@@ -425,10 +425,12 @@ void hub_mark_cb(unsigned int vi, void *udata)
 			 __ATOMIC_RELAXED);
 }
 
-void hub_insns(unsigned int vi, uint64_t n)
+int hub_insns(unsigned int vi, uint64_t n)
 {
-	if (vi < (unsigned int)hub_nr && hv[vi].mute)
-		hv[vi].insns_muted += n;
+	if (vi >= (unsigned int)hub_nr || !hv[vi].mute)
+		return 0;
+	hv[vi].insns_muted += n;
+	return 1;
 }
 
 void hub_summary(FILE *f)

@@ -38,8 +38,8 @@ void hub_block(unsigned int vi, const struct tb_info *tb);
 /* The insn at d (size bytes): 1 mute, 2 unmute, 0 neither. */
 int hub_mark(const void *d, size_t size);
 void hub_mark_cb(unsigned int vi, void *udata);
-/* Guest instructions executed while muted (draining). */
-void hub_insns(unsigned int vi, uint64_t n);
+/* Guest instructions executed while muted (draining); 1 if muted. */
+int hub_insns(unsigned int vi, uint64_t n);
 /* The producer's totals, for the truth summary (FILE may be NULL). */
 void hub_summary(FILE *f);
 

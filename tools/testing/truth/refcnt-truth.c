@@ -81,6 +81,7 @@ struct vcpu {
 	uint64_t *refs;			/* per page */
 	uint64_t *miss;			/* per page, LLC misses (or NULL) */
 	uint64_t insns, insns_window;
+	uint64_t muted_window;		/* of insns_window, between hub mutes */
 	uint64_t io, unmapped;		/* references to MMIO, to non-RAM */
 	int node;			/* -1: not given */
 	int stopped;			/* a marker stopped this vCPU's window */
@@ -230,18 +231,23 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 static void tb_exec_cb(unsigned int vi, void *udata)
 {
 	const struct tb_info *tb = udata;
+	int muted = 0;
 
 	if (vi >= (unsigned int)nr_vcpus)
 		return;
+
 	vcpus[vi].insns += tb->n;
 	if (hub_on) {
-		hub_insns(vi, tb->n);
+		muted = hub_insns(vi, tb->n);
 		hub_block(vi, tb);
 	}
 	if (trace_on)
 		trace_insns(vi, tb->n);
-	if (window_open)
+	if (window_open) {
 		vcpus[vi].insns_window += tb->n;
+		if (muted)
+			vcpus[vi].muted_window += tb->n;
+	}
 }
 
 static int dump_tables(const char *path);
@@ -471,9 +477,10 @@ static void write_summary_head(FILE *f)
 		if (!v->insns)
 			continue;
 		fprintf(f, "vcpu %d node %d insns %" PRIu64 " insns_window %"
-			PRIu64 " io %" PRIu64 " unmapped %" PRIu64 "\n", i,
+			PRIu64 " io %" PRIu64 " unmapped %" PRIu64
+			" muted_window %" PRIu64 "\n", i,
 			v->node >= 0 ? opt.online[v->node] : -1, v->insns,
-			v->insns_window, v->io, v->unmapped);
+			v->insns_window, v->io, v->unmapped, v->muted_window);
 	}
 }
 
@@ -522,6 +529,7 @@ static int dump_tables(const char *path)
 		if (vcpus[i].miss)
 			memset(vcpus[i].miss, 0, nr_pages * sizeof(uint64_t));
 		vcpus[i].insns_window = 0;
+		vcpus[i].muted_window = 0;
 	}
 	return bad;
 }

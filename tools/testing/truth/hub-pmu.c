@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hub-pmu: program the hub device's emulated PMU from a shell (the guest
+ * half of make accuracy's PMU feeds).
+ *
+ *   hub-pmu refs|off
+ *   hub-pmu pebs|pebs-ldlat|ibs PERIOD
+ *
+ * refs: the plain reference stream on (the hub feed), the PMU off.
+ * off: both off. pebs: every PERIOD-th user-mode load and store;
+ * pebs-ldlat: only the loads that miss the LLC model (needs
+ * refcnt-vm --truth-llc), and every PERIOD-th store; ibs: every
+ * PERIOD-th op, kernel-mode samples dropped as the kernel's software
+ * filter does. The plain references are off in the PMU modes.
+ *
+ * Writes the control block (struct refcnt_hub_control), waits until a
+ * vCPU took it and prints the period in force ("period N"; IBS rounds
+ * down to a multiple of 16). Exit 0, 1 refused (period 0), 2 usage, 3 no
+ * device or no vCPU took it within a second.
+ */
+#include <glob.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/refcnt_hub.h>
+
+/* The hub's header page, writable (BAR 2 of its ivshmem device). */
+static unsigned char *hub_map(void)
+{
+	unsigned char *m = NULL;
+	glob_t g;
+	size_t k;
+
+	if (glob("/sys/bus/pci/devices/*/resource2", 0, NULL, &g))
+		return NULL;
+	for (k = 0; !m && k < g.gl_pathc; k++) {
+		int fd = open(g.gl_pathv[k], O_RDWR);
+		void *v = MAP_FAILED;
+
+		if (fd >= 0)
+			v = mmap(NULL, REFCNT_HUB_HEADER_SIZE,
+				 PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (fd >= 0)
+			close(fd);
+		if (v == MAP_FAILED)
+			continue;
+		if (((const struct refcnt_hub_header *)v)->magic == REFCNT_HUB_MAGIC)
+			m = v;
+		else
+			munmap(v, REFCNT_HUB_HEADER_SIZE);
+	}
+	globfree(&g);
+	return m;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t refs = 0, mode = REFCNT_HUB_PMU_OFF, period = 0, flags = 0;
+	struct refcnt_hub_control *c;
+	unsigned char *base;
+	uint32_t seq;
+	int k;
+
+	if (argc == 2 && !strcmp(argv[1], "refs")) {
+		refs = 1;
+	} else if (argc == 2 && !strcmp(argv[1], "off")) {
+		;
+	} else if (argc == 3 && (!strcmp(argv[1], "pebs") ||
+				 !strcmp(argv[1], "pebs-ldlat"))) {
+		mode = REFCNT_HUB_PMU_PEBS;
+		flags = REFCNT_HUB_PMU_STORES | REFCNT_HUB_PMU_EXCLUDE_KERNEL;
+		if (!strcmp(argv[1], "pebs-ldlat"))
+			flags |= REFCNT_HUB_PMU_LDLAT;
+	} else if (argc == 3 && !strcmp(argv[1], "ibs")) {
+		mode = REFCNT_HUB_PMU_IBS;
+		flags = REFCNT_HUB_PMU_EXCLUDE_KERNEL;
+	} else {
+		fprintf(stderr, "usage: hub-pmu refs|off|pebs PERIOD|pebs-ldlat PERIOD|ibs PERIOD\n");
+		return 2;
+	}
+	if (mode != REFCNT_HUB_PMU_OFF)
+		period = strtoul(argv[2], NULL, 0);
+	base = hub_map();
+	if (!base) {
+		fprintf(stderr, "hub-pmu: no hub device (refcnt-vm --hub)\n");
+		return 3;
+	}
+	c = (void *)(base + REFCNT_HUB_CONTROL);
+	seq = c->seq + 1;
+	c->refs = refs;
+	c->pmu_mode = mode;
+	c->pmu_period = period;
+	c->pmu_flags = flags;
+	__atomic_store_n(&c->seq, seq, __ATOMIC_RELEASE);
+	for (k = 0; k < 1000; k++) {
+		if (__atomic_load_n(&c->seq_applied, __ATOMIC_ACQUIRE) == seq) {
+			printf("period %u\n", c->pmu_applied);
+			return mode != REFCNT_HUB_PMU_OFF && !c->pmu_applied;
+		}
+		usleep(1000);
+	}
+	fprintf(stderr, "hub-pmu: no vCPU took the setting\n");
+	return 3;
+}
