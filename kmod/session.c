@@ -609,6 +609,13 @@ long refcnt_session_start(void __user *argp)
 		err = refcnt_session_prepare(s);
 	if (!err && c.fault_period)
 		refcnt_session_pin(&refcnt_fault_feed);
+	/*
+	 * What the device feeds hold from before is delivered first: the
+	 * session's records then have the whole of each ring (a drain,
+	 * under TCG, is slower than the references that fill a ring).
+	 */
+	if (!err)
+		refcnt_session_sync(s);
 	if (!err)
 		err = c.flags & RCB_COUNT_THREAD ?
 		      refcnt_session_attach_thread(s, task, c.flags) :

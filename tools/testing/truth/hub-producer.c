@@ -74,7 +74,7 @@ struct hub_vcpu {
 	uint64_t head, skip, refs, records, overruns, muted, insns_muted;
 	uint64_t garble_in, garbled, rnd, samples;
 	uint32_t seq;			/* of the control block, last taken */
-	int mute, stream, pmu;		/* the hub stream, the PMU: on */
+	int mute, stream, pmu;		/* the hub stream (REFS_*), the PMU */
 } __attribute__((aligned(64)));
 
 int hub_on, hub_misses;
@@ -211,9 +211,9 @@ int hub_install(int nr_vcpus, const int *vcpu_nid, int nr_vcpu_nid,
 	hdr->version = REFCNT_HUB_VERSION;
 	/* The hub stream on, the PMU off, until the guest says otherwise. */
 	ctl = (struct refcnt_hub_control *)((char *)map + REFCNT_HUB_CONTROL);
-	ctl->refs = 1;
+	ctl->refs = REFCNT_HUB_REFS_ALL;
 	for (i = 0; i < nr_vcpus; i++)
-		hv[i].stream = 1;
+		hv[i].stream = REFCNT_HUB_REFS_ALL;
 	if (pmu_init(nr_vcpus, llc, hub_emit))
 		return -1;
 	/* The magic last: a driver probing now sees a whole header or none. */
@@ -338,7 +338,9 @@ static void hub_control(unsigned int vi, struct hub_vcpu *h, uint32_t seq)
 	uint32_t period;
 
 	h->seq = seq;
-	h->stream = !!__atomic_load_n(&ctl->refs, __ATOMIC_RELAXED);
+	h->stream = __atomic_load_n(&ctl->refs, __ATOMIC_RELAXED);
+	if (h->stream > REFCNT_HUB_REFS_USER)
+		h->stream = REFCNT_HUB_REFS_ALL;
 	period = pmu_program(vi, __atomic_load_n(&ctl->pmu_mode, __ATOMIC_RELAXED),
 			     __atomic_load_n(&ctl->pmu_period, __ATOMIC_RELAXED),
 			     __atomic_load_n(&ctl->pmu_flags, __ATOMIC_RELAXED));
@@ -372,7 +374,8 @@ void hub_ref(unsigned int vi, const struct insn_info *ii, uint64_t pa,
 	}
 	if (h->pmu)
 		pmu_access(vi, ii, vaddr, pa, store, miss, remote);
-	if (!h->stream || (hub_misses && miss <= 0))
+	if (!h->stream || (hub_misses && miss <= 0) ||
+	    (h->stream == REFCNT_HUB_REFS_USER && ii->ip >= PMU_KERNEL_START))
 		return;
 	h->refs++;
 	if (--h->skip)
