@@ -14,6 +14,9 @@
  *    dry-run moves nothing; an mlocked page and a process not opted in
  *    are refused and counted by reason; SIGHUP with a bad file keeps the
  *    policy in use, with a good one takes it;
+ *  - samples with a physical address only (as the hub's emulated PMU
+ *    gives) of pages of a worker forked after refcntd started are named
+ *    by its reverse map, rebuilt on the miss, and exactly those move;
  *  - refcnt-run --migrate moves its command's page (the command sees it
  *    arrive) and its JSON report says from which node to which;
  *  - refcntd as an unprivileged user, with a bad configuration, or with the
@@ -125,6 +128,48 @@ static int feed(char *buf, int pages, int src)
 		s[i] = (struct refcnt_test_sample){
 			.vaddr = (uintptr_t)buf + i * 4096UL + 64,
 			.src_cnodeid = src, .weight = WEIGHT };
+	fd = rc_test_open();
+	if (fd < 0)
+		return fd;
+	ret = ioctl(fd, REFCNT_TEST_SAMPLES, &f) ? -errno : (int)f.delivered;
+	close(fd);
+	return ret;
+}
+
+/* Physical address of page p (pagemap, root), or 0. */
+static uint64_t paddr_of(void *p)
+{
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &e, 8, (uintptr_t)p / 4096 * 8) != 8 || !(e >> 63))
+		e = 0;
+	close(fd);
+	return (e & ((1ULL << 55) - 1)) * 4096;
+}
+
+/*
+ * Samples that give the physical address only (data address 0), as the
+ * hub's emulated PMU does (its drain runs in a work item: no process):
+ * the kernel's context then names no page, and refcntd must find it in
+ * its reverse map. Returns the samples delivered.
+ */
+static int feed_paddr(char *buf, int pages, int src)
+{
+	struct refcnt_test_sample s[64];
+	struct refcnt_test_samples f = { .samples = (uintptr_t)s,
+					 .nr_samples = pages };
+	int i, fd, ret;
+
+	for (i = 0; i < pages; i++) {
+		s[i] = (struct refcnt_test_sample){
+			.paddr = paddr_of(buf + i * 4096UL) + 64,
+			.src_cnodeid = src, .weight = WEIGHT };
+		if (s[i].paddr == 64)
+			return -EFAULT;
+	}
 	fd = rc_test_open();
 	if (fd < 0)
 		return fd;
@@ -404,6 +449,101 @@ TEST_F(refcntd, refuses_process_not_opted_in)
 	EXPECT_EQ(1, stat_of("not_opted_in"));
 	EXPECT_EQ(0, stat_of("moved"));
 	EXPECT_EQ(self->home, node_of(self->buf));
+}
+
+/*
+ * A process refcntd acts on (trees = its pid) forks a worker after
+ * refcntd started and after refcntd built its reverse map; the worker
+ * allocates 4 pages on the home node and takes paddr-only samples of 3
+ * of them from the users' node. refcntd's map does not know them: it
+ * rebuilds it on the miss (rmap_ms), names the worker's pages and moves
+ * exactly those 3; the fourth stays home.
+ */
+#define WORKER_PAGES	4
+#define WORKER_FED	3
+#define RMAP_MS		300
+
+static int worker_main(int home, int dst, int dst_c)
+{
+	int status[WORKER_PAGES], i, k;
+	void *pages[WORKER_PAGES];
+	char *p;
+
+	p = mmap(NULL, WORKER_PAGES * 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 3;
+	for (i = 0; i < WORKER_PAGES; i++) {
+		p[i * 4096] = 1;
+		pages[i] = p + i * 4096;
+		if (move_to(pages[i], home))
+			return 4;
+	}
+	/* Past rmap_ms since the map's last build: this miss rebuilds it. */
+	usleep(2 * RMAP_MS * 1000);
+	if (feed_paddr(p, WORKER_FED, dst_c) != WORKER_FED)
+		return 5;
+	for (k = 0; k < 100; k++) {
+		if (syscall(SYS_move_pages, 0, (unsigned long)WORKER_PAGES, pages,
+			    NULL, status, 0))
+			return 6;
+		if (status[0] == dst && status[1] == dst && status[2] == dst)
+			break;
+		usleep(100000);
+	}
+	for (i = 0; i < WORKER_FED; i++)
+		if (status[i] != dst)
+			return 10 + i;
+	return status[WORKER_FED] == home ? 0 : 20 + status[WORKER_FED];
+}
+
+/* Up to 10 s for each of the two moves, and refcntd's start. */
+TEST_F_TIMEOUT(refcntd, names_forked_workers_pages_from_paddr, 60)
+{
+	pid_t pid, w;
+	FILE *f;
+	int st, i;
+
+	if (paddr_of(self->buf) == 0)
+		SKIP(return, "no physical addresses in /proc/self/pagemap (not root?)");
+	f = fopen(CONF, "w");
+	fprintf(f, "trees = %d\ndiff_threshold = %d\nmin_free_mb = 0\nstats_file = " STATS
+		"\nstats_interval = 0\nscan_ms = 0\nrmap_ms = %d\nfeed = none\n",
+		getpid(), DIFF, RMAP_MS);
+	fclose(f);
+	pid = start();
+	ASSERT_EQ(0, stat_of("moved")) TH_LOG("refcntd did not start");
+	/* The tree's root: the first miss builds the map, which names it. */
+	ASSERT_EQ(1, feed_paddr(self->buf, 1, self->dst_c));
+	for (i = 0; i < 100 && node_of(self->buf) != self->dst; i++)
+		usleep(100000);
+	ASSERT_EQ(self->dst, node_of(self->buf)) {
+		char buf[4096];
+
+		if (rc_read_file(STATS, buf, sizeof(buf)) > 0)
+			TH_LOG("%s", buf);
+		if (rc_read_file(ERRF, buf, sizeof(buf)) > 0)
+			TH_LOG("%s", buf);
+		stop(pid);
+	}
+	w = rc_fork();
+	if (!w)
+		_exit(worker_main(self->home, self->dst, self->dst_c));
+	ASSERT_EQ(w, waitpid(w, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st))
+		TH_LOG("worker: 5 not fed, 10+i page i not moved, 20+n the unfed page on node n");
+	EXPECT_EQ(0, stop(pid));
+	EXPECT_EQ(1 + WORKER_FED, stat_of("events"));
+	EXPECT_EQ(1 + WORKER_FED, stat_of("context_from_rmap"));
+	EXPECT_EQ(2, stat_of("rmap_rebuilds"));
+	EXPECT_EQ(1 + WORKER_FED, stat_of("moved"));
+	EXPECT_EQ(0, stat_of("refused")) {
+		char buf[4096];
+
+		if (rc_read_file(STATS, buf, sizeof(buf)) > 0)
+			TH_LOG("%s", buf);
+	}
 }
 
 /* SIGHUP: a bad file is refused and the running policy kept; a good one

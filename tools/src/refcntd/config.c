@@ -29,6 +29,7 @@ void rd_config_defaults(struct rd_config *c)
 	c->all = 0;
 	c->log_moves = 1;
 	c->stats_interval = 60;
+	c->rmap_ms = 1000;
 	strcpy(c->feed, "auto");
 }
 
@@ -79,14 +80,16 @@ static int parse_list(struct rd_config *c, const char *key, const char *v,
 	snprintf(buf, sizeof(buf), "%s", v);
 	for (tok = strtok_r(buf, " \t,", &save); tok;
 	     tok = strtok_r(NULL, " \t,", &save)) {
-		if (!strcmp(key, "pids")) {
+		if (!strcmp(key, "pids") || !strcmp(key, "trees")) {
+			int *nr = key[0] == 'p' ? &c->nr_pids : &c->nr_trees;
+
 			if (parse_uint(tok, INT_MAX, &n) || !n) {
-				snprintf(why, size, "pids: '%s' is not a pid", tok);
+				snprintf(why, size, "%s: '%s' is not a pid", key, tok);
 				return -EINVAL;
 			}
-			if (c->nr_pids == RD_MAX_LIST)
+			if (*nr == RD_MAX_LIST)
 				goto full;
-			c->pids[c->nr_pids++] = n;
+			(key[0] == 'p' ? c->pids : c->trees)[(*nr)++] = n;
 		} else if (!strcmp(key, "comms")) {
 			if (strlen(tok) > 15) {
 				snprintf(why, size, "comms: '%s' is longer than a command name (15)", tok);
@@ -117,7 +120,8 @@ int rd_config_set(struct rd_config *c, const char *key, const char *v,
 	uint64_t n;
 	int err = 0;
 
-	if (!strcmp(key, "pids") || !strcmp(key, "comms") || !strcmp(key, "cgroups"))
+	if (!strcmp(key, "pids") || !strcmp(key, "trees") ||
+	    !strcmp(key, "comms") || !strcmp(key, "cgroups"))
 		return parse_list(c, key, v, why, size);
 	if (!strcmp(key, "processes")) {
 		if (strcmp(v, "all") && strcmp(v, "opt-in"))
@@ -158,6 +162,7 @@ int rd_config_set(struct rd_config *c, const char *key, const char *v,
 			{ "stats_interval", offsetof(struct rd_config, stats_interval) },
 			{ "feed_period", offsetof(struct rd_config, feed_period) },
 			{ "scan_ms", offsetof(struct rd_config, scan_ms) },
+			{ "rmap_ms", offsetof(struct rd_config, rmap_ms) },
 		};
 		size_t i;
 
@@ -179,13 +184,13 @@ int rd_config_set(struct rd_config *c, const char *key, const char *v,
 
 int rd_config_check(const struct rd_config *c, char *why, size_t size)
 {
-	if (!c->all && !c->nr_pids && !c->nr_comms && !c->nr_cgroups &&
-	    c->root_pid <= 0) {
-		snprintf(why, size, "processes = opt-in but no pids, comms or cgroups: nothing to act on");
+	if (!c->all && !c->nr_pids && !c->nr_trees && !c->nr_comms &&
+	    !c->nr_cgroups && c->root_pid <= 0) {
+		snprintf(why, size, "processes = opt-in but no pids, trees, comms or cgroups: nothing to act on");
 		return -EINVAL;
 	}
-	if (c->all && (c->nr_pids || c->nr_comms || c->nr_cgroups)) {
-		snprintf(why, size, "processes = all and an opt-in list (pids, comms, cgroups): choose one");
+	if (c->all && (c->nr_pids || c->nr_trees || c->nr_comms || c->nr_cgroups)) {
+		snprintf(why, size, "processes = all and an opt-in list (pids, trees, comms, cgroups): choose one");
 		return -EINVAL;
 	}
 	return 0;

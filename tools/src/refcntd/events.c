@@ -118,7 +118,7 @@ int rd_engine_open(struct rd_engine **ep, const struct rd_config *c,
 		err = open_nodes(e);
 	if (!err)
 		err = node_table(e);
-	if (!err && c->scan_ms && !(e->rmap = calloc(RD_RMAP_SLOTS, sizeof(*e->rmap))))
+	if (!err && !(e->rmap = calloc(RD_RMAP_SLOTS, sizeof(*e->rmap))))
 		err = -ENOMEM;
 	if (!err)
 		err = set_thresholds(e, 0);
@@ -187,11 +187,16 @@ static void handle(struct rd_engine *e, const struct rcb_event *ev)
 	if (ev->type != RCB_EVENT_MIGRATE)
 		return;
 	e->st.events++;
-	if (!(ev->flags & RCB_EVENT_F_CONTEXT)) {
+	/*
+	 * A feed that knows the physical address only (the hub's emulated
+	 * PMU drains in a work item) leaves a context of pid 0, or an
+	 * address of 0: as good as none, so the reverse map names the page.
+	 */
+	if (!(ev->flags & RCB_EVENT_F_CONTEXT) || ev->pid <= 0 || !ev->vaddr) {
 		uint64_t va;
 		pid_t pid;
 
-		if (!rd_rmap_find(e, ev->paddr, &pid, &va)) {
+		if (!rd_rmap_name(e, ev->paddr, &pid, &va)) {
 			named = *ev;
 			named.pid = pid;
 			named.vaddr = va;

@@ -98,7 +98,8 @@ struct rd_engine {
 	struct rd_stats st;
 	struct rd_policy pol;
 	uint64_t last_stats_ns, last_scan_ns;
-	struct rd_rmap *rmap;		/* RD_RMAP_SLOTS, with scan_ms only */
+	struct rd_rmap *rmap;		/* RD_RMAP_SLOTS */
+	uint64_t rmap_ns;		/* when it was last built */
 	struct rd_pending pend[RD_PEND_MAX];
 	size_t nr_pend;
 	uint32_t rmap_gen, rmap_nr;
@@ -133,6 +134,9 @@ int rd_mlocked(pid_t pid, uint64_t vaddr);
 void rd_scan(struct rd_engine *e);
 /* The reverse map's (pid, vaddr) for a physical address: 0, or -1. */
 int rd_rmap_find(const struct rd_engine *e, uint64_t paddr, pid_t *pid,
+		 uint64_t *vaddr);
+/* The same for a set, rebuilding the map on a miss (once per interval). */
+int rd_rmap_name(struct rd_engine *e, uint64_t paddr, pid_t *pid,
 		 uint64_t *vaddr);
 
 /* util.c (rd_now_ns() is in refcntd.h) */

@@ -99,10 +99,14 @@ int rd_policy_opted_in(const struct rd_config *c, pid_t pid)
 	for (i = 0; i < c->nr_pids; i++)
 		if (c->pids[i] == pid)
 			return 1;
-	if (c->root_pid > 0)
+	/* A tree's root and whatever it forked, at any time. */
+	if (c->root_pid > 0 || c->nr_trees)
 		for (p = pid, depth = 0; p > 1 && depth < 64; depth++) {
 			if (p == c->root_pid)
 				return 1;
+			for (i = 0; i < c->nr_trees; i++)
+				if (c->trees[i] == p)
+					return 1;
 			p = parent_of(p);
 		}
 	if (c->nr_comms) {
@@ -310,7 +314,7 @@ void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 	d->from_nid = home < (unsigned int)e->ctr.nr_cnodes ? e->ctr.cnode_nid[home] : -1;
 	d->to_nid = -1;
 	d->verdict = RD_REFUSE;
-	if (!(ev->flags & RCB_EVENT_F_CONTEXT) || ev->pid <= 0) {
+	if (!(ev->flags & RCB_EVENT_F_CONTEXT) || ev->pid <= 0 || !ev->vaddr) {
 		d->why = RD_REF_NO_CONTEXT;
 		return;
 	}

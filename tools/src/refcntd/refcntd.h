@@ -39,8 +39,9 @@ struct rd_config {
 	uint64_t min_free_mb;		/* a target keeps this much free */
 	int all;			/* every process, else the lists below */
 	pid_t root_pid;			/* >0: it and its descendants too */
-	int nr_pids, nr_comms, nr_cgroups;
+	int nr_pids, nr_trees, nr_comms, nr_cgroups;
 	pid_t pids[RD_MAX_LIST];
+	pid_t trees[RD_MAX_LIST];	/* these and their descendants */
 	char comms[RD_MAX_LIST][16];
 	char cgroups[RD_MAX_LIST][256];
 	int dry_run;
@@ -48,6 +49,7 @@ struct rd_config {
 	char stats_file[256];
 	uint32_t stats_interval;	/* s between stats file writes, 0: never */
 	uint32_t scan_ms;		/* soft-dirty scan of opted-in processes */
+	uint32_t rmap_ms;		/* reverse map rebuilt on a miss, at most */
 	char feed[16];			/* auto, pebs, hinting, faults, hub, none */
 	uint32_t feed_period;		/* its period; 0: the feed's default */
 };
@@ -84,6 +86,7 @@ struct rd_stats {
 	uint64_t refused[RD_REF_NR];
 	uint64_t scans;		/* soft-dirty scans done */
 	uint64_t rmapped;	/* events without context named by the rmap */
+	uint64_t rmap_rebuilds;	/* reverse map rebuilt on a miss */
 };
 
 /* One page moved (or, dry-run, that would have been). */

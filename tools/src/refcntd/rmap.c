@@ -95,21 +95,25 @@ static void rmap_process(struct rd_engine *e, pid_t pid)
 }
 
 /*
- * The soft-dirty scan: clearing a process's soft-dirty bits write-protects
- * its pages, so its next store to each takes a minor fault, which the
- * page-fault feed counts from the storing CPU's node: refcntd's own
- * hinting faults, for machines without PEBS/IBS.
+ * One walk of /proc over the processes acted on: clear their soft-dirty
+ * bits (clear_refs: the soft-dirty scan) and/or rebuild the reverse map
+ * from their pagemap. Walking every process, not a list made at start,
+ * takes in what was forked or joined a cgroup since: a tree's or a
+ * cgroup's members are the processes the policy says they are now.
  */
-void rd_scan(struct rd_engine *e)
+static void walk(struct rd_engine *e, int clear, int map)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 
 	if (!d)
 		return;
-	/* A new generation empties the reverse map at once. */
-	e->rmap_gen++;
-	e->rmap_nr = 0;
+	if (map) {
+		/* A new generation empties the reverse map at once. */
+		e->rmap_gen++;
+		e->rmap_nr = 0;
+		e->rmap_ns = rd_now_ns();
+	}
 	while ((de = readdir(d))) {
 		char path[64];
 		pid_t pid = atoi(de->d_name);
@@ -118,14 +122,55 @@ void rd_scan(struct rd_engine *e)
 		if (pid <= 0 || !rd_policy_opted_in(&e->cfg, pid))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/clear_refs", pid);
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (write(fd, "4", 1) == 1)
+		fd = clear ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+		if (fd >= 0 && write(fd, "4", 1) == 1)
 			e->st.scans++;
-		close(fd);
-		if (e->rmap)
+		if (fd >= 0)
+			close(fd);
+		if (map)
 			rmap_process(e, pid);
 	}
 	closedir(d);
+}
+
+/*
+ * The soft-dirty scan: clearing a process's soft-dirty bits write-protects
+ * its pages, so its next store to each takes a minor fault, which the
+ * page-fault feed counts from the storing CPU's node: refcntd's own
+ * hinting faults, for machines without PEBS/IBS. The reverse map is
+ * rebuilt on the same walk.
+ */
+void rd_scan(struct rd_engine *e)
+{
+	walk(e, 1, e->rmap != NULL);
+}
+
+/*
+ * The process and address of the page of a set: any base page of the set
+ * the map knows (a set of granularity above 4 KiB holds several; the
+ * event's address is its first byte). On a miss the map is rebuilt, at
+ * most once per rmap_ms, so a page allocated, or a process forked or
+ * moved into a cgroup, since the last build is named within that time.
+ */
+int rd_rmap_name(struct rd_engine *e, uint64_t paddr, pid_t *pid,
+		 uint64_t *vaddr)
+{
+	uint64_t gran = e->granularity > 4096 ? e->granularity : 4096;
+	uint64_t every = e->cfg.rmap_ms * 1000000ULL;
+	uint64_t a, base = paddr & ~(gran - 1);
+	int tries;
+
+	if (!e->rmap)
+		return -1;
+	for (tries = 0; tries < 2; tries++) {
+		for (a = base; a < base + gran; a += 4096)
+			if (!rd_rmap_find(e, a, pid, vaddr))
+				return 0;
+		if (tries || !e->cfg.rmap_ms ||
+		    (e->rmap_ns && rd_now_ns() - e->rmap_ns < every))
+			break;
+		e->st.rmap_rebuilds++;
+		walk(e, 0, 1);
+	}
+	return -1;
 }

@@ -69,10 +69,11 @@ static void print_json(FILE *f, const struct rd_stats *s)
 		", \"rate_limited\": %" PRIu64 ", \"frozen\": %" PRIu64
 		", \"melted\": %" PRIu64 ", \"scans\": %" PRIu64
 		", \"context_from_rmap\": %" PRIu64
+		", \"rmap_rebuilds\": %" PRIu64
 		", \"refused\": %" PRIu64 ", \"refused_by_reason\": {",
 		s->events, s->lost, s->below, s->moved, s->moved_bytes,
 		s->dry_run, s->rate_limited, s->frozen, s->melted, s->scans,
-		s->rmapped, refused_total(s));
+		s->rmapped, s->rmap_rebuilds, refused_total(s));
 	for (i = 0; i < RD_REF_NR; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "",
 			rd_refusal_names[i], s->refused[i]);

@@ -50,8 +50,9 @@ int migrate_option(const char *file)
 	mcfg.root_pid = getpid();
 	if (file && rd_config_load(&mcfg, file))
 		return -1;
-	if (mcfg.all || mcfg.nr_pids || mcfg.nr_comms || mcfg.nr_cgroups) {
-		rt_err("--migrate=%s: refcnt-run acts on its command only: no processes, pids, comms or cgroups", file);
+	if (mcfg.all || mcfg.nr_pids || mcfg.nr_trees || mcfg.nr_comms ||
+	    mcfg.nr_cgroups) {
+		rt_err("--migrate=%s: refcnt-run acts on its command only: no processes, pids, trees, comms or cgroups", file);
 		return -1;
 	}
 	return 0;
