@@ -186,58 +186,26 @@ static int exit_ends_process(pid_t tid, pid_t tgid)
 	return ends;
 }
 
-/* Has tid of tgid a SIGKILL pending (its own, as exit_group() gives)? */
-static int sigkill_pending(pid_t tgid, pid_t tid)
+/*
+ * Will the leader of tgid still stop at its exit, its memory there? Not
+ * when tid is the leader, nor when the leader is dead (a zombie after
+ * pthread_exit(), or gone).
+ */
+static int leader_stop_to_come(pid_t tgid, pid_t tid)
 {
-	char path[96], line[256];
-	unsigned long long pnd = 0;
+	char path[96], line[256], state = '?';
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)tgid, (int)tid);
+	if (tid == tgid)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)tgid, (int)tgid);
 	f = fopen(path, "r");
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		sscanf(line, "SigPnd: %llx", &pnd);
+		sscanf(line, "State: %c", &state);
 	fclose(f);
-	return !!(pnd & (1ULL << (SIGKILL - 1)));
-}
-
-/*
- * Is there a thread of tgid besides tid, neither dead nor with a SIGKILL
- * pending: the one that called exit_group(), which stops at its exit with
- * the memory still there?
- */
-static int group_exit_caller_left(pid_t tgid, pid_t tid)
-{
-	char path[96], line[256];
-	struct dirent *de;
-	int found = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)tgid);
-	d = opendir(path);
-	while (d && !found && (de = readdir(d))) {
-		pid_t other = atoi(de->d_name);
-		char state = '?';
-		FILE *f;
-
-		if (other <= 0 || other == tid)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/status",
-			 (int)tgid, (int)other);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			sscanf(line, "State: %c", &state);
-		fclose(f);
-		found = state != 'Z' && state != 'X' && state != '?' &&
-			!sigkill_pending(tgid, other);
-	}
-	if (d)
-		closedir(d);
-	return found;
+	return state != 'Z' && state != 'X' && state != '?';
 }
 
 /* A thread's name and the CPU (and node) it last ran on. */
@@ -345,16 +313,13 @@ static void on_exit_stop(pid_t tid)
 		return;
 	}
 	/*
-	 * exit_group(): every thread's exit ends the process, and the stop of
-	 * the thread that called it has the snapshot. The others have SIGKILL
-	 * pending: their stops may come first (a server's idle threads, as
-	 * redis-server's), but they may not stay stopped (the kernel lets them
-	 * go on to free the memory), so what they would read could be gone
-	 * already: the caller's stop is waited for while it is there.
+	 * exit_group(): every thread's exit ends the process, and the first
+	 * stop of the leader (which RCB_RANGE_QUERY names: a thread group id)
+	 * has the snapshot. Other threads' stops may come first (a server's
+	 * idle threads, as redis-server's): while the leader lives, its own
+	 * stop, before it lets go of the memory, is waited for.
 	 */
-	if (p->snap)
-		return;
-	if (sigkill_pending(tgid, tid) && group_exit_caller_left(tgid, tid))
+	if (p->snap || leader_stop_to_come(tgid, tid))
 		return;
 	proc_cmdline(tid, p->cmd, sizeof(p->cmd));
 	load_labels();	/* written by the command while it ran */
