@@ -520,6 +520,8 @@ TEST_F_TIMEOUT(refcntd, names_forked_workers_pages_from_paddr, 60)
 	ASSERT_EQ(self->dst, node_of(self->buf)) {
 		char buf[4096];
 
+		kill(pid, SIGUSR1);
+		usleep(500000);
 		if (rc_read_file(STATS, buf, sizeof(buf)) > 0)
 			TH_LOG("%s", buf);
 		if (rc_read_file(ERRF, buf, sizeof(buf)) > 0)
