@@ -16,6 +16,7 @@
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/kobject.h>
+#include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -130,6 +131,39 @@ void refcnt_feed_finish(struct refcnt_feed *feed, bool task, void *setup)
 {
 	if (feed->ops->finish)
 		feed->ops->finish(feed, task, setup);
+}
+
+/**
+ * refcnt_feed_get_emulated_pmu() - a registered feed emulating a PMU
+ *
+ * For a counting session's pebs_period on a machine without a precise
+ * memory-sampling PMU: the feed a module registered with @emulates_pmu
+ * (the test rig's hub device), its module held. Process context.
+ *
+ * Return: the feed, to give back with refcnt_feed_put(), or NULL.
+ */
+struct refcnt_feed *refcnt_feed_get_emulated_pmu(void)
+{
+	struct refcnt_feed *feed, *found = NULL;
+
+	mutex_lock(&refcnt_feed_lock);
+	list_for_each_entry(feed, &refcnt_feeds, list)
+		if (feed->emulates_pmu && feed->registered &&
+		    try_module_get(feed->owner)) {
+			found = feed;
+			break;
+		}
+	mutex_unlock(&refcnt_feed_lock);
+	return found;
+}
+
+/**
+ * refcnt_feed_put() - give back refcnt_feed_get_emulated_pmu()'s feed
+ * @feed:	the feed
+ */
+void refcnt_feed_put(struct refcnt_feed *feed)
+{
+	module_put(feed->owner);
 }
 
 /* Release @feed's events on @cpu, if it has any. */
@@ -594,7 +628,8 @@ int refcnt_feed_register(struct refcnt_feed *feed)
 	    strlen(feed->name) > REFCNT_FEED_NAME_MAX ||
 	    (feed->ops && (!feed->ops->attr || !feed->ops->sample ||
 			   !feed->nr_events ||
-			   feed->nr_task_events > REFCNT_FEED_TASK_EVENTS)))
+			   feed->nr_task_events > REFCNT_FEED_TASK_EVENTS)) ||
+	    (feed->emulates_pmu && (!feed->ops || !feed->owner)))
 		return -EINVAL;
 	feed->stats = alloc_percpu(struct refcnt_feed_stats);
 	if (!feed->stats)

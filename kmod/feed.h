@@ -171,6 +171,12 @@ struct refcnt_feed_attr {
  *		session, at most REFCNT_FEED_TASK_EVENTS; 0: @nr_events
  * @precise:	its samples are precise memory samples: it has the
  *		statistics kernel, noaddr and cached too
+ * @emulates_pmu: with @ops, the feed is a PMU a module emulates (the
+ *		test rig's hub device): counting sessions run its task
+ *		events for their pebs_period where the machine has no
+ *		precise memory-sampling PMU of its own (session.c)
+ * @owner:	with @emulates_pmu, its module, held while a session runs
+ *		its events
  * @unsupported: with @ops, what dmesg says when the machine cannot run
  *		the feed (it failed to start with -EOPNOTSUPP and
  *		@start_error gave no reason), or NULL
@@ -202,6 +208,8 @@ struct refcnt_feed {
 	unsigned int nr_events;
 	unsigned int nr_task_events;
 	bool precise;
+	bool emulates_pmu;
+	struct module *owner;
 	const char *unsupported;
 	const struct attribute_group *group;
 

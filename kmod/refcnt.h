@@ -54,6 +54,8 @@ int refcnt_feed_start_error(struct refcnt_feed *feed, int err,
 int refcnt_feed_prepare(struct refcnt_feed *feed, bool task,
 			unsigned int *period, void **setup);
 void refcnt_feed_finish(struct refcnt_feed *feed, bool task, void *setup);
+struct refcnt_feed *refcnt_feed_get_emulated_pmu(void);
+void refcnt_feed_put(struct refcnt_feed *feed);
 struct perf_event *refcnt_feed_event_create(const struct refcnt_feed_event *ev,
 					    unsigned int period, int cpu,
 					    struct task_struct *task,

@@ -64,6 +64,8 @@ struct refcnt_session_target {
  * @period:	events per sample, 0 when the session does not run it; as
  *		the feed's prepare() took it
  * @prepared:	the feed's prepare() succeeded: finish() is owed
+ * @held:	@feed is a module's emulated PMU, held: refcnt_feed_put()
+ *		is owed
  * @setup:	what it made
  * @targets:	the contexts of event k of every thread
  */
@@ -71,6 +73,7 @@ struct refcnt_session_feed {
 	struct refcnt_feed *feed;
 	unsigned int period;
 	bool prepared;
+	bool held;
 	void *setup;
 	struct refcnt_session_target targets[REFCNT_FEED_TASK_EVENTS];
 };
@@ -187,10 +190,13 @@ static void refcnt_session_free(struct refcnt_session *s)
 		perf_event_release_kernel(s->events[i]);
 	if (s->nr_events)
 		synchronize_rcu();
-	for (i = 0; i < REFCNT_SESSION_FEEDS; i++)
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++) {
 		if (s->feeds[i].prepared)
 			refcnt_feed_finish(s->feeds[i].feed, true,
 					   s->feeds[i].setup);
+		if (s->feeds[i].held)
+			refcnt_feed_put(s->feeds[i].feed);
+	}
 	kvfree(s->events);
 	kfree(s);
 }
@@ -426,9 +432,35 @@ static int refcnt_session_access(const struct refcnt_session *s)
 }
 
 /*
+ * No precise memory-sampling PMU here: the one a module emulates, if one
+ * registered (the test rig's hub device, refcnt_hub.ko), runs the
+ * session's pebs_period instead, as perf events of its own PMU on the
+ * session's threads; else -EOPNOTSUPP. The access check was made with
+ * the PEBS/IBS feed's events (refcnt_session_access()), as on every
+ * machine.
+ */
+static int refcnt_session_emulated(struct refcnt_session_feed *sf)
+{
+	struct refcnt_feed *feed = refcnt_feed_get_emulated_pmu();
+	int err;
+
+	if (!feed)
+		return -EOPNOTSUPP;
+	err = refcnt_feed_prepare(feed, true, &sf->period, &sf->setup);
+	if (err) {
+		refcnt_feed_put(feed);
+		return err;
+	}
+	sf->feed = feed;
+	sf->held = true;
+	return 0;
+}
+
+/*
  * Each feed prepared for the session. Return: 0, or the errno of a feed
  * that refuses (the PEBS/IBS feed: EINVAL for a period its PMU refuses,
- * EOPNOTSUPP without one, EBUSY while its machine-wide feed runs).
+ * EOPNOTSUPP without one nor an emulated one, EBUSY while its
+ * machine-wide feed runs).
  */
 static int refcnt_session_prepare(struct refcnt_session *s)
 {
@@ -442,6 +474,8 @@ static int refcnt_session_prepare(struct refcnt_session *s)
 			continue;
 		err = refcnt_feed_prepare(sf->feed, true, &sf->period,
 					  &sf->setup);
+		if (err == -EOPNOTSUPP && sf->feed == &refcnt_pebs_feed)
+			err = refcnt_session_emulated(sf);
 		if (err)
 			return err;
 		sf->prepared = true;

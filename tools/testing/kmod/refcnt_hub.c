@@ -33,6 +33,21 @@
  * A ring is drained between the hub's mute and unmute marks (the header
  * says why), with preemption off so that nothing else runs muted; it is
  * on again between rings.
+ *
+ * Counting sessions (RCB_COUNT_START with pebs_period) run on the
+ * emulated PMU as they would on a real one: with no PMU of its own in the
+ * guest, refcnt.ko gives a session the task events of the feed that
+ * emulates one ("hubpmu", refcnt_feed.emulates_pmu), and those are perf
+ * events of a PMU this module registers ("refcnt_hub"). perf schedules
+ * them with their thread and gives them to the threads it creates, as
+ * it does PEBS events; while one is scheduled on a CPU, its thread's pid
+ * is in that CPU's ring (@task), so the device stamps it on the samples
+ * it makes there. The drain gives a sample to the events of the pid it
+ * carries, of its kind, through their overflow handler (the session's,
+ * with its ranges); while sessions hold the emulated PMU, samples of no
+ * such event are dropped, as the PMU would not have taken them, and
+ * nothing goes to the machine-wide "hubpmu" delivery: the PMU is the
+ * sessions' or the machine's, never both (kmod/feed_pmu.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -44,6 +59,11 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/perf_event.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/workqueue.h>
@@ -149,15 +169,59 @@ static struct refcnt_feed refcnt_hub_feed = {
 	.group = &refcnt_hub_group,
 };
 
+static const struct refcnt_feed_ops refcnt_hub_pmu_ops;
+
 /*
  * The emulated PMU's samples (PEBS-like and IBS-like records of the same
  * rings), a feed of their own: statistics hubpmu_*, with the precise
- * ones (kernel, noaddr, cached).
+ * ones (kernel, noaddr, cached); and the events of counting sessions on
+ * the emulated PMU (no machine-wide events: the drain delivers those).
  */
 static struct refcnt_feed refcnt_hub_pmu_feed = {
 	.name = "hubpmu",
+	.ops = &refcnt_hub_pmu_ops,
+	.nr_events = 1,
+	.nr_task_events = 3,
 	.precise = true,
+	.emulates_pmu = true,
+	.owner = THIS_MODULE,
 };
+
+/*
+ * Counting sessions on the emulated PMU (prepared, not finished): while
+ * there is one, its samples go to the sessions' events only.
+ */
+static atomic_t refcnt_hub_sessions = ATOMIC_INIT(0);
+
+/**
+ * struct refcnt_hub_event - one perf event of the "refcnt_hub" PMU
+ * @node:	in refcnt_hub_events
+ * @event:	the event (a session's, or inherited from one)
+ * @pid:	its thread's pid, which the device stamps on its samples
+ */
+struct refcnt_hub_event {
+	struct list_head node;
+	struct perf_event *event;
+	pid_t pid;
+};
+
+/* The events of the "refcnt_hub" PMU, and the drain's walk of them. */
+static LIST_HEAD(refcnt_hub_events);
+static DEFINE_SPINLOCK(refcnt_hub_events_lock);
+
+/*
+ * Each CPU's ring, found at probe (refcnt_hub_map_cpus()); NULL for
+ * none. Read by the PMU's add() and del(), with interrupts off.
+ */
+static DEFINE_PER_CPU(struct refcnt_hub_ring *, refcnt_hub_cpu_ring);
+/* Events of the "refcnt_hub" PMU scheduled on each CPU. */
+static DEFINE_PER_CPU(unsigned int, refcnt_hub_cpu_active);
+
+/*
+ * The cnodeid of the sample the drain gives to an event's overflow
+ * handler (under drain_lock), for the feed's sample().
+ */
+static unsigned int refcnt_hub_sample_cnode;
 
 /* The producer does not report this vCPU's references in between. */
 static __always_inline void refcnt_hub_mute(void)
@@ -212,6 +276,30 @@ static void refcnt_hub_flush(struct refcnt_hub *h, int cnode)
 }
 
 /*
+ * A sample of the emulated PMU while sessions hold it: to the events of
+ * its kind of the thread the device stamped on it, through their
+ * overflow handlers, as a real PMU's overflow would (without perf's
+ * throttling: a drain brings in a burst what the vCPU did over time).
+ */
+static void refcnt_hub_session_sample(int cnode, u16 kind, u32 pid,
+				      struct perf_sample_data *data,
+				      struct pt_regs *regs)
+{
+	struct refcnt_hub_event *e;
+	unsigned long flags;
+
+	if (!pid)
+		return;
+	refcnt_hub_sample_cnode = cnode;
+	spin_lock_irqsave(&refcnt_hub_events_lock, flags);
+	list_for_each_entry(e, &refcnt_hub_events, node)
+		if (e->pid == pid && e->event->attr.config == kind)
+			READ_ONCE(e->event->overflow_handler)(e->event, data,
+							      regs);
+	spin_unlock_irqrestore(&refcnt_hub_events_lock, flags);
+}
+
+/*
  * One sample of the emulated PMU, into the code the PMU feed's overflow
  * handler runs (refcnt_pmu_sample(), with pebs_memside's stream), with
  * the sample data and registers the hardware would give. The physical
@@ -248,6 +336,11 @@ static void refcnt_hub_pmu_sample(int cnode,
 	data.data_src.val = READ_ONCE(r->data_src);
 	data.sample_flags |= PERF_SAMPLE_DATA_SRC;
 	refcnt_pmu_regs(&regs, READ_ONCE(r->ip), flags & REFCNT_HUB_F_USER);
+	if (atomic_read(&refcnt_hub_sessions)) {
+		refcnt_hub_session_sample(cnode, kind, READ_ONCE(r->pid),
+					  &data, &regs);
+		return;
+	}
 	refcnt_feed_pmu_sample(&refcnt_hub_pmu_feed,
 			       refcnt_pmu_stream(ops[kind]), &data, &regs,
 			       cnode, weight);
@@ -451,6 +544,219 @@ module_param_cb(enable, &refcnt_hub_enable_ops, &enable, 0644);
 MODULE_PARM_DESC(enable,
 		 "1 drains the hub device (refcnt-vm --hub) into refcnt's counters (default 0: off)");
 
+/* An event of the "refcnt_hub" PMU is gone: no drain reaches it again. */
+static void refcnt_hub_event_destroy(struct perf_event *event)
+{
+	struct refcnt_hub_event *e = event->pmu_private;
+	unsigned long flags;
+
+	spin_lock_irqsave(&refcnt_hub_events_lock, flags);
+	list_del(&e->node);
+	spin_unlock_irqrestore(&refcnt_hub_events_lock, flags);
+	kfree(e);
+}
+
+/*
+ * A session's event of one kind of sample (config: REFCNT_HUB_REC_LOAD,
+ * _STORE or _OP) on a thread, or one perf inherits from it. Only events
+ * made in the kernel with a handler's context (refcnt.ko's sessions'):
+ * the drain calls their handlers, which a perf_event_open() event has
+ * not, from a work item.
+ */
+static int refcnt_hub_event_init(struct perf_event *event)
+{
+	struct refcnt_hub_event *e;
+	unsigned long flags;
+
+	if (event->attr.type != event->pmu->type)
+		return -ENOENT;
+	if (!(event->attach_state & PERF_ATTACH_TASK) || !event->hw.target ||
+	    !event->overflow_handler_context ||
+	    event->attr.config < REFCNT_HUB_REC_LOAD ||
+	    event->attr.config > REFCNT_HUB_REC_OP)
+		return -EINVAL;
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->event = event;
+	e->pid = task_pid_nr(event->hw.target);
+	event->pmu_private = e;
+	event->destroy = refcnt_hub_event_destroy;
+	spin_lock_irqsave(&refcnt_hub_events_lock, flags);
+	list_add_tail(&e->node, &refcnt_hub_events);
+	spin_unlock_irqrestore(&refcnt_hub_events_lock, flags);
+	return 0;
+}
+
+/*
+ * The event's thread runs on this CPU from now on: the device stamps its
+ * pid on this CPU's samples (all of the thread's events say the same).
+ */
+static int refcnt_hub_event_add(struct perf_event *event, int flags)
+{
+	struct refcnt_hub_ring *ring = this_cpu_read(refcnt_hub_cpu_ring);
+	struct refcnt_hub_event *e = event->pmu_private;
+
+	this_cpu_inc(refcnt_hub_cpu_active);
+	if (ring)
+		WRITE_ONCE(ring->task, e->pid);
+	event->hw.state = flags & PERF_EF_START ? 0 : PERF_HES_STOPPED;
+	return 0;
+}
+
+/* The thread's last event here is off: nobody's samples. */
+static void refcnt_hub_event_del(struct perf_event *event, int flags)
+{
+	struct refcnt_hub_ring *ring = this_cpu_read(refcnt_hub_cpu_ring);
+
+	if (!this_cpu_dec_return(refcnt_hub_cpu_active) && ring)
+		WRITE_ONCE(ring->task, 0);
+	event->hw.state = PERF_HES_STOPPED;
+}
+
+static void refcnt_hub_event_start(struct perf_event *event, int flags)
+{
+	event->hw.state = 0;
+}
+
+static void refcnt_hub_event_stop(struct perf_event *event, int flags)
+{
+	event->hw.state = PERF_HES_STOPPED;
+}
+
+/* No count to read: the events only sample. */
+static void refcnt_hub_event_read(struct perf_event *event)
+{
+}
+
+/*
+ * The emulated PMU as perf sees it. A software context: its events are
+ * always scheduled with their thread (add() cannot fail).
+ */
+static struct pmu refcnt_hub_perf_pmu = {
+	.module = THIS_MODULE,
+	.task_ctx_nr = perf_sw_context,
+	.event_init = refcnt_hub_event_init,
+	.add = refcnt_hub_event_add,
+	.del = refcnt_hub_event_del,
+	.start = refcnt_hub_event_start,
+	.stop = refcnt_hub_event_stop,
+	.read = refcnt_hub_event_read,
+};
+
+/*
+ * The feed's prepare(): counting sessions only, with a device bound.
+ * The period is the device's, which the rig programs (struct
+ * refcnt_hub_control); a sample's weight says it.
+ */
+static int refcnt_hub_pmu_prepare(struct refcnt_feed *feed, bool task,
+				  unsigned int *period, void **setup)
+{
+	int err = 0;
+
+	if (!task)
+		return -EOPNOTSUPP;
+	mutex_lock(&refcnt_hub_lock);
+	if (refcnt_hub_dev) {
+		atomic_inc(&refcnt_hub_sessions);
+		/* Not NULL: attr() describes the events of a session. */
+		*setup = &refcnt_hub_perf_pmu;
+	} else
+		err = -EOPNOTSUPP;
+	mutex_unlock(&refcnt_hub_lock);
+	return err;
+}
+
+static void refcnt_hub_pmu_finish(struct refcnt_feed *feed, bool task,
+				  void *setup)
+{
+	atomic_dec(&refcnt_hub_sessions);
+}
+
+/*
+ * The feed's attr(): a session's thread gets an event of each kind of
+ * sample, each with the stream a real PMU's event of that kind has. No
+ * description for refcnt_perf_access() (@setup NULL): sessions check
+ * their caller with the PEBS/IBS feed's, as on every machine.
+ */
+static int refcnt_hub_pmu_attr(struct refcnt_feed *feed, void *setup,
+			       int cpu, unsigned int k,
+			       struct refcnt_feed_event *ev)
+{
+	static const enum refcnt_pmu_op ops[] = {
+		REFCNT_PMU_LOADS, REFCNT_PMU_STORES, REFCNT_PMU_OPS,
+	};
+
+	if (cpu >= 0 || !setup || k >= ARRAY_SIZE(ops))
+		return REFCNT_FEED_NO_EVENT;
+	memset(ev, 0, sizeof(*ev));
+	ev->attr.type = refcnt_hub_perf_pmu.type;
+	ev->attr.size = sizeof(ev->attr);
+	ev->attr.config = REFCNT_HUB_REC_LOAD + k;
+	ev->stream = refcnt_pmu_stream(ops[k]);
+	return 0;
+}
+
+/* The feed's sample(): from the drain, for the record's node. */
+static enum refcnt_sample_outcome
+refcnt_hub_pmu_op_sample(const struct refcnt_feed_target *t,
+			 struct perf_event *event,
+			 struct perf_sample_data *data, struct pt_regs *regs)
+{
+	return refcnt_pmu_sample(t->stream, t->ranges, t->nr_ranges, data,
+				 regs, refcnt_hub_sample_cnode, data->period);
+}
+
+static const struct refcnt_feed_ops refcnt_hub_pmu_ops = {
+	.prepare = refcnt_hub_pmu_prepare,
+	.finish = refcnt_hub_pmu_finish,
+	.attr = refcnt_hub_pmu_attr,
+	.sample = refcnt_hub_pmu_op_sample,
+};
+
+/* Which ring is this CPU's: the one its mute mark marks. */
+static void refcnt_hub_find_ring(void *arg)
+{
+	struct refcnt_hub *h = arg;
+	struct refcnt_hub_ring *ctrl = NULL;
+	int ring;
+
+	refcnt_hub_mute();
+	ring = refcnt_hub_own_ring(h);
+	refcnt_hub_unmute();
+	if (ring >= 0)
+		ctrl = h->rx[ring].ctrl;
+	*this_cpu_ptr(&refcnt_hub_cpu_ring) = ctrl;
+}
+
+/*
+ * Each online CPU's ring, for the PMU's add() and del(): before the
+ * device is published, so that no drain is muted meanwhile.
+ */
+static void refcnt_hub_map_cpus(struct refcnt_hub *h)
+{
+	unsigned int cpu;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		smp_call_function_single(cpu, refcnt_hub_find_ring, h, 1);
+		if (!per_cpu(refcnt_hub_cpu_ring, cpu))
+			dev_warn(&h->pdev->dev, "CPU %u: no ring marked muted: its samples are nobody's\n",
+				 cpu);
+	}
+	cpus_read_unlock();
+}
+
+/* No CPU's ring any more; add() and del() still running are waited for. */
+static void refcnt_hub_unmap_cpus(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		per_cpu(refcnt_hub_cpu_ring, cpu) = NULL;
+	synchronize_rcu();
+}
+
 /* The header copied at probe: 0, -ENODEV if not a hub's, -EINVAL if bad. */
 static int refcnt_hub_check(const struct refcnt_hub_header *hdr, u64 len)
 {
@@ -495,6 +801,7 @@ static void refcnt_hub_rings(struct refcnt_hub *h, void *base)
 		/* What the producer published before we came is not ours. */
 		rx->tail = READ_ONCE(rx->ctrl->head);
 		rx->overruns = READ_ONCE(rx->ctrl->overruns);
+		WRITE_ONCE(rx->ctrl->task, 0);
 		/* Pairs with the producer's acquire of the tail. */
 		smp_store_release(&rx->ctrl->tail, rx->tail);
 		rx->cnode = refcnt_nid_cnode(h->hdr.vcpu_node[i]);
@@ -547,6 +854,7 @@ static int refcnt_hub_probe(struct pci_dev *pdev, const struct pci_device_id *id
 		dev_warn(&pdev->dev, "a second hub device: only one is drained\n");
 		return -EBUSY;
 	}
+	refcnt_hub_map_cpus(h);
 	refcnt_hub_dev = h;
 	mutex_unlock(&refcnt_hub_lock);
 	pci_set_drvdata(pdev, h);
@@ -562,6 +870,7 @@ static void refcnt_hub_remove(struct pci_dev *pdev)
 
 	mutex_lock(&refcnt_hub_lock);
 	refcnt_hub_stop(h);
+	refcnt_hub_unmap_cpus();
 	refcnt_hub_dev = NULL;
 	mutex_unlock(&refcnt_hub_lock);
 }
@@ -705,9 +1014,12 @@ static int __init refcnt_hub_init(void)
 {
 	int err;
 
-	err = refcnt_feed_register(&refcnt_hub_feed);
+	err = perf_pmu_register(&refcnt_hub_perf_pmu, "refcnt_hub", -1);
 	if (err)
 		return err;
+	err = refcnt_feed_register(&refcnt_hub_feed);
+	if (err)
+		goto out_perf;
 	err = refcnt_feed_register(&refcnt_hub_pmu_feed);
 	if (err)
 		goto out_hub;
@@ -725,6 +1037,8 @@ out_pmu:
 	refcnt_feed_unregister(&refcnt_hub_pmu_feed);
 out_hub:
 	refcnt_feed_unregister(&refcnt_hub_feed);
+out_perf:
+	perf_pmu_unregister(&refcnt_hub_perf_pmu);
 	return err;
 }
 
@@ -737,6 +1051,7 @@ static void __exit refcnt_hub_exit(void)
 	pci_unregister_driver(&refcnt_hub_driver);
 	refcnt_feed_unregister(&refcnt_hub_pmu_feed);
 	refcnt_feed_unregister(&refcnt_hub_feed);
+	perf_pmu_unregister(&refcnt_hub_perf_pmu);
 }
 
 module_init(refcnt_hub_init);
