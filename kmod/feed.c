@@ -136,11 +136,11 @@ void refcnt_feed_finish(struct refcnt_feed *feed, bool task, void *setup)
 /**
  * refcnt_feed_get_emulated_pmu() - a registered feed emulating a PMU
  *
- * For a counting session's pebs_period on a machine without a precise
- * memory-sampling PMU: the feed a module registered with @emulates_pmu
- * (the test rig's hub device), its module held. Process context.
- *
- * Return: the feed, to give back with refcnt_feed_put(), or NULL.
+ * Context: process; for a counting session's pebs_period on a machine
+ * without a precise memory-sampling PMU.
+ * Return: the feed a module registered with emulates_pmu (the test rig's
+ * hub device), its module held, to give back with refcnt_feed_put(); or
+ * NULL.
  */
 struct refcnt_feed *refcnt_feed_get_emulated_pmu(void)
 {

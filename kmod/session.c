@@ -11,7 +11,8 @@
  * handler runs the samples through the machine-wide feed's own sample
  * code, with the session's ranges. A feed prepares each session's events
  * as it does its machine-wide ones (the PEBS/IBS feed: one set per core
- * PMU, and the PMU held against the machine-wide feed).
+ * PMU, and the PMU held against the machine-wide feed). Without a PMU, a
+ * PMU a module emulates (the test rig's hub device) takes pebs_period.
  *
  * The last close of the file releases the events, inherited ones too,
  * then waits out handlers still running before the session is freed:

@@ -292,10 +292,14 @@ static void refcnt_hub_session_sample(int cnode, u16 kind, u32 pid,
 		return;
 	refcnt_hub_sample_cnode = cnode;
 	spin_lock_irqsave(&refcnt_hub_events_lock, flags);
-	list_for_each_entry(e, &refcnt_hub_events, node)
-		if (e->pid == pid && e->event->attr.config == kind)
-			READ_ONCE(e->event->overflow_handler)(e->event, data,
-							      regs);
+	list_for_each_entry(e, &refcnt_hub_events, node) {
+		perf_overflow_handler_t handler;
+
+		if (e->pid != pid || e->event->attr.config != kind)
+			continue;
+		handler = READ_ONCE(e->event->overflow_handler);
+		handler(e->event, data, regs);
+	}
 	spin_unlock_irqrestore(&refcnt_hub_events_lock, flags);
 }
 
@@ -661,8 +665,9 @@ static int refcnt_hub_pmu_prepare(struct refcnt_feed *feed, bool task,
 		atomic_inc(&refcnt_hub_sessions);
 		/* Not NULL: attr() describes the events of a session. */
 		*setup = &refcnt_hub_perf_pmu;
-	} else
+	} else {
 		err = -EOPNOTSUPP;
+	}
 	mutex_unlock(&refcnt_hub_lock);
 	return err;
 }
