@@ -33,6 +33,9 @@
 #   make truth            the QEMU plugin that counts every guest reference
 #                         (refcnt-vm --truth) and its guest programs
 #   make accuracy         how close each feed's counts are to the truth
+#   make papi             PAPI (Debian's source) with the refcnt component,
+#                         its utilities, examples/papi and the component's
+#                         tests, static, into build/papi/bin
 #   make deb              the Debian packages (debian/) into build/deb/
 #   make deb-check        build them, lintian, and install them in a Debian
 #                         guest (tools/testing/deb/deb-check)
@@ -68,7 +71,7 @@ MODULE_OUT := $(BUILD)/$(KVER)
 .PHONY: all lib module selftests tools checkpatch check demo bench install dkms-check \
 	shellcheck kernel-doc check-long \
 	intree-check clean FORCE core-check fuzz pmu-check
-.PHONY: truth accuracy
+.PHONY: truth accuracy papi
 
 all: lib selftests tools
 
@@ -281,6 +284,11 @@ truth:
 
 accuracy:
 	@tools/testing/refcnt-accuracy
+
+# PAPI with the refcnt component (papi/components/refcnt), from Debian's
+# PAPI source package: tools/testing/papi-build.
+papi: lib $(BUILD)/linux-source/.stamp
+	@tools/testing/papi-build
 
 demo:
 	@TRUTH=$(TRUTH) HUB=$(HUB) tools/testing/refcnt-demo

@@ -180,14 +180,15 @@ static u32 refcnt_counter_fill(u32 *hw, u32 left, u32 thr, u32 *now)
  * and go on, as if the interrupt had kept up with each. Only in NMI, when
  * the counter's extended page does not exist yet, what cannot fold is
  * dropped (refs_dropped), like a reference without a hardware page.
+ * Returns the references no counter holds: pegged, or dropped.
  */
-static noinline void refcnt_count_fold(struct refcnt_node *node, u64 set,
-				       unsigned int counter, u32 *hw,
-				       u32 count, const struct refcnt_ctx *ctx)
+static noinline u32 refcnt_count_fold(struct refcnt_node *node, u64 set,
+				      unsigned int counter, u32 *hw,
+				      u32 count, const struct refcnt_ctx *ctx)
 {
 	u64 first = set * refcnt_topo.counters_per_set, idx = first + counter;
 	u32 thr = READ_ONCE(node->abs_threshold), old = READ_ONCE(*hw);
-	u32 max = refcnt_topo.hw_max, now, take, left = count, *ext;
+	u32 max = refcnt_topo.hw_max, now, take, left = count, *ext, pegged;
 	bool folded = false;
 
 	refcnt_ctx_keep(node, set, ctx);
@@ -197,8 +198,9 @@ static noinline void refcnt_count_fold(struct refcnt_node *node, u64 set,
 		now = min(old + take, max);
 	} while (!try_cmpxchg(hw, &old, now));
 	left -= take;
-	if (take != now - old)
-		refcnt_peg(node, set, idx, take - (now - old));
+	pegged = take - (now - old);
+	if (pegged)
+		refcnt_peg(node, set, idx, pegged);
 	if (refcnt_migrating(node, first, counter, now))
 		refcnt_migrate(node, set);
 
@@ -227,38 +229,39 @@ static noinline void refcnt_count_fold(struct refcnt_node *node, u64 set,
 	else if (folded)
 		/* The service queues the fold log's events. */
 		irq_work_queue(&node->irq_work);
+	return pegged + left;
 }
 
 /*
  * The counter itself; inlined in both entry points (no call per
  * reference). The caller holds rcu_read_lock(): a reset frees counter
- * pages after a grace period.
+ * pages after a grace period. Returns the references no counter holds:
+ * pegged, or dropped.
  */
-static __always_inline void refcnt_count(struct refcnt_node *node, u64 set,
-					 unsigned int src_cnode, u32 count,
-					 const struct refcnt_ctx *ctx)
+static __always_inline u32 refcnt_count(struct refcnt_node *node, u64 set,
+					unsigned int src_cnode, u32 count,
+					const struct refcnt_ctx *ctx)
 {
 	unsigned int counter = src_cnode >> refcnt_topo.counter_shift;
 	u64 first = set * refcnt_topo.counters_per_set;
-	u32 *hw, old, now, lost, thr;
+	u32 *hw, old, now, lost = count, thr;
 	bool fold, migrate;
 
 	if (unlikely(!count))
-		return;
+		return 0;
 
 	hw = refcnt_counter_get(node, &node->hw, first + counter);
 	if (unlikely(!hw)) {
 		this_cpu_add(node->stats->refs_dropped, count);
-		return;
+		return count;
 	}
 	thr = READ_ONCE(node->abs_threshold);
 	old = READ_ONCE(*hw);
 	do {
 		/* Past the threshold with references to spare: it folds. */
-		if (unlikely(count > 1 && (u64)old + count > thr)) {
-			refcnt_count_fold(node, set, counter, hw, count, ctx);
-			return;
-		}
+		if (unlikely(count > 1 && (u64)old + count > thr))
+			return refcnt_count_fold(node, set, counter, hw, count,
+						 ctx);
 		now = min_t(u64, (u64)old + count, refcnt_topo.hw_max);
 	} while (!try_cmpxchg(hw, &old, now));
 	lost = count - (now - old);
@@ -269,6 +272,7 @@ static __always_inline void refcnt_count(struct refcnt_node *node, u64 set,
 	if (unlikely(lost || fold || migrate))
 		refcnt_counter_raise(node, set, first + counter, lost, fold,
 				     migrate, ctx);
+	return lost;
 }
 
 /**
@@ -303,8 +307,30 @@ void refcnt_node_reference(struct refcnt_node *node, u64 set,
 bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
 		      const struct refcnt_ctx *ctx)
 {
+	return refcnt_reference_outcome(paddr, src_cnode, count, ctx, NULL);
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_reference, REFCNT_NS);
+
+/**
+ * refcnt_reference_outcome() - refcnt_reference(), saying what became of them
+ * @paddr:	physical address referenced
+ * @src_cnode:	cnodeid the references come from
+ * @count:	references
+ * @ctx:	pid and virtual address if the feed knows them, or NULL
+ * @out:	the page's home cnodeid and the references lost, or NULL
+ *
+ * For counting sessions, which count local, remote and lost references.
+ *
+ * Return: false if @paddr is in no node's slots or @src_cnode is invalid.
+ */
+bool refcnt_reference_outcome(u64 paddr, unsigned int src_cnode, u32 count,
+			      const struct refcnt_ctx *ctx,
+			      struct refcnt_outcome *out)
+{
 	const struct refcnt_slot *slot;
 	bool counted = false;
+	u32 lost = count;
+	int home = -1;
 
 	/*
 	 * One read-side section for the slot, its node and the counter: a
@@ -315,14 +341,18 @@ bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
 	rcu_read_lock();
 	slot = refcnt_slot_lookup(paddr);
 	if (likely(slot && src_cnode < refcnt_topo.nr_cnodes)) {
-		refcnt_count(slot->node, refcnt_slot_set(slot, paddr),
-			     src_cnode, count, ctx);
+		home = slot->node->cnodeid;
+		lost = refcnt_count(slot->node, refcnt_slot_set(slot, paddr),
+				    src_cnode, count, ctx);
 		counted = true;
 	}
 	rcu_read_unlock();
+	if (out) {
+		out->home_cnode = home;
+		out->lost = lost;
+	}
 	return counted;
 }
-EXPORT_SYMBOL_NS_GPL(refcnt_reference, REFCNT_NS);
 
 /**
  * refcnt_node_prepare() - make the counter pages a delivery will need

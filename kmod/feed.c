@@ -29,6 +29,7 @@
 #include "compat.h"
 #include "refcnt.h"
 #include "feed.h"
+#include "session.h"
 
 /* Serialises registration and turning feeds on and off. */
 static DEFINE_MUTEX(refcnt_feed_lock);
@@ -53,18 +54,19 @@ static void refcnt_feed_overflow(struct perf_event *event,
 				 struct perf_sample_data *data,
 				 struct pt_regs *regs)
 {
-	refcnt_feed_sample(event->overflow_handler_context, event, data, regs);
+	refcnt_feed_sample(event->overflow_handler_context, event, data, regs,
+			   NULL);
 }
 
-/* perf's inheritance of a task's event: threads, and children or not. */
+/* perf's inheritance of a task's event: REFCNT_FEED_INHERIT* */
 static void refcnt_feed_inherit(struct perf_event_attr *attr,
 				unsigned int period, bool task,
-				bool inherit_thread)
+				unsigned int inherit)
 {
 	attr->sample_period = period;
 	if (task) {
-		attr->inherit = 1;
-		attr->inherit_thread = inherit_thread;
+		attr->inherit = !!inherit;
+		attr->inherit_thread = inherit == REFCNT_FEED_INHERIT;
 	}
 }
 
@@ -74,8 +76,9 @@ static void refcnt_feed_inherit(struct perf_event_attr *attr,
  * @period:	its sample period
  * @cpu:	its CPU, or -1 with @task
  * @task:	its task, or NULL for a CPU's event
- * @inherit_thread: for a task: inherited by the threads it creates only,
- *		not by its child processes
+ * @inherit:	for a task: 0 (not inherited), REFCNT_FEED_INHERIT (by
+ *		the threads it creates) or with REFCNT_FEED_INHERIT_CHILDREN
+ *		(by its child processes too)
  * @overflow:	its overflow handler
  * @context:	the handler's context
  *
@@ -86,20 +89,20 @@ static void refcnt_feed_inherit(struct perf_event_attr *attr,
 struct perf_event *refcnt_feed_event_create(const struct refcnt_feed_event *ev,
 					    unsigned int period, int cpu,
 					    struct task_struct *task,
-					    bool inherit_thread,
+					    unsigned int inherit,
 					    perf_overflow_handler_t overflow,
 					    void *context)
 {
 	struct perf_event_attr attr = ev->attr;
 	struct perf_event *event;
 
-	refcnt_feed_inherit(&attr, period, task, inherit_thread);
+	refcnt_feed_inherit(&attr, period, task, inherit);
 	event = perf_event_create_kernel_counter(&attr, cpu, task, overflow,
 						 context);
 	if (!IS_ERR(event) || PTR_ERR(event) != -EINVAL || !ev->has_fallback)
 		return event;
 	attr = ev->fallback;
-	refcnt_feed_inherit(&attr, period, task, inherit_thread);
+	refcnt_feed_inherit(&attr, period, task, inherit);
 	return perf_event_create_kernel_counter(&attr, cpu, task, overflow,
 						context);
 }
@@ -209,7 +212,7 @@ static int refcnt_feed_cpu_start(struct refcnt_feed *feed, unsigned int cpu,
 		feed->targets[i] = (struct refcnt_feed_target){
 			.feed = feed, .stream = ev.stream,
 		};
-		event = refcnt_feed_event_create(&ev, period, cpu, NULL, false,
+		event = refcnt_feed_event_create(&ev, period, cpu, NULL, 0,
 						 refcnt_feed_overflow,
 						 &feed->targets[i]);
 		if (IS_ERR(event))
@@ -627,13 +630,23 @@ int refcnt_feed_register(struct refcnt_feed *feed)
 	if (!feed->name || !*feed->name ||
 	    strlen(feed->name) > REFCNT_FEED_NAME_MAX ||
 	    (feed->ops && (!feed->ops->attr || !feed->ops->sample ||
-			   !feed->nr_events ||
+			   !feed->ops->describe || !feed->nr_events ||
 			   feed->nr_task_events > REFCNT_FEED_TASK_EVENTS)) ||
+	    (feed->device && (feed->ops || !feed->owner ||
+			      !feed->device->position || !feed->device->hold ||
+			      !feed->device->sync || !feed->device->period)) ||
 	    (feed->emulates_pmu && (!feed->ops || !feed->owner)))
 		return -EINVAL;
+	feed->present = -1;
+	feed->holds = 0;
 	feed->stats = alloc_percpu(struct refcnt_feed_stats);
 	if (!feed->stats)
 		return -ENOMEM;
+	if (feed->device && refcnt_feed_spans_alloc(feed)) {
+		free_percpu(feed->stats);
+		feed->stats = NULL;
+		return -ENOMEM;
+	}
 	refcnt_feed_attrs_init(feed);
 	mutex_lock(&refcnt_feed_lock);
 	if (!refcnt_kobj)
@@ -652,6 +665,7 @@ int refcnt_feed_register(struct refcnt_feed *feed)
 		}
 	}
 	if (err) {
+		refcnt_feed_spans_free(feed);
 		free_percpu(feed->stats);
 		feed->stats = NULL;
 		return err;
@@ -684,10 +698,183 @@ void refcnt_feed_unregister(struct refcnt_feed *feed)
 	 * wait for those still running on another CPU.
 	 */
 	synchronize_rcu();
+	refcnt_feed_spans_free(feed);
 	free_percpu(feed->stats);
 	feed->stats = NULL;
 }
 EXPORT_SYMBOL_NS_GPL(refcnt_feed_unregister, REFCNT_NS);
+
+/* Most feeds RCB_FEEDS_GET describes in one call. */
+#define REFCNT_FEEDS_MAX	64
+
+/* Let go of a device feed a session held. Under refcnt_feed_lock. */
+static void refcnt_feed_unhold(struct refcnt_feed *feed)
+{
+	if (!--feed->holds)
+		feed->device->hold(feed, false);
+	module_put(feed->owner);
+}
+
+/**
+ * refcnt_feeds_hold() - a session holds every device feed there is
+ * @held:	filled in with the feeds held
+ * @max:	room in @held
+ *
+ * Each feed held delivers records from now on, and its module stays.
+ * Feeds without a device now are left out. Process context.
+ *
+ * Return: the feeds held, or a negative errno (none held then).
+ */
+int refcnt_feeds_hold(struct refcnt_feed **held, unsigned int max)
+{
+	struct refcnt_feed *feed;
+	unsigned int n = 0;
+	int err = 0;
+
+	mutex_lock(&refcnt_feed_lock);
+	list_for_each_entry(feed, &refcnt_feeds, list) {
+		if (!feed->device || n == max || !try_module_get(feed->owner))
+			continue;
+		if (!feed->holds)
+			err = feed->device->hold(feed, true);
+		if (err) {
+			module_put(feed->owner);
+			if (err == -ENODEV) {
+				err = 0;
+				continue;
+			}
+			break;
+		}
+		feed->holds++;
+		held[n++] = feed;
+	}
+	if (err)
+		while (n)
+			refcnt_feed_unhold(held[--n]);
+	mutex_unlock(&refcnt_feed_lock);
+	return err ?: n;
+}
+
+/**
+ * refcnt_feeds_release() - a session lets go of the device feeds it held
+ * @held:	the feeds, from refcnt_feeds_hold()
+ * @n:		how many
+ */
+void refcnt_feeds_release(struct refcnt_feed **held, unsigned int n)
+{
+	mutex_lock(&refcnt_feed_lock);
+	while (n)
+		refcnt_feed_unhold(held[--n]);
+	mutex_unlock(&refcnt_feed_lock);
+}
+
+/*
+ * Whether the machine can make a feed's perf events: what a session's
+ * prepare() says (the PMU feed's planners), then a disabled event on the
+ * first CPU, once. Under refcnt_feed_lock.
+ */
+static bool refcnt_feed_present(struct refcnt_feed *feed)
+{
+	int cpu = cpumask_first(cpu_online_mask);
+	unsigned int period = 1000003;
+	struct refcnt_feed_event fe;
+	struct perf_event *ev;
+	void *setup;
+	int err;
+
+	if (feed->present >= 0)
+		return feed->present;
+	/* Running machine-wide, or holding the PMU against sessions. */
+	if (feed->period)
+		return true;
+	err = refcnt_feed_prepare(feed, true, &period, &setup);
+	if (err == -EBUSY)
+		return true;
+	feed->present = 0;
+	if (err)
+		return false;
+	err = feed->ops->attr(feed, setup, cpu, 0, &fe);
+	fe.attr.disabled = 1;
+	ev = err ? NULL : refcnt_feed_event_create(&fe, period, cpu, NULL, 0,
+						   NULL, NULL);
+	refcnt_feed_finish(feed, true, setup);
+	if (IS_ERR_OR_NULL(ev))
+		return false;
+	perf_event_release_kernel(ev);
+	feed->present = 1;
+	return true;
+}
+
+/* One feed as RCB_FEEDS_GET describes it. Under refcnt_feed_lock. */
+static void refcnt_feed_info(struct refcnt_feed *feed,
+			     struct rcb_feed_info *fi)
+{
+	bool on = false;
+
+	memset(fi, 0, sizeof(*fi));
+	strscpy(fi->name, feed->name, sizeof(fi->name));
+	fi->caps = feed->caps & (RCB_FEED_DATA_ADDR | RCB_FEED_INSTR_ADDR |
+				 RCB_FEED_LOADS | RCB_FEED_STORES);
+	if (feed->device) {
+		fi->period = feed->device->period(feed, &on);
+		fi->caps |= RCB_FEED_SESSION | RCB_FEED_DEVICE;
+		if (fi->period)
+			fi->state |= RCB_FEED_PRESENT;
+	} else if (feed->ops && !feed->emulates_pmu) {
+		fi->period = feed->period;
+		on = feed->period;
+		/* The feeds a session names by a period of struct rcb_count. */
+		if (feed == &refcnt_fault_feed || feed == &refcnt_pebs_feed)
+			fi->caps |= RCB_FEED_SESSION;
+		if (refcnt_feed_present(feed))
+			fi->state |= RCB_FEED_PRESENT;
+	} else {
+		/* Delivers by itself (an emulated PMU's drain too). */
+		fi->state |= RCB_FEED_PRESENT;
+	}
+	if (on)
+		fi->state |= RCB_FEED_ON;
+}
+
+/**
+ * refcnt_feeds_get() - RCB_FEEDS_GET: the feeds and what they carry
+ * @argp:	user pointer to struct rcb_feeds_query
+ *
+ * Return: 0 or a negative errno.
+ */
+long refcnt_feeds_get(void __user *argp)
+{
+	struct rcb_feeds_query q;
+	struct rcb_feed_info *fi;
+	struct refcnt_feed *feed;
+	u32 n = 0, cap;
+	int err = 0;
+
+	if (copy_from_user(&q, argp, sizeof(q)))
+		return -EFAULT;
+	if (q.flags || q.reserved)
+		return -EINVAL;
+	/* Filled under the lock, copied out after it: feeds are few. */
+	cap = min_t(u32, q.nr_feeds, REFCNT_FEEDS_MAX);
+	fi = kcalloc(max(cap, 1U), sizeof(*fi), GFP_KERNEL);
+	if (!fi)
+		return -ENOMEM;
+	mutex_lock(&refcnt_feed_lock);
+	list_for_each_entry(feed, &refcnt_feeds, list) {
+		if (n < cap)
+			refcnt_feed_info(feed, &fi[n]);
+		n++;
+	}
+	mutex_unlock(&refcnt_feed_lock);
+	if (copy_to_user(u64_to_user_ptr(q.feeds), fi,
+			 min(n, cap) * sizeof(*fi)))
+		err = -EFAULT;
+	kfree(fi);
+	if (err)
+		return err;
+	q.nr_feeds = n;
+	return copy_to_user(argp, &q, sizeof(q)) ? -EFAULT : 0;
+}
 
 /**
  * refcnt_feeds_init() - the registry: /sys/kernel/refcnt, CPU hotplug

@@ -12,9 +12,13 @@
  * keeps per CPU and shows in /sys/kernel/refcnt/<name>_{samples,delivered,
  * unresolved} (and _{kernel,noaddr,cached} for precise samples), sysfs
  * files of its own, and, for a feed of perf events, its operations. It
- * then delivers references one of three ways:
+ * then delivers references one of four ways:
  *  - by physical address: refcnt_feed_reference(), or several samples of
  *    one page at once, refcnt_feed_references();
+ *  - as a device feed's record of what a task did, by physical address
+ *    with the record's position in its CPU's stream, so that counting
+ *    sessions get the records of the tasks they count:
+ *    refcnt_feed_record();
  *  - as a PMU sample (perf_sample_data and pt_regs), through the code a
  *    real PMU's overflow handler runs: refcnt_feed_pmu_sample();
  *  - as perf events the registry makes per CPU (and follows CPU hotplug
@@ -34,11 +38,33 @@
 #include <linux/sysfs.h>
 #include <linux/topology.h>
 #include <linux/types.h>
+#include <uapi/linux/refcnt.h>
 
 #include "pmu.h"
 #include "reference.h"
 
 struct refcnt_feed;
+struct refcnt_spans;
+
+/* struct refcnt_sample.kind: what the reference was, when the feed knows. */
+#define REFCNT_SAMPLE_LOAD	1
+#define REFCNT_SAMPLE_STORE	2
+
+/**
+ * struct refcnt_sample - what a feed knows of one sample, for sessions
+ * @vaddr:	data address referenced (user), 0 when not known
+ * @ip:		address of the instruction that made it, 0 when not known
+ * @weight:	references it stands for
+ * @src_cnode:	cnodeid it came from
+ * @kind:	REFCNT_SAMPLE_LOAD or _STORE; 0 when the feed cannot tell
+ */
+struct refcnt_sample {
+	u64 vaddr;
+	u64 ip;
+	u32 weight;
+	u16 src_cnode;
+	u8 kind;
+};
 
 /**
  * struct refcnt_feed_stats - what a feed did with its samples, in samples
@@ -100,6 +126,32 @@ struct refcnt_feed_target {
 };
 
 /**
+ * struct refcnt_device_ops - the operations of a device feed
+ * @position:	records the stream of CPU @cpu has made so far: called on
+ *		@cpu, interrupts off, as a counted task comes on it or goes
+ *		off it; the records in between are the task's
+ * @hold:	the feed must deliver records (refcnt_feed_record()) from
+ *		now on, @on, or may stop, !@on: counted as sessions come and
+ *		go; 0, or a negative errno (-ENODEV: no device now)
+ * @sync:	deliver every record made so far before returning: a
+ *		session is read
+ * @period:	the device's period (references per record), 0 when there
+ *		is no device; *@on: delivering machine-wide now
+ *
+ * A device feed delivers by itself, at a period of its own (the device's),
+ * what a memory-side device observed, record by record, in one stream per
+ * CPU: it cannot tell which task made a reference, but the records are in
+ * the order the CPU made them, so the positions where counted tasks came
+ * on and went off a CPU tell (session_device.c).
+ */
+struct refcnt_device_ops {
+	u64 (*position)(struct refcnt_feed *feed, unsigned int cpu);
+	int (*hold)(struct refcnt_feed *feed, bool on);
+	void (*sync)(struct refcnt_feed *feed);
+	u32 (*period)(struct refcnt_feed *feed, bool *on);
+};
+
+/**
  * struct refcnt_feed_ops - the operations of a feed of perf events
  * @prepare:	optional: before a start of the machine-wide events (@task
  *		false) or a counting session's (@task true), check what
@@ -120,7 +172,12 @@ struct refcnt_feed_target {
  *		one without such events: 0 or REFCNT_FEED_NO_EVENT
  * @sample:	take one sample of an event, from its overflow handler (NMI
  *		for a PMU), with the event's target: what became of it. The
- *		registry counts it in the feed's statistics
+ *		registry counts it in the feed's statistics. @out, when not
+ *		NULL (a session's event), gets the page's home and the
+ *		references lost
+ * @describe:	fill in what a session filters the sample on and counts it
+ *		as (@s: data and instruction address, kind, weight), before
+ *		it is delivered
  * @start_error: optional: the errno to give for @err, which perf, attr()
  *		or prepare() gave when events were made, and in *@why what
  *		the one line in dmesg says (NULL: the feed's @unsupported
@@ -137,7 +194,12 @@ struct refcnt_feed_ops {
 	enum refcnt_sample_outcome (*sample)(const struct refcnt_feed_target *t,
 					     struct perf_event *event,
 					     struct perf_sample_data *data,
-					     struct pt_regs *regs);
+					     struct pt_regs *regs,
+					     struct refcnt_outcome *out);
+	void (*describe)(const struct refcnt_feed_target *t,
+			 struct perf_event *event,
+			 struct perf_sample_data *data, struct pt_regs *regs,
+			 struct refcnt_sample *s);
 	int (*start_error)(struct refcnt_feed *feed, int err,
 			   const char **why);
 };
@@ -166,6 +228,13 @@ struct refcnt_feed_attr {
  *		"pebs", "hub"
  * @ops:	for a feed of perf events, its operations; NULL for a feed
  *		that delivers by itself
+ * @device:	for a device feed, its operations (refcnt_feed_record())
+ * @owner:	for a device feed or one that @emulates_pmu, its module: a
+ *		session holding the feed or running its events holds the
+ *		module
+ * @caps:	what its samples carry, RCB_FEED_* of uapi/linux/refcnt.h
+ *		(data and instruction address, loads, stores); the registry
+ *		adds RCB_FEED_SESSION and RCB_FEED_DEVICE
  * @nr_events:	with @ops, the perf events per CPU, at most
  * @nr_task_events: with @ops, the perf events per task of a counting
  *		session, at most REFCNT_FEED_TASK_EVENTS; 0: @nr_events
@@ -175,8 +244,6 @@ struct refcnt_feed_attr {
  *		test rig's hub device): counting sessions run its task
  *		events for their pebs_period where the machine has no
  *		precise memory-sampling PMU of its own (session.c)
- * @owner:	with @emulates_pmu, its module, held while a session runs
- *		its events
  * @unsupported: with @ops, what dmesg says when the machine cannot run
  *		the feed (it failed to start with -EOPNOTSUPP and
  *		@start_error gave no reason), or NULL
@@ -198,6 +265,11 @@ struct refcnt_feed_attr {
  *		<name>_skipped with @ops
  * @attr_ptrs:	registry: @attrs for @stats_group, NULL-terminated
  * @stats_group: registry: @attrs in /sys/kernel/refcnt
+ * @spans:	registry: for a device feed, per CPU, when counted tasks
+ *		ran there (session_device.c)
+ * @holds:	registry: sessions that hold a device feed
+ * @present:	registry: a feed of perf events: 1 when the machine can
+ *		make its events, 0 when it cannot, -1 before the first look
  *
  * The feed's module owns it; the fields from @period on are the
  * registry's.
@@ -205,11 +277,13 @@ struct refcnt_feed_attr {
 struct refcnt_feed {
 	const char *name;
 	const struct refcnt_feed_ops *ops;
+	const struct refcnt_device_ops *device;
+	struct module *owner;
+	u32 caps;
 	unsigned int nr_events;
 	unsigned int nr_task_events;
 	bool precise;
 	bool emulates_pmu;
-	struct module *owner;
 	const char *unsupported;
 	const struct attribute_group *group;
 
@@ -225,6 +299,9 @@ struct refcnt_feed {
 	struct refcnt_feed_attr attrs[REFCNT_FEED_FILES];
 	struct attribute *attr_ptrs[REFCNT_FEED_FILES + 1];
 	struct attribute_group stats_group;
+	struct refcnt_spans __percpu *spans;
+	unsigned int holds;
+	int present;
 };
 
 int refcnt_feed_register(struct refcnt_feed *feed);
@@ -245,7 +322,10 @@ enum refcnt_sample_outcome
 refcnt_pmu_sample(const struct refcnt_pmu_stream *s,
 		  const struct rcb_count_range *ranges, unsigned int nr_ranges,
 		  struct perf_sample_data *data, struct pt_regs *regs,
-		  unsigned int src_cnode, u64 weight);
+		  unsigned int src_cnode, u64 weight, struct refcnt_outcome *out);
+void refcnt_pmu_sample_describe(const struct refcnt_pmu_stream *st,
+				struct perf_sample_data *data,
+				struct pt_regs *regs, struct refcnt_sample *s);
 const struct refcnt_pmu_stream *refcnt_pmu_stream(enum refcnt_pmu_op op);
 #ifdef CONFIG_X86
 void refcnt_pmu_regs(struct pt_regs *regs, u64 ip, bool user);
@@ -256,6 +336,25 @@ static inline void refcnt_pmu_regs(struct pt_regs *regs, u64 ip, bool user)
 	memset(regs, 0, sizeof(*regs));
 }
 #endif
+
+/**
+ * struct refcnt_record - one record of a device feed
+ * @cpu:	the CPU whose stream it is in
+ * @pos:	its position there: records of @cpu before it
+ * @paddr:	physical address referenced
+ * @s:		the rest of what it says
+ */
+struct refcnt_record {
+	unsigned int cpu;
+	u64 pos;
+	u64 paddr;
+	struct refcnt_sample s;
+};
+
+bool refcnt_feed_record(struct refcnt_feed *feed,
+			const struct refcnt_record *r, bool machine);
+void refcnt_feed_consumed(struct refcnt_feed *feed, unsigned int cpu,
+			  u64 pos);
 
 int refcnt_nid_cnode(int nid);
 unsigned int refcnt_nr_cnodes(void);

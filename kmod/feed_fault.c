@@ -10,7 +10,13 @@
  * references from the faulting CPU's node to it (NUMA hinting faults,
  * migrations and THP count where the page really is). Nothing is queued
  * or allocated per sample.
+ *
+ * For a counting session a sample has the faulting address and the
+ * faulting instruction (the user registers of the fault); not whether it
+ * was a load or a store: the software event carries no fault flags, and
+ * x86 hands the error code to no hook a module may use.
  */
+#include <linux/ptrace.h>
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
 #include <linux/perf_event.h>
@@ -52,26 +58,46 @@ static int refcnt_fault_attr(struct refcnt_feed *feed, void *setup, int cpu,
 static enum refcnt_sample_outcome
 refcnt_fault_sample(const struct refcnt_feed_target *t,
 		    struct perf_event *event, struct perf_sample_data *data,
-		    struct pt_regs *regs)
+		    struct pt_regs *regs, struct refcnt_outcome *out)
 {
+	u64 weight = event->attr.sample_period;
+
 	if (!refcnt_ranges_inside(data->addr, t->ranges, t->nr_ranges))
 		return REFCNT_SAMPLE_OUTSIDE;
-	if (!current->mm || (current->flags & PF_KTHREAD) ||
-	    !refcnt_feed_user(data->addr, refcnt_this_cnode(),
-			      event->attr.sample_period))
+	if (!current->mm || (current->flags & PF_KTHREAD)) {
+		if (out)
+			*out = (struct refcnt_outcome){ -1,
+							min_t(u64, weight, U32_MAX) };
+		return REFCNT_SAMPLE_UNRESOLVED;
+	}
+	if (!refcnt_feed_user(data->addr, refcnt_this_cnode(), weight, out))
 		return REFCNT_SAMPLE_UNRESOLVED;
 	return REFCNT_SAMPLE_COUNTED;
+}
+
+/* The faulting address and instruction; loads and stores are not told. */
+static void refcnt_fault_describe(const struct refcnt_feed_target *t,
+				  struct perf_event *event,
+				  struct perf_sample_data *data,
+				  struct pt_regs *regs, struct refcnt_sample *s)
+{
+	s->vaddr = data->addr;
+	s->ip = regs && user_mode(regs) ? instruction_pointer(regs) : 0;
+	s->weight = min_t(u64, event->attr.sample_period, U32_MAX);
+	s->kind = 0;
 }
 
 static const struct refcnt_feed_ops refcnt_fault_ops = {
 	.attr = refcnt_fault_attr,
 	.sample = refcnt_fault_sample,
+	.describe = refcnt_fault_describe,
 };
 
 /* The sampled page-fault feed; main.c registers it. */
 struct refcnt_feed refcnt_fault_feed = {
 	.name = "fault",
 	.ops = &refcnt_fault_ops,
+	.caps = RCB_FEED_DATA_ADDR | RCB_FEED_INSTR_ADDR,
 	.nr_events = REFCNT_FAULT_EVENTS,
 };
 

@@ -424,11 +424,26 @@ static u64 refcnt_pmu_event_weight(struct perf_event *event,
 static enum refcnt_sample_outcome
 refcnt_pmu_feed_sample(const struct refcnt_feed_target *t,
 		       struct perf_event *event, struct perf_sample_data *data,
-		       struct pt_regs *regs)
+		       struct pt_regs *regs, struct refcnt_outcome *out)
 {
 	return refcnt_pmu_sample(t->stream, t->ranges, t->nr_ranges, data,
 				 regs, refcnt_this_cnode(),
-				 refcnt_pmu_event_weight(event, data));
+				 refcnt_pmu_event_weight(event, data), out);
+}
+
+/*
+ * The feed's describe(): the sampled data and instruction (the PMU's
+ * overflow handler gets the sampled IP in @regs), loads or stores as the
+ * event or the data source says, and the weight the sample will count.
+ */
+static void refcnt_pmu_feed_describe(const struct refcnt_feed_target *t,
+				     struct perf_event *event,
+				     struct perf_sample_data *data,
+				     struct pt_regs *regs,
+				     struct refcnt_sample *s)
+{
+	refcnt_pmu_sample_describe(t->stream, data, regs, s);
+	s->weight = min_t(u64, refcnt_pmu_event_weight(event, data), U32_MAX);
 }
 
 /*
@@ -451,6 +466,7 @@ static const struct refcnt_feed_ops refcnt_pmu_ops = {
 	.finish = refcnt_pmu_finish,
 	.attr = refcnt_pmu_attr,
 	.sample = refcnt_pmu_feed_sample,
+	.describe = refcnt_pmu_feed_describe,
 	.start_error = refcnt_pmu_start_error,
 };
 
@@ -458,6 +474,8 @@ static const struct refcnt_feed_ops refcnt_pmu_ops = {
 struct refcnt_feed refcnt_pebs_feed = {
 	.name = "pebs",
 	.ops = &refcnt_pmu_ops,
+	/* and loads and stores as the vendor's samples tell: main.c */
+	.caps = RCB_FEED_DATA_ADDR | RCB_FEED_INSTR_ADDR,
 	.nr_events = REFCNT_PMU_MAX_EVENTS,
 	.nr_task_events = REFCNT_PMU_MAX_PMUS * REFCNT_PMU_MAX_EVENTS,
 	.precise = true,

@@ -236,6 +236,8 @@ static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
 		return refcnt_ioctl_change(rf, cmd, argp);
 	case RCB_COUNT_START:
 		return refcnt_session_start(argp);
+	case RCB_FEEDS_GET:
+		return refcnt_feeds_get(argp);
 	default:
 		return -ENOTTY;
 	}

@@ -16,6 +16,7 @@
 
 #include "refcnt.h"
 #include "feed.h"
+#include "session.h"
 
 static unsigned int granularity = SZ_4K;
 module_param(granularity, uint, 0444);
@@ -117,6 +118,7 @@ static int __init refcnt_own_feeds_register(void)
 	unsigned int i;
 	int err;
 
+	refcnt_pebs_feed.caps |= refcnt_pmu_caps();
 	for (i = 0; i < ARRAY_SIZE(refcnt_own_feeds); i++) {
 		err = refcnt_feed_register(refcnt_own_feeds[i]);
 		if (err) {
@@ -139,10 +141,14 @@ static int __init refcnt_init(void)
 	err = refcnt_fs_init();
 	if (err)
 		return err;
+	/* Sessions can run device feeds from the first device on. */
+	err = refcnt_session_devices_init();
+	if (err)
+		goto fs;
 	/* All nodes exist before any device does: no half-made machine. */
 	err = refcnt_layout_init();
 	if (err)
-		goto fs;
+		goto sessions;
 	err = refcnt_feeds_init(&refcnt_module_group);
 	if (err)
 		goto layout;
@@ -155,6 +161,8 @@ feeds:
 	refcnt_feeds_exit();
 layout:
 	refcnt_layout_exit();
+sessions:
+	refcnt_session_devices_exit();
 fs:
 	refcnt_fs_exit();
 	return err;
@@ -167,6 +175,7 @@ static void __exit refcnt_exit(void)
 	refcnt_session_exit();
 	refcnt_feeds_exit();
 	refcnt_layout_exit();
+	refcnt_session_devices_exit();
 	refcnt_fs_exit();
 }
 

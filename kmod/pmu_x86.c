@@ -12,6 +12,7 @@
 #include <asm/perf_event.h>
 #include <asm/processor.h>
 #include <asm/segment.h>
+#include <uapi/linux/refcnt.h>
 
 #include "compat.h"
 #include "refcnt.h"
@@ -39,6 +40,25 @@ static int refcnt_pmu_probe(unsigned int cpu, u32 *type, char *name,
 	strscpy(name, ev->pmu->name, len);
 	perf_event_release_kernel(ev);
 	return 0;
+}
+
+/**
+ * refcnt_pmu_caps() - what this CPU vendor's samples tell beyond addresses
+ *
+ * Return: RCB_FEED_LOADS | RCB_FEED_STORES: PEBS samples loads and stores
+ * with events of their own, IBS (the AMD and Hygon op sampling) says in
+ * its data source which an op was; 0 for a vendor without such a PMU.
+ */
+u32 refcnt_pmu_caps(void)
+{
+	switch (boot_cpu_data.x86_vendor) {
+	case X86_VENDOR_INTEL:
+	case X86_VENDOR_AMD:
+	case X86_VENDOR_HYGON:
+		return RCB_FEED_LOADS | RCB_FEED_STORES;
+	default:
+		return 0;
+	}
 }
 
 /**

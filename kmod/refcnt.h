@@ -40,6 +40,7 @@ int refcnt_range_query(struct rcb_range_query *q);
 struct mm_struct;
 struct task_struct;
 struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm);
+struct task_struct *refcnt_target_thread_get(pid_t tid);
 
 /* perf_access.c */
 int refcnt_perf_access(const struct perf_event_attr *attr);
@@ -56,23 +57,32 @@ int refcnt_feed_prepare(struct refcnt_feed *feed, bool task,
 void refcnt_feed_finish(struct refcnt_feed *feed, bool task, void *setup);
 struct refcnt_feed *refcnt_feed_get_emulated_pmu(void);
 void refcnt_feed_put(struct refcnt_feed *feed);
+/* How a task's event is inherited (refcnt_feed_event_create()). */
+#define REFCNT_FEED_INHERIT		0x1	/* by new threads */
+#define REFCNT_FEED_INHERIT_CHILDREN	0x2	/* and by child processes */
 struct perf_event *refcnt_feed_event_create(const struct refcnt_feed_event *ev,
 					    unsigned int period, int cpu,
 					    struct task_struct *task,
-					    bool inherit_thread,
+					    unsigned int inherit,
 					    void (*overflow)(struct perf_event *,
 							     struct perf_sample_data *,
 							     struct pt_regs *),
 					    void *context);
+int refcnt_feeds_hold(struct refcnt_feed **held, unsigned int max);
+void refcnt_feeds_release(struct refcnt_feed **held, unsigned int n);
+long refcnt_feeds_get(void __user *argp);
 extern const struct kernel_param_ops refcnt_feed_period_ops;
 
 /* sample.c: what the feeds deliver */
-bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight);
+bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight,
+		      struct refcnt_outcome *out);
 enum refcnt_sample_outcome
 refcnt_feed_sample(const struct refcnt_feed_target *t, struct perf_event *event,
-		   struct perf_sample_data *data, struct pt_regs *regs);
+		   struct perf_sample_data *data, struct pt_regs *regs,
+		   struct refcnt_outcome *out);
 void refcnt_feed_account(struct refcnt_feed *feed,
 			 enum refcnt_sample_outcome o);
+bool refcnt_feed_count(struct refcnt_feed *feed, bool counted);
 
 /* feed_fault.c, feed_pmu.c: refcnt.ko's feeds of perf events */
 #define REFCNT_FAULT_EVENTS	2
@@ -86,12 +96,18 @@ extern struct refcnt_feed refcnt_pebs_feed;
 #ifdef CONFIG_X86
 int refcnt_pmu_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
 			char *name, size_t len);
+u32 refcnt_pmu_caps(void);
 #else
 static inline int refcnt_pmu_describe(unsigned int cpu,
 				      struct refcnt_pmu_cpu *d, char *name,
 				      size_t len)
 {
 	return -EOPNOTSUPP;
+}
+
+static inline u32 refcnt_pmu_caps(void)
+{
+	return 0;
 }
 #endif
 

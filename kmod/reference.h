@@ -18,7 +18,22 @@ struct refcnt_ctx {
 	u64 vaddr;
 };
 
+/**
+ * struct refcnt_outcome - what became of references, for a counting session
+ * @home_cnode:	cnodeid of the node the page is on; -1 when no node
+ *		counts it (the references reached no counter)
+ * @lost:	of the references, those its hardware counter had no room
+ *		for (pegged), or dropped for want of a counter page (NMI)
+ */
+struct refcnt_outcome {
+	int home_cnode;
+	u32 lost;
+};
+
 bool refcnt_reference(u64 paddr, unsigned int src_cnode, u32 count,
 		      const struct refcnt_ctx *ctx);
+bool refcnt_reference_outcome(u64 paddr, unsigned int src_cnode, u32 count,
+			      const struct refcnt_ctx *ctx,
+			      struct refcnt_outcome *out);
 
 #endif /* _REFCNT_REFERENCE_H */

@@ -63,43 +63,53 @@ EXPORT_SYMBOL_NS_GPL(refcnt_granularity_shift, REFCNT_NS);
  * @addr:	user address referenced
  * @cnode:	cnodeid the references come from
  * @weight:	references
+ * @out:	what became of them, or NULL
  *
  * Return: true if a counter counted them.
  */
-bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight)
+bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight,
+		      struct refcnt_outcome *out)
 {
 	struct refcnt_ctx ctx = { .pid = task_tgid_nr(current), .vaddr = addr };
 	struct page *page;
 	bool counted;
 
 	if (!addr || addr >= TASK_SIZE ||
-	    !get_user_page_fast_only(addr & PAGE_MASK, 0, &page))
+	    !get_user_page_fast_only(addr & PAGE_MASK, 0, &page)) {
+		if (out)
+			*out = (struct refcnt_outcome){ -1, weight };
 		return false;
-	counted = refcnt_reference(PFN_PHYS(page_to_pfn(page)) +
-				   (addr & ~PAGE_MASK), cnode,
-				   min_t(u64, weight, U32_MAX), &ctx);
+	}
+	counted = refcnt_reference_outcome(PFN_PHYS(page_to_pfn(page)) +
+					   (addr & ~PAGE_MASK), cnode,
+					   min_t(u64, weight, U32_MAX), &ctx,
+					   out);
 	put_page(page);
 	return counted;
 }
 
 /* The sample's page, and the references it stands for, to the counters. */
 static bool refcnt_pmu_deliver(struct perf_sample_data *data,
-			       unsigned int cnode, u64 weight)
+			       unsigned int cnode, u64 weight,
+			       struct refcnt_outcome *out)
 {
 	u64 flags = data->sample_flags;
 	struct refcnt_ctx ctx = {};
 
 	weight = min_t(u64, weight, U32_MAX);
+	if (out)
+		*out = (struct refcnt_outcome){ -1, weight };
 	if (flags & PERF_SAMPLE_PHYS_ADDR && data->phys_addr) {
 		if (current->mm)
 			ctx.pid = task_tgid_nr(current);
 		if (flags & PERF_SAMPLE_ADDR)
 			ctx.vaddr = data->addr;
-		return refcnt_reference(data->phys_addr, cnode, weight, &ctx);
+		return refcnt_reference_outcome(data->phys_addr, cnode,
+						weight, &ctx, out);
 	}
 	if (!(flags & PERF_SAMPLE_ADDR) || !current->mm)
 		return false;
-	return refcnt_feed_user(data->addr, cnode, weight);
+	return refcnt_feed_user(data->addr, cnode, weight, out);
 }
 
 /**
@@ -112,6 +122,8 @@ static bool refcnt_pmu_deliver(struct perf_sample_data *data,
  * @src_cnode:	cnodeid of the CPU that took it
  * @weight:	the references it stands for (the period, scaled when the
  *		PMU multiplexed the event)
+ * @out:	what became of it (the page's home, the references lost),
+ *		or NULL
  *
  * The one path of precise samples: the overflow handlers of the PEBS/IBS
  * feed and of counting sessions, and feed modules that emulate a PMU
@@ -130,7 +142,7 @@ enum refcnt_sample_outcome
 refcnt_pmu_sample(const struct refcnt_pmu_stream *s,
 		  const struct rcb_count_range *ranges, unsigned int nr_ranges,
 		  struct perf_sample_data *data, struct pt_regs *regs,
-		  unsigned int src_cnode, u64 weight)
+		  unsigned int src_cnode, u64 weight, struct refcnt_outcome *out)
 {
 	enum refcnt_sample_outcome o;
 
@@ -139,10 +151,45 @@ refcnt_pmu_sample(const struct refcnt_pmu_stream *s,
 				nr_ranges);
 	if (o != REFCNT_SAMPLE_COUNTED)
 		return o;
-	return refcnt_pmu_deliver(data, src_cnode, weight) ?
+	return refcnt_pmu_deliver(data, src_cnode, weight, out) ?
 	       REFCNT_SAMPLE_COUNTED : REFCNT_SAMPLE_UNRESOLVED;
 }
 EXPORT_SYMBOL_NS_GPL(refcnt_pmu_sample, REFCNT_NS);
+
+/**
+ * refcnt_pmu_sample_describe() - what a session filters a PMU sample on
+ * @st:		its stream: loads, stores, or ops whose data source tells
+ * @data:	the sample: addr, ip and data_src as sample_flags says
+ * @regs:	the registers it was taken with, or NULL: without
+ *		PERF_SAMPLE_IP their instruction pointer is the sample's (a
+ *		PMU's overflow handler gets the sampled instruction there)
+ * @s:		filled in: data address, instruction address, and load or
+ *		store when the stream or the data source tells
+ *
+ * Any context, NMI included.
+ */
+void refcnt_pmu_sample_describe(const struct refcnt_pmu_stream *st,
+				struct perf_sample_data *data,
+				struct pt_regs *regs, struct refcnt_sample *s)
+{
+	u64 flags = data->sample_flags;
+	u64 op = flags & PERF_SAMPLE_DATA_SRC ? data->data_src.mem_op : 0;
+
+	s->vaddr = data->addr;
+	s->ip = flags & PERF_SAMPLE_IP ? data->ip :
+		regs ? instruction_pointer(regs) : 0;
+	s->weight = min_t(u64, data->period, U32_MAX);
+	s->kind = 0;
+	if (st && st->op == REFCNT_PMU_LOADS)
+		s->kind = REFCNT_SAMPLE_LOAD;
+	else if (st && st->op == REFCNT_PMU_STORES)
+		s->kind = REFCNT_SAMPLE_STORE;
+	else if (op & PERF_MEM_OP_LOAD)
+		s->kind = REFCNT_SAMPLE_LOAD;
+	else if (op & PERF_MEM_OP_STORE)
+		s->kind = REFCNT_SAMPLE_STORE;
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_pmu_sample_describe, REFCNT_NS);
 
 /**
  * refcnt_feed_account() - count one sample's outcome in a feed's statistics
@@ -191,7 +238,7 @@ static bool refcnt_feed_count_n(struct refcnt_feed *feed, bool counted, u32 n)
 }
 
 /* One sample of @feed, counted or not, in its statistics. */
-static bool refcnt_feed_count(struct refcnt_feed *feed, bool counted)
+bool refcnt_feed_count(struct refcnt_feed *feed, bool counted)
 {
 	return refcnt_feed_count_n(feed, counted, 1);
 }
@@ -271,7 +318,8 @@ refcnt_feed_pmu_sample(struct refcnt_feed *feed,
 {
 	enum refcnt_sample_outcome o;
 
-	o = refcnt_pmu_sample(s, NULL, 0, data, regs, src_cnode, weight);
+	o = refcnt_pmu_sample(s, NULL, 0, data, regs, src_cnode, weight,
+			      NULL);
 	refcnt_feed_account(feed, o);
 	return o;
 }
@@ -283,6 +331,7 @@ EXPORT_SYMBOL_NS_GPL(refcnt_feed_pmu_sample, REFCNT_NS);
  * @event:	the event that overflowed
  * @data:	its sample
  * @regs:	its registers
+ * @out:	what became of it, for a session's event; NULL otherwise
  *
  * The machine-wide events (feed.c) and those of a counted process
  * (session.c) both end here, in the overflow handler's context; the
@@ -292,11 +341,12 @@ EXPORT_SYMBOL_NS_GPL(refcnt_feed_pmu_sample, REFCNT_NS);
  */
 enum refcnt_sample_outcome
 refcnt_feed_sample(const struct refcnt_feed_target *t, struct perf_event *event,
-		   struct perf_sample_data *data, struct pt_regs *regs)
+		   struct perf_sample_data *data, struct pt_regs *regs,
+		   struct refcnt_outcome *out)
 {
 	enum refcnt_sample_outcome o;
 
-	o = t->feed->ops->sample(t, event, data, regs);
+	o = t->feed->ops->sample(t, event, data, regs, out);
 	refcnt_feed_account(t->feed, o);
 	return o;
 }

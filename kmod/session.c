@@ -8,11 +8,15 @@
  * (cpu -1: they follow the thread), inherited by the threads it creates
  * and, with RCB_COUNT_CHILDREN, by its child processes: perf gives an
  * inherited event the overflow handler and context of its parent. The
- * handler runs the samples through the machine-wide feed's own sample
- * code, with the session's ranges. A feed prepares each session's events
- * as it does its machine-wide ones (the PEBS/IBS feed: one set per core
- * PMU, and the PMU held against the machine-wide feed). Without a PMU, a
- * PMU a module emulates (the test rig's hub device) takes pebs_period.
+ * handler drops samples outside the session's ranges (of data and of
+ * instruction addresses, session_totals.c), runs the rest through the
+ * machine-wide feed's own sample code, then adds them to the session's
+ * totals. A feed prepares each session's events as it does its
+ * machine-wide ones (the PEBS/IBS feed: one set per core PMU, and the PMU
+ * held against the machine-wide feed). Without a PMU, a PMU a module
+ * emulates (the test rig's hub device) takes pebs_period. With
+ * RCB_COUNT_DEVICES, the device feeds' records of the threads count too
+ * (session_device.c).
  *
  * The last close of the file releases the events, inherited ones too,
  * then waits out handlers still running before the session is freed:
@@ -44,65 +48,7 @@
 
 #include "refcnt.h"
 #include "feed.h"
-
-/* The feeds a session can run, in the order of struct rcb_count's periods. */
-#define REFCNT_SESSION_FEEDS	2
-
-/**
- * struct refcnt_session_target - the context of a session's event
- * @t:		its feed, stream and the session's ranges
- * @session:	the session
- */
-struct refcnt_session_target {
-	struct refcnt_feed_target t;
-	struct refcnt_session *session;
-};
-
-/**
- * struct refcnt_session_feed - one feed a session runs
- * @feed:	the feed, whose operations make the events and take their
- *		samples
- * @period:	events per sample, 0 when the session does not run it; as
- *		the feed's prepare() took it
- * @prepared:	the feed's prepare() succeeded: finish() is owed
- * @held:	@feed is a module's emulated PMU, held: refcnt_feed_put()
- *		is owed
- * @setup:	what it made
- * @targets:	the contexts of event k of every thread
- */
-struct refcnt_session_feed {
-	struct refcnt_feed *feed;
-	unsigned int period;
-	bool prepared;
-	bool held;
-	void *setup;
-	struct refcnt_session_target targets[REFCNT_FEED_TASK_EVENTS];
-};
-
-/**
- * struct refcnt_session - one counting session, the file's data
- * @samples:	samples its events took
- * @delivered:	of them, counted
- * @unresolved:	of them, whose page was not found or is counted by no node
- * @outside:	of them, outside @ranges: dropped
- * @feeds:	the feeds it may run
- * @events:	@nr_events perf events, those of the process's threads;
- *		perf owns the ones inherited from them
- * @nr_events:	entries of @events in use
- * @nr_ranges:	entries of @ranges, 0 for the whole address space
- * @ranges:	the address ranges that count
- */
-struct refcnt_session {
-	atomic64_t samples;
-	atomic64_t delivered;
-	atomic64_t unresolved;
-	atomic64_t outside;
-	struct refcnt_session_feed feeds[REFCNT_SESSION_FEEDS];
-	struct perf_event **events;
-	unsigned int nr_events;
-	unsigned int nr_ranges;
-	struct rcb_count_range ranges[];
-};
+#include "session.h"
 
 /* Serialises pinning; the pins are released at unload only. */
 static DEFINE_MUTEX(refcnt_session_pin_lock);
@@ -154,10 +100,11 @@ void refcnt_session_exit(void)
 }
 
 /*
- * The feed's own sample code, with the session's ranges, then the
- * session's statistics. Samples the feed filters (a PMU's kernel-mode
- * ones, ops without an address, a cache's in memory-side mode) count
- * only in @samples, and in the feed's statistics.
+ * The session's filters, the feed's own sample code, the session's
+ * totals. In the overflow handler's context (NMI for a PMU). Samples the
+ * feed filters (a PMU's kernel-mode ones, ops without an address, a
+ * cache's in memory-side mode) count only in @samples, and in the feed's
+ * statistics.
  */
 static void refcnt_session_overflow(struct perf_event *event,
 				    struct perf_sample_data *data,
@@ -165,25 +112,56 @@ static void refcnt_session_overflow(struct perf_event *event,
 {
 	struct refcnt_session_target *st = event->overflow_handler_context;
 	struct refcnt_session *s = st->session;
+	struct refcnt_feed *feed = st->t.feed;
+	struct refcnt_sample x = { .src_cnode = refcnt_this_cnode() };
+	struct refcnt_outcome out;
+	u64 in_data, in_instr;
 
 	atomic64_inc(&s->samples);
-	switch (refcnt_feed_sample(&st->t, event, data, regs)) {
+	feed->ops->describe(&st->t, event, data, regs, &x);
+	if (!refcnt_session_match(s, &x, &in_data, &in_instr)) {
+		atomic64_inc(&s->outside);
+		return;
+	}
+	switch (refcnt_feed_sample(&st->t, event, data, regs, &out)) {
 	case REFCNT_SAMPLE_COUNTED:
-		atomic64_inc(&s->delivered);
+		refcnt_session_account(s, &x, in_data, in_instr, true, &out);
 		break;
 	case REFCNT_SAMPLE_UNRESOLVED:
-		atomic64_inc(&s->unresolved);
-		break;
-	case REFCNT_SAMPLE_OUTSIDE:
-		atomic64_inc(&s->outside);
+		refcnt_session_account(s, &x, in_data, in_instr, false, &out);
 		break;
 	default:
 		break;
 	}
 }
 
-/* Release the events, wait for their handlers, free the session. */
-static void refcnt_session_free(struct refcnt_session *s)
+static void refcnt_session_free(struct kref *kref)
+{
+	struct refcnt_session *s = container_of(kref, struct refcnt_session,
+						kref);
+
+	refcnt_session_totals_free(s);
+	kfree(s);
+}
+
+/**
+ * refcnt_session_put() - drop a reference on a session
+ * @s:		the session
+ *
+ * The last frees it. Not in NMI or the scheduler: its spans are put by
+ * the device feeds' drains.
+ */
+void refcnt_session_put(struct refcnt_session *s)
+{
+	kref_put(&s->kref, refcnt_session_free);
+}
+
+/*
+ * Release the events (after which no handler or span starts), wait for
+ * the handlers running, let go of the device feeds, and drop the file's
+ * reference: spans not yet retired keep the session a little longer.
+ */
+static void refcnt_session_close(struct refcnt_session *s)
 {
 	unsigned int i;
 
@@ -199,12 +177,15 @@ static void refcnt_session_free(struct refcnt_session *s)
 			refcnt_feed_put(s->feeds[i].feed);
 	}
 	kvfree(s->events);
-	kfree(s);
+	s->events = NULL;
+	s->nr_events = 0;
+	refcnt_feeds_release(s->devices, s->nr_devices);
+	refcnt_session_put(s);
 }
 
 static int refcnt_session_release(struct inode *inode, struct file *file)
 {
-	refcnt_session_free(file->private_data);
+	refcnt_session_close(file->private_data);
 	return 0;
 }
 
@@ -216,6 +197,7 @@ static long refcnt_session_stats(struct refcnt_session *s, void __user *argp)
 		return -EFAULT;
 	if (st.flags || st.pad || st.reserved[0] || st.reserved[1])
 		return -EINVAL;
+	refcnt_session_sync(s);
 	st.samples = atomic64_read(&s->samples);
 	st.delivered = atomic64_read(&s->delivered);
 	st.unresolved = atomic64_read(&s->unresolved);
@@ -228,9 +210,16 @@ static long refcnt_session_stats(struct refcnt_session *s, void __user *argp)
 static long refcnt_session_ioctl(struct file *file, unsigned int cmd,
 				 unsigned long arg)
 {
-	if (cmd != RCB_COUNT_STATS)
+	switch (cmd) {
+	case RCB_COUNT_STATS:
+		return refcnt_session_stats(file->private_data,
+					    (void __user *)arg);
+	case RCB_COUNT_READ:
+		return refcnt_session_read(file->private_data,
+					   (void __user *)arg);
+	default:
 		return -ENOTTY;
-	return refcnt_session_stats(file->private_data, (void __user *)arg);
+	}
 }
 
 static const struct file_operations refcnt_session_fops = {
@@ -265,6 +254,44 @@ static int refcnt_session_threads(struct task_struct *task,
 	return -ENOSPC;
 }
 
+/* How the session's events are inherited: REFCNT_FEED_INHERIT*. */
+static unsigned int refcnt_session_inherit(unsigned int flags)
+{
+	if (flags & RCB_COUNT_CHILDREN)
+		return REFCNT_FEED_INHERIT | REFCNT_FEED_INHERIT_CHILDREN;
+	/* A thread alone: not its new threads either. */
+	return flags & RCB_COUNT_THREAD ? 0 : REFCNT_FEED_INHERIT;
+}
+
+/* @ev, just made on @task, is the session's. */
+static void refcnt_session_add(struct refcnt_session *s,
+			       struct task_struct *task, struct perf_event *ev)
+{
+	s->events[s->nr_events++] = ev;
+	if (task == current && !s->mine)
+		s->mine = ev;
+}
+
+/* The scheduling event of @task that gives it the device feeds' records. */
+static int refcnt_session_sched_event(struct refcnt_session *s,
+				      struct task_struct *task,
+				      unsigned int flags)
+{
+	unsigned int inherit = refcnt_session_inherit(flags);
+	struct perf_event_attr attr;
+	struct perf_event *ev;
+
+	refcnt_session_sched_attr(&attr);
+	attr.inherit = !!inherit;
+	attr.inherit_thread = inherit == REFCNT_FEED_INHERIT;
+	ev = perf_event_create_kernel_counter(&attr, -1, task,
+					      refcnt_session_sched_overflow, s);
+	if (IS_ERR(ev))
+		return PTR_ERR(ev);
+	refcnt_session_add(s, task, ev);
+	return 0;
+}
+
 /* Events a feed may give one task. */
 static unsigned int refcnt_session_task_events(const struct refcnt_feed *feed)
 {
@@ -272,13 +299,24 @@ static unsigned int refcnt_session_task_events(const struct refcnt_feed *feed)
 }
 
 /*
- * Give @task the events of the session's feed @sf, inherited by the
- * threads it creates (and by its children with @children). On failure,
- * the errno the feed gives (-EOPNOTSUPP: the machine cannot run it).
+ * perf schedules a task's first events in at its next context switch, not
+ * when they are made: the calling thread, counted, sleeps one tick so
+ * that counting has begun when the call returns.
+ */
+static void refcnt_session_settle(struct refcnt_session *s)
+{
+	if (s->mine && READ_ONCE(s->mine->state) != PERF_EVENT_STATE_ACTIVE)
+		schedule_timeout_uninterruptible(1);
+}
+
+/*
+ * Give @task the events of the session's feed @sf. On failure, the errno
+ * the feed gives (-EOPNOTSUPP: the machine cannot run it).
  */
 static int refcnt_session_attach(struct refcnt_session *s,
 				 struct task_struct *task,
-				 struct refcnt_session_feed *sf, bool children)
+				 struct refcnt_session_feed *sf,
+				 unsigned int flags)
 {
 	struct refcnt_feed *feed = sf->feed;
 	struct refcnt_feed_event fe;
@@ -293,32 +331,48 @@ static int refcnt_session_attach(struct refcnt_session *s,
 		if (err)
 			return refcnt_feed_start_error(feed, err, NULL);
 		sf->targets[k] = (struct refcnt_session_target){
-			.t = { .feed = feed, .stream = fe.stream,
-			       .ranges = s->ranges, .nr_ranges = s->nr_ranges },
+			.t = { .feed = feed, .stream = fe.stream },
 			.session = s,
 		};
 		ev = refcnt_feed_event_create(&fe, sf->period, -1, task,
-					      !children,
+					      refcnt_session_inherit(flags),
 					      refcnt_session_overflow,
 					      &sf->targets[k]);
 		if (IS_ERR(ev))
 			return PTR_ERR(ev) == -ESRCH ? -ESRCH :
 			       refcnt_feed_start_error(feed, PTR_ERR(ev), NULL);
-		s->events[s->nr_events++] = ev;
+		refcnt_session_add(s, task, ev);
 	}
 	return 0;
 }
 
-/* Every feed of the session on @task; -ESRCH if it exited meanwhile. */
+/*
+ * Every feed of the session on @task, and the scheduling event that
+ * gives it the device feeds' records; -ESRCH if it exited meanwhile.
+ */
 static int refcnt_session_attach_task(struct refcnt_session *s,
-				      struct task_struct *task, bool children)
+				      struct task_struct *task,
+				      unsigned int flags)
 {
 	unsigned int i;
 	int err = 0;
 
 	for (i = 0; i < REFCNT_SESSION_FEEDS && !err; i++)
-		err = refcnt_session_attach(s, task, &s->feeds[i], children);
-	return err;
+		err = refcnt_session_attach(s, task, &s->feeds[i], flags);
+	if (err || !s->nr_devices)
+		return err;
+	return refcnt_session_sched_event(s, task, flags);
+}
+
+/* Events per counted thread. */
+static unsigned int refcnt_session_per_task(const struct refcnt_session *s)
+{
+	unsigned int i, n = s->nr_devices ? 1 : 0;
+
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++)
+		if (s->feeds[i].period)
+			n += refcnt_session_task_events(s->feeds[i].feed);
+	return n;
 }
 
 /*
@@ -326,15 +380,13 @@ static int refcnt_session_attach_task(struct refcnt_session *s,
  * that exits meanwhile is skipped (-ESRCH); the process must keep one.
  */
 static int refcnt_session_attach_all(struct refcnt_session *s,
-				     struct task_struct *task, bool children)
+				     struct task_struct *task,
+				     unsigned int flags)
 {
 	struct task_struct **tasks;
-	unsigned int max, per_task = 0;
+	unsigned int max;
 	int n, i, err = 0, attached = 0;
 
-	for (i = 0; i < REFCNT_SESSION_FEEDS; i++)
-		if (s->feeds[i].period)
-			per_task += refcnt_session_task_events(s->feeds[i].feed);
 	do {
 		max = get_nr_threads(task) + 8;
 		tasks = kvcalloc(max, sizeof(*tasks), GFP_KERNEL);
@@ -344,12 +396,12 @@ static int refcnt_session_attach_all(struct refcnt_session *s,
 		if (n < 0)
 			kvfree(tasks);
 	} while (n == -ENOSPC);
-	s->events = kvcalloc((size_t)n * per_task, sizeof(*s->events),
-			     GFP_KERNEL);
+	s->events = kvcalloc((size_t)n * refcnt_session_per_task(s),
+			     sizeof(*s->events), GFP_KERNEL);
 	if (!s->events)
 		err = -ENOMEM;
 	for (i = 0; i < n && !err; i++) {
-		err = refcnt_session_attach_task(s, tasks[i], children);
+		err = refcnt_session_attach_task(s, tasks[i], flags);
 		if (!err)
 			attached++;
 		/* Exited meanwhile: what it got, it keeps till release. */
@@ -362,28 +414,55 @@ static int refcnt_session_attach_all(struct refcnt_session *s,
 	return err ?: attached ? 0 : -ESRCH;
 }
 
-/* The argument of RCB_COUNT_START, checked; its ranges into @ranges. */
-static int refcnt_session_args(void __user *argp, struct rcb_count *c,
-			       struct rcb_count_range *ranges)
+/* RCB_COUNT_THREAD: the one thread, as its own process would be. */
+static int refcnt_session_attach_thread(struct refcnt_session *s,
+					struct task_struct *task,
+					unsigned int flags)
+{
+	s->events = kvcalloc(refcnt_session_per_task(s), sizeof(*s->events),
+			     GFP_KERNEL);
+	if (!s->events)
+		return -ENOMEM;
+	return refcnt_session_attach_task(s, task, flags);
+}
+
+/* @n ranges from user pointer @uptr into @r, each checked. */
+static int refcnt_session_ranges(struct rcb_count_range *r, u64 uptr,
+				 unsigned int n)
 {
 	unsigned int i;
 	u64 end;
 
-	if (copy_from_user(c, argp, sizeof(*c)))
+	if (copy_from_user(r, u64_to_user_ptr(uptr), n * sizeof(*r)))
 		return -EFAULT;
-	if (c->flags & ~RCB_COUNT_FLAGS || c->pad || c->reserved[0] ||
-	    c->reserved[1] || (!c->fault_period && !c->pebs_period) ||
-	    c->nr_ranges > RCB_COUNT_MAX_RANGES || c->pid < 0)
-		return -EINVAL;
-	if (copy_from_user(ranges, u64_to_user_ptr(c->ranges),
-			   c->nr_ranges * sizeof(*ranges)))
-		return -EFAULT;
-	for (i = 0; i < c->nr_ranges; i++)
-		if (!ranges[i].len ||
-		    check_add_overflow(ranges[i].start, ranges[i].len, &end) ||
+	for (i = 0; i < n; i++)
+		if (!r[i].len || check_add_overflow(r[i].start, r[i].len, &end) ||
 		    end > TASK_SIZE_MAX)
 			return -EINVAL;
 	return 0;
+}
+
+/* The argument of RCB_COUNT_START, checked; its ranges into @s. */
+static int refcnt_session_args(void __user *argp, struct rcb_count *c,
+			       struct refcnt_session *s)
+{
+	int err;
+
+	if (copy_from_user(c, argp, sizeof(*c)))
+		return -EFAULT;
+	if (c->flags & ~RCB_COUNT_FLAGS || c->reserved[0] ||
+	    (!c->fault_period && !c->pebs_period &&
+	     !(c->flags & RCB_COUNT_DEVICES)) ||
+	    c->nr_ranges > RCB_COUNT_MAX_RANGES ||
+	    c->nr_iranges > RCB_COUNT_MAX_RANGES || c->pid < 0)
+		return -EINVAL;
+	err = refcnt_session_ranges(s->ranges, c->ranges, c->nr_ranges);
+	if (!err)
+		err = refcnt_session_ranges(s->ranges + c->nr_ranges,
+					    c->iranges, c->nr_iranges);
+	s->nr_data = c->nr_ranges;
+	s->nr_instr = c->nr_iranges;
+	return err;
 }
 
 /* The session's feeds: which feed each period of struct rcb_count runs. */
@@ -484,6 +563,47 @@ static int refcnt_session_prepare(struct refcnt_session *s)
 	return 0;
 }
 
+/* Whether @caps carries what the session's ranges filter on. */
+static bool refcnt_session_can(const struct refcnt_session *s, u32 caps)
+{
+	return (!s->nr_data || (caps & RCB_FEED_DATA_ADDR)) &&
+	       (!s->nr_instr || (caps & RCB_FEED_INSTR_ADDR));
+}
+
+/*
+ * The feeds the session runs: -EOPNOTSUPP for ranges of a kind a feed's
+ * samples do not carry, or RCB_COUNT_DEVICES without a device feed.
+ */
+static int refcnt_session_feeds_check(struct refcnt_session *s,
+				      const struct rcb_count *c)
+{
+	unsigned int i;
+	int n;
+
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++)
+		if (s->feeds[i].period &&
+		    !refcnt_session_can(s, s->feeds[i].feed->caps))
+			return -EOPNOTSUPP;
+	if (!(c->flags & RCB_COUNT_DEVICES))
+		return 0;
+	n = refcnt_feeds_hold(s->devices, ARRAY_SIZE(s->devices));
+	if (n < 0)
+		return n;
+	s->nr_devices = n;
+	for (i = 0; i < s->nr_devices; i++)
+		if (!refcnt_session_can(s, s->devices[i]->caps))
+			return -EOPNOTSUPP;
+	return s->nr_devices ? 0 : -EOPNOTSUPP;
+}
+
+/* The thread or process @c names, referenced. */
+static struct task_struct *refcnt_session_target(const struct rcb_count *c)
+{
+	if (c->flags & RCB_COUNT_THREAD)
+		return refcnt_target_thread_get(c->pid);
+	return refcnt_target_get(c->pid, NULL);
+}
+
 /**
  * refcnt_session_start() - RCB_COUNT_START: start counting one process
  * @argp:	user pointer to struct rcb_count
@@ -498,39 +618,51 @@ long refcnt_session_start(void __user *argp)
 	struct rcb_count c;
 	int err, fd;
 
-	s = kzalloc(struct_size(s, ranges, RCB_COUNT_MAX_RANGES), GFP_KERNEL);
+	s = kzalloc(struct_size(s, ranges, 2 * RCB_COUNT_MAX_RANGES),
+		    GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
-	err = refcnt_session_args(argp, &c, s->ranges);
+	kref_init(&s->kref);
+	err = refcnt_session_args(argp, &c, s);
+	if (!err)
+		err = refcnt_session_totals_alloc(s);
 	if (err)
-		goto free;
-	s->nr_ranges = c.nr_ranges;
+		goto close;
 	refcnt_session_feeds(s, &c);
 	err = refcnt_session_access(s);
 	if (err)
-		goto free;
-	task = refcnt_target_get(c.pid, NULL);
+		goto close;
+	task = refcnt_session_target(&c);
 	if (IS_ERR(task)) {
 		err = PTR_ERR(task);
-		goto free;
+		goto close;
 	}
-	err = refcnt_session_prepare(s);
-	if (err) {
-		put_task_struct(task);
-		goto free;
-	}
-	if (c.fault_period)
+	err = refcnt_session_feeds_check(s, &c);
+	if (!err)
+		err = refcnt_session_prepare(s);
+	if (!err && c.fault_period)
 		refcnt_session_pin(&refcnt_fault_feed);
-	err = refcnt_session_attach_all(s, task, c.flags & RCB_COUNT_CHILDREN);
+	/*
+	 * What the device feeds hold from before is delivered first: the
+	 * session's records then have the whole of each ring (a drain,
+	 * under TCG, is slower than the references that fill a ring).
+	 */
+	if (!err)
+		refcnt_session_sync(s);
+	if (!err)
+		err = c.flags & RCB_COUNT_THREAD ?
+		      refcnt_session_attach_thread(s, task, c.flags) :
+		      refcnt_session_attach_all(s, task, c.flags);
 	put_task_struct(task);
 	if (err)
-		goto free;
+		goto close;
+	refcnt_session_settle(s);
 	fd = anon_inode_getfd("[refcnt-count]", &refcnt_session_fops, s,
 			      O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
 	err = fd;
-free:
-	refcnt_session_free(s);
+close:
+	refcnt_session_close(s);
 	return err;
 }

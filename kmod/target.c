@@ -11,6 +11,7 @@
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 
 #include "refcnt.h"
@@ -54,5 +55,51 @@ struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm)
 		*mm = task_mm;
 	else
 		mmput(task_mm);
+	return task;
+}
+
+/**
+ * refcnt_target_thread_get() - the thread a counting session names
+ * @tid:	0 for the calling thread, else a thread id in the caller's
+ *		pid namespace
+ *
+ * A thread of the caller's own process needs nothing; any other needs
+ * CAP_SYS_PTRACE, and without it the answer is -EPERM whether the thread
+ * exists or not.
+ *
+ * Return: a reference on the thread (put_task_struct() it), or
+ * ERR_PTR(-EINVAL) for a negative @tid, -EPERM, -ESRCH for no such
+ * thread or one without memory.
+ */
+struct task_struct *refcnt_target_thread_get(pid_t tid)
+{
+	struct task_struct *task;
+	struct mm_struct *mm;
+
+	if (tid < 0)
+		return ERR_PTR(-EINVAL);
+	if (!tid) {
+		task = get_task_struct(current);
+	} else {
+		struct pid *p = find_get_pid(tid);
+
+		task = get_pid_task(p, PIDTYPE_PID);
+		put_pid(p);
+		if (!task || !same_thread_group(task, current)) {
+			if (!capable(CAP_SYS_PTRACE)) {
+				if (task)
+					put_task_struct(task);
+				return ERR_PTR(-EPERM);
+			}
+			if (!task)
+				return ERR_PTR(-ESRCH);
+		}
+	}
+	mm = get_task_mm(task);
+	if (!mm) {
+		put_task_struct(task);
+		return ERR_PTR(-ESRCH);
+	}
+	mmput(mm);
 	return task;
 }

@@ -431,8 +431,9 @@ static int fake_count_start(const struct rcb_count *c)
 {
 	fake_stats.count_starts++;
 	fake_stats.last_count = *c;
-	if (c->flags & ~RCB_COUNT_FLAGS || c->pad || c->reserved[0] ||
-	    c->reserved[1] || (!c->fault_period && !c->pebs_period))
+	if (c->flags & ~RCB_COUNT_FLAGS || c->reserved[0] ||
+	    (!c->fault_period && !c->pebs_period &&
+	     !(c->flags & RCB_COUNT_DEVICES)))
 		return fake_err(EINVAL);
 	fake_stats.session_fd = memfd_create("fake-session", MFD_CLOEXEC);
 	return fake_stats.session_fd;
@@ -449,6 +450,54 @@ static int fake_count_stats(struct rcb_count_stats *st)
 	return 0;
 }
 
+/*
+ * RCB_COUNT_READ: entry i of a session with d data and n instruction
+ * ranges holds i + 1 in every field but nodes, where counter c has
+ * 100 * (i + 1) + c.
+ */
+static int fake_count_read(struct rcb_count_read *r)
+{
+	const struct rcb_count *c = &fake_stats.last_count;
+	uint32_t have = 1 + c->nr_ranges + c->nr_iranges, i, k;
+	struct rcb_count_totals *t = (void *)(uintptr_t)r->totals;
+
+	if (r->flags || r->reserved[0] || r->reserved[1])
+		return fake_err(EINVAL);
+	for (i = 0; i < have && i < r->nr_totals; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].references = t[i].loads = t[i].stores = i + 1;
+		t[i].local = t[i].remote = t[i].lost = t[i].samples = i + 1;
+		for (k = 0; k < fake_cps(); k++)
+			t[i].nodes[k] = 100 * (i + 1) + k;
+	}
+	r->nr_totals = have;
+	return 0;
+}
+
+/* RCB_FEEDS_GET: fault and hub. */
+static int fake_feeds_get(struct rcb_feeds_query *q)
+{
+	static const struct rcb_feed_info feeds[] = {
+		{ .name = "fault", .caps = RCB_FEED_DATA_ADDR |
+		  RCB_FEED_INSTR_ADDR | RCB_FEED_SESSION,
+		  .state = RCB_FEED_PRESENT },
+		{ .name = "hub", .caps = RCB_FEED_DATA_ADDR |
+		  RCB_FEED_INSTR_ADDR | RCB_FEED_LOADS | RCB_FEED_STORES |
+		  RCB_FEED_SESSION | RCB_FEED_DEVICE,
+		  .state = RCB_FEED_PRESENT | RCB_FEED_ON,
+		  .period = 64 },
+	};
+	struct rcb_feed_info *out = (void *)(uintptr_t)q->feeds;
+	uint32_t i;
+
+	if (q->flags || q->reserved)
+		return fake_err(EINVAL);
+	for (i = 0; i < 2 && i < q->nr_feeds; i++)
+		out[i] = feeds[i];
+	q->nr_feeds = 2;
+	return 0;
+}
+
 int __wrap_ioctl(int fd, unsigned long req, ...)
 {
 	const struct fake_node *n;
@@ -461,6 +510,7 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	va_end(ap);
 	if (fd > 0 && fd == fake_stats.session_fd)
 		return req == RCB_COUNT_STATS ? fake_count_stats(arg) :
+		       req == RCB_COUNT_READ ? fake_count_read(arg) :
 					       fake_err(ENOTTY);
 	idx = fake_lookup_fd(fd);
 	if (idx < 0)
@@ -537,6 +587,8 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		return fake_range_query(arg);
 	case RCB_COUNT_START:
 		return fake_count_start(arg);
+	case RCB_FEEDS_GET:
+		return fake_feeds_get(arg);
 	default:
 		return fake_err(ENOTTY);
 	}

@@ -742,8 +742,9 @@ static void test_count(void)
 	CHECK(fake_stats.count_starts == 1, "%lu starts", fake_stats.count_starts);
 	CHECK(c->pid == 1234 && c->flags == RCB_COUNT_CHILDREN &&
 	      c->fault_period == 3 && c->pebs_period == 5 &&
-	      c->ranges == (uintptr_t)r && c->nr_ranges == 2 && !c->pad &&
-	      !c->reserved[0] && !c->reserved[1], "argument as given");
+	      c->ranges == (uintptr_t)r && c->nr_ranges == 2 &&
+	      !c->nr_iranges && !c->iranges && !c->reserved[0],
+	      "argument as given");
 	CHECK(fake_open_fds() == 0, "the device is closed again (%d open)",
 	      fake_open_fds());
 	memset(&st, 0xa5, sizeof(st));
@@ -778,6 +779,68 @@ static void test_count(void)
 	refcnt_node_close(n);
 }
 
+/* librefcnt 1.3: sessions with instruction ranges and totals; feeds. */
+static void test_count_open(void)
+{
+	struct rcb_count_range d[2] = { { 0x10000, 4096 }, { 0x40000, 8192 } };
+	struct rcb_count_range ir[1] = { { 0x401000, 0x80 } };
+	const struct rcb_count *c = &fake_stats.last_count;
+	struct refcnt_count_attr a = {
+		.pid = 77, .flags = RCB_COUNT_THREAD | RCB_COUNT_DEVICES,
+		.data_ranges = d, .nr_data_ranges = 2,
+		.instr_ranges = ir, .nr_instr_ranges = 1,
+	};
+	struct rcb_count_totals t[5];
+	struct rcb_feed_info f[3];
+	int fd, i;
+
+	fake_reset();
+	fd = refcnt_count_open(&a);
+	CHECK(fd > 0, "refcnt_count_open = %d (%s)", fd, strerror(errno));
+	CHECK(c->pid == 77 && c->flags == (RCB_COUNT_THREAD | RCB_COUNT_DEVICES) &&
+	      !c->fault_period && !c->pebs_period &&
+	      c->ranges == (uintptr_t)d && c->nr_ranges == 2 &&
+	      c->iranges == (uintptr_t)ir && c->nr_iranges == 1 &&
+	      !c->reserved[0], "argument as given");
+	CHECK(fake_open_fds() == 0, "the device is closed again");
+
+	memset(t, 0xa5, sizeof(t));
+	CHECK(refcnt_count_read(fd, t, 5) == 4, "read: 4 entries");
+	for (i = 0; i < 4; i++)
+		CHECK(t[i].references == (uint64_t)i + 1 &&
+		      t[i].samples == (uint64_t)i + 1 &&
+		      t[i].nodes[1] == 100 * ((uint64_t)i + 1) + 1,
+		      "entry %d as the session has it", i);
+	CHECK(t[4].references == 0xa5a5a5a5a5a5a5a5ULL, "entry 4 untouched");
+	memset(t, 0xa5, sizeof(t));
+	CHECK(refcnt_count_read(fd, t, 1) == 4 && t[0].references == 1 &&
+	      t[1].references == 0xa5a5a5a5a5a5a5a5ULL, "cap 1: one entry");
+	CHECK(refcnt_count_read(fd, NULL, 0) == 4, "cap 0 sizes");
+	CHECK_ERR(refcnt_count_read(fd, NULL, 1), EFAULT);
+	CHECK(refcnt_count_stop(fd) == 0, "stop: %s", strerror(errno));
+	CHECK_ERR(refcnt_count_read(fd, t, 1), EBADF);
+
+	/* Refused before any ioctl. */
+	a.nr_instr_ranges = 1;
+	a.instr_ranges = NULL;
+	CHECK_ERR(refcnt_count_open(&a), EINVAL);
+	a.instr_ranges = ir;
+	a.reserved[3] = 1;
+	CHECK_ERR(refcnt_count_open(&a), EINVAL);
+	CHECK_ERR(refcnt_count_open(NULL), EFAULT);
+	CHECK_ERR(refcnt_node_count_open(NULL, &a), EINVAL);
+	CHECK(fake_stats.count_starts == 1, "%lu starts", fake_stats.count_starts);
+
+	memset(f, 0xa5, sizeof(f));
+	CHECK(refcnt_feeds(f, 3) == 2, "two feeds");
+	CHECK(!strcmp(f[0].name, "fault") && !strcmp(f[1].name, "hub") &&
+	      f[1].period == 64 && (f[1].caps & RCB_FEED_STORES) &&
+	      f[2].caps == 0xa5a5a5a5, "feeds as the module has them");
+	CHECK(refcnt_feeds(NULL, 0) == 2, "cap 0 sizes");
+	CHECK_ERR(refcnt_feeds(NULL, 2), EFAULT);
+	CHECK(fake_open_fds() == 0, "no device left open");
+}
+
 int main(void)
 {
 	char errpath[] = "/tmp/refcnt-unit-stderr.XXXXXX";
@@ -805,6 +868,7 @@ int main(void)
 	test_data_range();
 	test_numa();
 	test_count();
+	test_count_open();
 
 	fstat(errfd, &st);
 	dup2(saved, 2);

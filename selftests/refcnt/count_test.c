@@ -477,11 +477,11 @@ TEST_F(count, bad_arguments)
 	r[0].len = 8192;
 	EXPECT_EQ(-EINVAL, rc_count(self->fd, 0, 0, 1, r, 1));
 	EXPECT_EQ(-EFAULT, rc_count(self->fd, 0, 0, 1, NULL, 1));
-	c.pad = 1;
+	c.nr_iranges = RCB_COUNT_MAX_RANGES + 1;
 	EXPECT_EQ(-1, ioctl(self->fd, RCB_COUNT_START, &c));
 	EXPECT_EQ(EINVAL, errno);
-	c.pad = 0;
-	c.reserved[1] = 1;
+	c.nr_iranges = 0;
+	c.reserved[0] = 1;
 	EXPECT_EQ(-1, ioctl(self->fd, RCB_COUNT_START, &c));
 	EXPECT_EQ(EINVAL, errno);
 	none = mmap(NULL, self->pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -498,7 +498,7 @@ TEST_F(count, bad_arguments)
 	EXPECT_EQ(ENOTTY, errno);
 	sfd = rc_count(self->fd, 0, 0, 1, r + 1, 1);
 	ASSERT_LE(0, sfd);
-	c.reserved[1] = 0;
+	c.reserved[0] = 0;
 	EXPECT_EQ(-1, ioctl(sfd, RCB_COUNT_START, &c));
 	EXPECT_EQ(ENOTTY, errno);
 	memset(&st, 0, sizeof(st));

@@ -226,6 +226,73 @@ static void json_info(const struct rcb_info *in)
 	       in->rcb_nodes_per_counter, in->rcb_flags);
 }
 
+/* What each feed's samples carry (RCB_FEEDS_GET); -1 if not known. */
+#define MAX_FEEDS	16
+static int feed_infos(struct rcb_feed_info *f)
+{
+	int n = refcnt_feeds(f, MAX_FEEDS);
+	int i;
+
+	if (n > MAX_FEEDS)
+		n = MAX_FEEDS;
+	for (i = 0; i < n; i++)
+		f[i].name[sizeof(f[i].name) - 1] = '\0';
+	return n;
+}
+
+/* "filters": what a counting session can restrict each feed to. */
+static void json_filters(void)
+{
+	struct rcb_feed_info f[MAX_FEEDS];
+	int n = feed_infos(f), i;
+
+	printf("  \"filters\": ");
+	if (n < 0) {
+		printf("null,\n");
+		return;
+	}
+	printf("[");
+	for (i = 0; i < n; i++)
+		printf("%s{\"feed\": \"%s\", \"present\": %s, \"session\": %s, "
+		       "\"data_address\": %s, \"instruction_address\": %s, "
+		       "\"loads\": %s, \"stores\": %s}", i ? ", " : "", f[i].name,
+		       f[i].state & RCB_FEED_PRESENT ? "true" : "false",
+		       f[i].caps & RCB_FEED_SESSION ? "true" : "false",
+		       f[i].caps & RCB_FEED_DATA_ADDR ? "true" : "false",
+		       f[i].caps & RCB_FEED_INSTR_ADDR ? "true" : "false",
+		       f[i].caps & RCB_FEED_LOADS ? "true" : "false",
+		       f[i].caps & RCB_FEED_STORES ? "true" : "false");
+	printf("],\n");
+}
+
+/*
+ * What each feed can filter on in a counting session: the refcnt form of
+ * papi_native_avail --darr/--iarr on the Itanium 2.
+ */
+static void text_filters(void)
+{
+	struct rcb_feed_info f[MAX_FEEDS];
+	int n = feed_infos(f), i;
+
+	if (n < 0) {
+		printf("filters: unknown (%s)\n", errno == ENOTTY ?
+		       "the module has no RCB_FEEDS_GET" : strerror(errno));
+		return;
+	}
+	printf("filters a counting session can apply (PAPI_DATA_ADDRESS, PAPI_INSTR_ADDRESS, loads/stores):\n");
+	for (i = 0; i < n; i++) {
+		unsigned int c = f[i].caps;
+
+		printf("  %-6s %-8s data address %s, instruction address %s, loads %s, stores %s%s\n",
+		       f[i].name, f[i].state & RCB_FEED_PRESENT ? "present" : "absent",
+		       c & RCB_FEED_DATA_ADDR ? "yes" : "no",
+		       c & RCB_FEED_INSTR_ADDR ? "yes" : "no",
+		       c & RCB_FEED_LOADS ? "yes" : "no",
+		       c & RCB_FEED_STORES ? "yes" : "no",
+		       c & RCB_FEED_SESSION ? "" : " (no sessions)");
+	}
+}
+
 /* The module's parameters and each feed's state and statistics. */
 static void json_module(void)
 {
@@ -254,7 +321,9 @@ static void json_module(void)
 	for (k = 0; k < NR_HUB_STATS; k++)
 		printf(", \"%s\": %lld", hub_stats[k], feed_stat("hub", hub_stats[k]));
 	printf("}");
-	printf("},\n  \"numa_balancing\": %lld,\n",
+	printf("},\n");
+	json_filters();
+	printf("  \"numa_balancing\": %lld,\n",
 	       rt_read_ll("/proc/sys/kernel/numa_balancing", -1));
 }
 
@@ -368,6 +437,7 @@ static void text_summary(const struct node *nodes, int n)
 	printf("; NUMA balancing %s\n",
 	       nb < 0 ? "unknown" : nb == 0 ? "off (hinting faults off)" :
 	       "on (hinting faults feed the fault feed)");
+	text_filters();
 }
 
 /* A line per node: CPUs, memory, device, sets, slots, table size. */

@@ -356,24 +356,38 @@ struct rcb_count_range {
 
 /* Count the children the process creates after the start, too. */
 #define RCB_COUNT_CHILDREN	(1U << 0)
-#define RCB_COUNT_FLAGS		(RCB_COUNT_CHILDREN)
-/* Most ranges one counting session is restricted to. */
+/* @pid is a thread id: count that thread alone (with its children). */
+#define RCB_COUNT_THREAD	(1U << 1)
+/*
+ * The device feeds too (RCB_FEED_DEVICE: a memory-side device that says
+ * which task made each reference, as the hub device of the QEMU guests).
+ */
+#define RCB_COUNT_DEVICES	(1U << 2)
+#define RCB_COUNT_FLAGS		(RCB_COUNT_CHILDREN | RCB_COUNT_THREAD | \
+				 RCB_COUNT_DEVICES)
+/* Most data ranges, and most instruction ranges, of one counting session. */
 #define RCB_COUNT_MAX_RANGES	64
 
 /**
  * struct rcb_count - argument of RCB_COUNT_START
  * @pid:	process to count (its thread group id), 0 for the caller;
+ *		with RCB_COUNT_THREAD a thread id, 0 for the calling thread;
  *		another process needs CAP_SYS_PTRACE
  * @flags:	RCB_COUNT_*
  * @fault_period: page-fault feed for the process: every Nth fault of each
  *		of its threads counts N references; 0 off
  * @pebs_period: PEBS/IBS feed for the process: one precise sample every
  *		N events (loads and stores, or IBS ops), weighted N, with the
- *		machine-wide feed's settings; 0 off. At least one period is on.
+ *		machine-wide feed's settings; 0 off. At least one feed is
+ *		on: a period, or RCB_COUNT_DEVICES.
  * @ranges:	user pointer to @nr_ranges struct rcb_count_range, or 0
  * @nr_ranges:	0 (the whole address space) to RCB_COUNT_MAX_RANGES: only
  *		samples whose data address lies in one of the ranges count
- * @pad:	must be zero
+ * @nr_iranges:	0 (any instruction) to RCB_COUNT_MAX_RANGES: only samples
+ *		made by an instruction that lies in one of the @iranges
+ *		count (it was @pad, zero)
+ * @iranges:	user pointer to @nr_iranges struct rcb_count_range, or 0
+ *		(it was @reserved[0], zero)
  * @reserved:	must be zero
  *
  * Returns a new file descriptor (close-on-exec), the counting session:
@@ -382,6 +396,9 @@ struct rcb_count_range {
  * until the last close of the descriptor. Independent of the machine-wide
  * fault_period: with both on, a sample counts twice. The PMU is either
  * the machine-wide pebs_period's or the sessions': EBUSY for the second.
+ * A sample counts when its data address lies in a data range (or there
+ * are none) and its instruction in an instruction range (or there are
+ * none).
  */
 struct rcb_count {
 	__s32 pid;
@@ -390,8 +407,9 @@ struct rcb_count {
 	__u32 pebs_period;
 	__u64 ranges;
 	__u32 nr_ranges;
-	__u32 pad;
-	__u64 reserved[2];
+	__u32 nr_iranges;
+	__u64 iranges;
+	__u64 reserved[1];
 };
 
 /**
@@ -416,6 +434,117 @@ struct rcb_count_stats {
 	__u64 reserved[2];
 };
 
+/**
+ * struct rcb_count_totals - what a counting session counted, in references
+ * @references:	references its samples stood for (each weighted by its
+ *		period) that passed its ranges
+ * @loads:	of them, loads, where the feed tells loads from stores
+ * @stores:	of them, stores, where the feed tells loads from stores
+ * @local:	of them, made from the node the page is on
+ * @remote:	of them, made from another node
+ * @lost:	of them, in no counter: the page was not found, no node
+ *		counts it, or its counter had pegged
+ * @samples:	samples that passed the ranges
+ * @reserved:	written as zero
+ * @nodes:	@references by accessing node: by counter, as in a set (one
+ *		per cnodeid, or per group of RCB_NODES_PER_GROUP cnodeids
+ *		above RCB_MAX_COUNTERS nodes); entries from
+ *		rcb_sw_counters_per_set on are 0
+ *
+ * references = loads + stores when the feed knows every sample's kind,
+ * and local + remote + lost.
+ */
+struct rcb_count_totals {
+	__u64 references;
+	__u64 loads;
+	__u64 stores;
+	__u64 local;
+	__u64 remote;
+	__u64 lost;
+	__u64 samples;
+	__u64 reserved;
+	__u64 nodes[RCB_MAX_COUNTERS];
+};
+
+/**
+ * struct rcb_count_read - argument of RCB_COUNT_READ
+ * @totals:	user pointer to @nr_totals struct rcb_count_totals
+ * @nr_totals:	in: entries @totals holds; out: the session's entries,
+ *		1 + nr_ranges + nr_iranges. min(in, out) are written: the
+ *		session's totals, then each data range's, then each
+ *		instruction range's
+ * @flags:	must be zero
+ * @reserved:	must be zero
+ *
+ * A sample that passes the session's ranges adds to the session's totals,
+ * to those of each data range holding its data address and to those of
+ * each instruction range holding its instruction.
+ */
+struct rcb_count_read {
+	__u64 totals;
+	__u32 nr_totals;
+	__u32 flags;
+	__u64 reserved[2];
+};
+
+/*
+ * What a feed's samples carry, and so what a counting session can filter
+ * them on and count them as: their data address, the address of the
+ * instruction that made the reference; LOADS: its loads are known to be
+ * loads (they count in @loads), STORES: the same for stores. A feed that
+ * samples loads only has LOADS; one that cannot tell has neither.
+ */
+#define RCB_FEED_DATA_ADDR	(1U << 0)
+#define RCB_FEED_INSTR_ADDR	(1U << 1)
+#define RCB_FEED_LOADS		(1U << 2)
+#define RCB_FEED_STORES		(1U << 3)
+/* A counting session can run it (RCB_COUNT_START). */
+#define RCB_FEED_SESSION	(1U << 4)
+/*
+ * A device feed: it delivers by itself at a period of its own, and a
+ * session runs it with RCB_COUNT_DEVICES (else through a period of
+ * struct rcb_count named after it).
+ */
+#define RCB_FEED_DEVICE		(1U << 5)
+/* struct rcb_feed_info.state */
+#define RCB_FEED_PRESENT	(1U << 0)	/* the machine has it */
+#define RCB_FEED_ON		(1U << 1)	/* on machine-wide (period) */
+
+/**
+ * struct rcb_feed_info - one feed, as RCB_FEEDS_GET describes it
+ * @name:	"fault", "pebs", "hub"...: NUL-terminated
+ * @caps:	RCB_FEED_* above (filters: DATA_ADDR, INSTR_ADDR, LOADS,
+ *		STORES; SESSION, DEVICE)
+ * @state:	RCB_FEED_PRESENT, RCB_FEED_ON
+ * @period:	references per sample while on machine-wide, 0 when off;
+ *		a device feed's is the device's, whether on or not
+ * @reserved32: written as zero
+ * @reserved:	written as zero
+ */
+struct rcb_feed_info {
+	char name[16];
+	__u32 caps;
+	__u32 state;
+	__u32 period;
+	__u32 reserved32;
+	__u64 reserved[2];
+};
+
+/**
+ * struct rcb_feeds_query - argument of RCB_FEEDS_GET
+ * @feeds:	user pointer to struct rcb_feed_info entries
+ * @nr_feeds:	in: entries @feeds holds; out: the module's feeds; min(in,
+ *		out) are written
+ * @flags:	must be zero
+ * @reserved:	must be zero
+ */
+struct rcb_feeds_query {
+	__u64 feeds;
+	__u32 nr_feeds;
+	__u32 flags;
+	__u64 reserved;
+};
+
 /* Fill a struct rcb_info. */
 #define RCB_INFO_GET	_IOR(RCB_IOC_MAGIC, 0x01, struct rcb_info)
 /*
@@ -432,6 +561,8 @@ struct rcb_count_stats {
 #define RCB_SYNC	_IO(RCB_IOC_MAGIC, 0x05)
 /* Counters of a virtual range of a process (on any node's device). */
 #define RCB_RANGE_QUERY	_IOWR(RCB_IOC_MAGIC, 0x06, struct rcb_range_query)
+/* The feeds and what their samples carry (on any node's device). */
+#define RCB_FEEDS_GET	_IOWR(RCB_IOC_MAGIC, 0x07, struct rcb_feeds_query)
 
 /* CAP_SYS_ADMIN only (EPERM otherwise): */
 /* Deliver exact references: replay a trace into the counters. */
@@ -450,5 +581,7 @@ struct rcb_count_stats {
 #define RCB_COUNT_START	_IOW(RCB_IOC_MAGIC, 0x15, struct rcb_count)
 /* On a session's file descriptor only: its statistics. */
 #define RCB_COUNT_STATS	_IOWR(RCB_IOC_MAGIC, 0x16, struct rcb_count_stats)
+/* On a session's file descriptor only: its totals, and each range's. */
+#define RCB_COUNT_READ	_IOWR(RCB_IOC_MAGIC, 0x17, struct rcb_count_read)
 
 #endif /* _UAPI_LINUX_REFCNT_H */

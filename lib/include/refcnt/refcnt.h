@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define REFCNT_VERSION_MAJOR	1
-#define REFCNT_VERSION_MINOR	2
+#define REFCNT_VERSION_MINOR	3
 
 /* Directory of the node devices. */
 #define REFCNT_DEV_DIR		"/dev/refcnt"
@@ -294,6 +294,58 @@ int refcnt_count_stats(int fd, struct rcb_count_stats *stats);
 
 /* Close the session's file descriptor: counting stops (since 1.2). */
 int refcnt_count_stop(int fd);
+
+/**
+ * struct refcnt_count_attr - a counting session with totals (since 1.3)
+ * @pid:		process to count, 0 the caller; with RCB_COUNT_THREAD
+ *			a thread, 0 the calling thread
+ * @flags:		RCB_COUNT_CHILDREN, RCB_COUNT_THREAD, RCB_COUNT_DEVICES
+ * @fault_period:	page-fault feed, 0 off
+ * @pebs_period:	PEBS/IBS feed, 0 off (at least one feed on)
+ * @data_ranges:	@nr_data_ranges data-address ranges (NULL and 0: any
+ *			data address), up to RCB_COUNT_MAX_RANGES
+ * @instr_ranges:	@nr_instr_ranges instruction-address ranges (NULL and
+ *			0: any instruction), up to RCB_COUNT_MAX_RANGES
+ * @reserved:		0
+ *
+ * The caller allocates it (zeroed: fields come out of @reserved).
+ */
+struct refcnt_count_attr {
+	pid_t pid;
+	unsigned int flags;
+	unsigned int fault_period;
+	unsigned int pebs_period;
+	const struct rcb_count_range *data_ranges;
+	size_t nr_data_ranges;
+	const struct rcb_count_range *instr_ranges;
+	size_t nr_instr_ranges;
+	uint64_t reserved[4];
+};
+
+/*
+ * Start a counting session (RCB_COUNT_START) that keeps totals, restricted
+ * to data and instruction ranges: a sample counts when its data address
+ * lies in a data range and its instruction in an instruction range (each
+ * when there are any). Returns the session's file descriptor; close it
+ * with refcnt_count_stop(). refcnt_node_count_open() uses an open node.
+ */
+int refcnt_count_open(const struct refcnt_count_attr *attr);
+int refcnt_node_count_open(struct refcnt_node *node,
+			   const struct refcnt_count_attr *attr);
+
+/*
+ * RCB_COUNT_READ: the session's totals, then each data range's, then each
+ * instruction range's (in the order given), cap entries of totals at
+ * most. Returns the entries the session has (1 + data + instruction
+ * ranges).
+ */
+int refcnt_count_read(int fd, struct rcb_count_totals *totals, size_t cap);
+
+/*
+ * RCB_FEEDS_GET: the module's feeds and what their samples carry
+ * (RCB_FEED_*). Returns how many there are; fills min(that, cap).
+ */
+int refcnt_feeds(struct rcb_feed_info *feeds, size_t cap);
 
 /* ------------------------------------------------------- node facts */
 

@@ -12,10 +12,10 @@
  * rings NAPI-like: a pass takes at most a budget of records per ring, a
  * work item makes passes up to a bound or until the rings are empty,
  * requeues at once while a ring has more and polls every jiffy once they
- * are empty. The records go to refcnt.ko as the feed "hub" (kmod/feed.h),
- * from their vCPU's node as the header gives it; the emulated PMU's
- * samples in the same rings go as the feed "hubpmu", through the PMU
- * feed's own sample code (refcnt_pmu_sample()).
+ * are empty. The records go to refcnt.ko as the device feed "hub"
+ * (kmod/feed.h), from their vCPU's node as the header gives it; the
+ * emulated PMU's samples in the same rings go as the feed "hubpmu",
+ * through the PMU feed's own sample code (refcnt_pmu_sample()).
  *
  * A pass adds up the records of a ring (one vCPU, so one node) that fall
  * in one hardware page: each page's sum goes to refcnt.ko as one delivery
@@ -23,7 +23,15 @@
  * records. A pass brings in a burst what the vCPU did over milliseconds;
  * as one delivery it folds as it crosses the threshold instead of pegging
  * (Documentation/design.rst, "Weighted references"), and the drain makes
- * one call per page instead of one per record.
+ * one call per page instead of one per record. The sums are machine-wide
+ * counting, while the feed is on (enable=1).
+ *
+ * Counting sessions (RCB_COUNT_DEVICES) get the records themselves
+ * (refcnt_feed_record()), each with the position it has in its vCPU's
+ * ring: a session takes those of the threads it counts, found by the
+ * positions of the rings when those threads came on and went off each
+ * CPU, and filters them by data and instruction address. The driver
+ * drains while the feed is on or a session holds it.
  *
  * The region is memory the host can write at any time: the header is
  * copied and checked once at probe, every index is read once and checked
@@ -62,7 +70,6 @@
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
-#include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
@@ -85,6 +92,8 @@
  */
 #define REFCNT_HUB_BUDGET	8192
 #define REFCNT_HUB_PASSES	8
+/* Records between two publications of the tail within a pass. */
+#define REFCNT_HUB_TAIL_EVERY	256
 
 /*
  * Hardware pages a pass adds up at once: a direct-mapped table; a page
@@ -115,6 +124,7 @@ struct refcnt_hub_sum {
  * @tail:	records consumed: ours, never read back from the region
  * @overruns:	the producer's count of drops when we bound the device
  * @cnode:	cnodeid of the ring's vCPU, or -1: the ring is not drained
+ * @cpu:	the Linux CPU the ring's vCPU is, or -1 when not known
  */
 struct refcnt_hub_rx {
 	struct refcnt_hub_ring *ctrl;
@@ -122,6 +132,7 @@ struct refcnt_hub_rx {
 	u64 tail;
 	u64 overruns;
 	int cnode;
+	int cpu;
 };
 
 /**
@@ -132,6 +143,7 @@ struct refcnt_hub_rx {
  * @drain_lock:	one consumer per ring: the work or a sync
  * @work:	the drain passes
  * @running:	the feed is on: passes requeue themselves
+ * @ring_of_cpu: the ring of each Linux CPU, -1 for none (nr_cpu_ids)
  * @granularity_shift: refcnt.ko's hardware page, which the sums add up
  * @sum:	a pass's sums per hardware page (under drain_lock)
  * @rx:		one per ring
@@ -142,6 +154,7 @@ struct refcnt_hub {
 	struct mutex drain_lock;	/* the rings' one consumer */
 	struct delayed_work work;
 	bool running;
+	int *ring_of_cpu;
 	unsigned int granularity_shift;
 	struct refcnt_hub_sum sum[REFCNT_HUB_SUMS];
 	struct refcnt_hub_rx rx[];
@@ -156,18 +169,33 @@ static struct {
 	u64 references, malformed;
 } refcnt_hub_stats;
 
-static struct refcnt_hub *refcnt_hub_dev;
+/* The bound device; RCU: the scheduler reads its rings' positions. */
+static struct refcnt_hub __rcu *refcnt_hub_dev;
 /* Serialises binding, unbinding and turning the feed on and off. */
 static DEFINE_MUTEX(refcnt_hub_lock);
 static unsigned int enable;
+/* Sessions hold the feed: drain, for them, even with enable=0. */
+static bool refcnt_hub_held;
 static bool refcnt_hub_ready;
 
 static const struct attribute_group refcnt_hub_group;
+static const struct refcnt_device_ops refcnt_hub_ops;
 
 static struct refcnt_feed refcnt_hub_feed = {
 	.name = "hub",
 	.group = &refcnt_hub_group,
+	.device = &refcnt_hub_ops,
+	.owner = THIS_MODULE,
+	.caps = RCB_FEED_DATA_ADDR | RCB_FEED_INSTR_ADDR | RCB_FEED_LOADS |
+		RCB_FEED_STORES,
 };
+
+/* The device, under refcnt_hub_lock. */
+static struct refcnt_hub *refcnt_hub_get(void)
+{
+	return rcu_dereference_protected(refcnt_hub_dev,
+					 lockdep_is_held(&refcnt_hub_lock));
+}
 
 static const struct refcnt_feed_ops refcnt_hub_pmu_ops;
 
@@ -358,6 +386,11 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 				 u64 budget, u64 stop)
 {
 	u32 mask = h->hdr.ring_records - 1;
+	struct refcnt_record rec = {
+		.cpu = rx->cpu < 0 ? U32_MAX : rx->cpu,
+		.s = { .weight = h->hdr.period, .src_cnode = rx->cnode },
+	};
+	bool machine = READ_ONCE(enable);
 	u64 head, n, i;
 
 	/* Pairs with the producer's release: the records below are written. */
@@ -378,11 +411,25 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 			refcnt_hub_pmu_sample(rx->cnode, r);
 			continue;
 		}
-		refcnt_hub_add(h, rx->cnode, READ_ONCE(r->paddr),
-			       READ_ONCE(r->vaddr), READ_ONCE(r->pid));
+		rec.pos = rx->tail + i;
+		rec.paddr = READ_ONCE(r->paddr);
+		rec.s.vaddr = READ_ONCE(r->vaddr);
+		rec.s.ip = READ_ONCE(r->ip);
+		rec.s.kind = READ_ONCE(r->flags) & REFCNT_HUB_F_STORE ?
+			     REFCNT_SAMPLE_STORE : REFCNT_SAMPLE_LOAD;
+		if (machine)
+			refcnt_hub_add(h, rx->cnode, rec.paddr, rec.s.vaddr,
+				       READ_ONCE(r->pid));
+		refcnt_feed_record(&refcnt_hub_feed, &rec, false);
+		if ((i + 1) % REFCNT_HUB_TAIL_EVERY)
+			continue;
+		/* These are read: a producer waiting for room sees it come. */
+		smp_store_release(&rx->ctrl->tail, rx->tail + i + 1);
 	}
 	refcnt_hub_flush(h, rx->cnode);
 	rx->tail += n;
+	if (rx->cpu >= 0)
+		refcnt_feed_consumed(&refcnt_hub_feed, rx->cpu, rx->tail);
 	/* The records are read: the producer may write their slots again. */
 	smp_store_release(&rx->ctrl->tail, rx->tail);
 	return stop - rx->tail;
@@ -497,27 +544,47 @@ static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu)
 	kfree(stop);
 }
 
-/* Called with refcnt_hub_lock held. */
-static void refcnt_hub_stop(struct refcnt_hub *h)
+/*
+ * Drain while the feed is on machine-wide or sessions hold it, else stop.
+ * Called with refcnt_hub_lock held.
+ */
+static void refcnt_hub_run(struct refcnt_hub *h)
 {
-	WRITE_ONCE(h->running, false);
-	cancel_delayed_work_sync(&h->work);
-	enable = 0;
+	bool want = enable || refcnt_hub_held;
+	u32 i;
+
+	if (want && !h->running) {
+		h->running = true;
+		queue_delayed_work(system_unbound_wq, &h->work, 0);
+	} else if (!want && h->running) {
+		WRITE_ONCE(h->running, false);
+		cancel_delayed_work_sync(&h->work);
+	}
+	/* A producer that may wait for room (hub_wait) waits only now. */
+	for (i = 0; i < h->hdr.nr_rings; i++)
+		WRITE_ONCE(h->rx[i].ctrl->draining, want);
 }
 
 /* Called with refcnt_hub_lock held. */
 static int refcnt_hub_start(void)
 {
-	if (!refcnt_hub_dev) {
+	struct refcnt_hub *h = refcnt_hub_get();
+
+	if (!h) {
 		pr_warn("hub feed: no hub device (an ivshmem-plain PCI device with a refcnt hub header: refcnt-vm --hub)\n");
 		return -ENODEV;
 	}
-	if (!refcnt_hub_dev->running) {
-		refcnt_hub_dev->running = true;
-		queue_delayed_work(system_unbound_wq, &refcnt_hub_dev->work, 0);
-	}
 	enable = 1;
+	refcnt_hub_run(h);
 	return 0;
+}
+
+/* enable=0: sessions may still hold it. Called with refcnt_hub_lock held. */
+static void refcnt_hub_off(void)
+{
+	enable = 0;
+	if (refcnt_hub_get())
+		refcnt_hub_run(refcnt_hub_get());
 }
 
 static int refcnt_hub_enable_set(const char *val, const struct kernel_param *kp)
@@ -533,8 +600,8 @@ static int refcnt_hub_enable_set(const char *val, const struct kernel_param *kp)
 		enable = on;	/* at load: started once the driver is up */
 	else if (on)
 		err = refcnt_hub_start();
-	else if (refcnt_hub_dev)
-		refcnt_hub_stop(refcnt_hub_dev);
+	else
+		refcnt_hub_off();
 	mutex_unlock(&refcnt_hub_lock);
 	return err;
 }
@@ -661,7 +728,7 @@ static int refcnt_hub_pmu_prepare(struct refcnt_feed *feed, bool task,
 	if (!task)
 		return -EOPNOTSUPP;
 	mutex_lock(&refcnt_hub_lock);
-	if (refcnt_hub_dev) {
+	if (refcnt_hub_get()) {
 		atomic_inc(&refcnt_hub_sessions);
 		/* Not NULL: attr() describes the events of a session. */
 		*setup = &refcnt_hub_perf_pmu;
@@ -706,10 +773,26 @@ static int refcnt_hub_pmu_attr(struct refcnt_feed *feed, void *setup,
 static enum refcnt_sample_outcome
 refcnt_hub_pmu_op_sample(const struct refcnt_feed_target *t,
 			 struct perf_event *event,
-			 struct perf_sample_data *data, struct pt_regs *regs)
+			 struct perf_sample_data *data, struct pt_regs *regs,
+			 struct refcnt_outcome *out)
 {
 	return refcnt_pmu_sample(t->stream, t->ranges, t->nr_ranges, data,
-				 regs, refcnt_hub_sample_cnode, data->period);
+				 regs, refcnt_hub_sample_cnode, data->period,
+				 out);
+}
+
+/*
+ * The feed's describe(): what a real PMU's sample would say (weight: the
+ * device's period), from the record's node, not the draining CPU's.
+ */
+static void refcnt_hub_pmu_describe(const struct refcnt_feed_target *t,
+				    struct perf_event *event,
+				    struct perf_sample_data *data,
+				    struct pt_regs *regs,
+				    struct refcnt_sample *s)
+{
+	refcnt_pmu_sample_describe(t->stream, data, regs, s);
+	s->src_cnode = refcnt_hub_sample_cnode;
 }
 
 static const struct refcnt_feed_ops refcnt_hub_pmu_ops = {
@@ -717,49 +800,39 @@ static const struct refcnt_feed_ops refcnt_hub_pmu_ops = {
 	.finish = refcnt_hub_pmu_finish,
 	.attr = refcnt_hub_pmu_attr,
 	.sample = refcnt_hub_pmu_op_sample,
+	.describe = refcnt_hub_pmu_describe,
 };
 
-/* Which ring is this CPU's: the one its mute mark marks. */
-static void refcnt_hub_find_ring(void *arg)
-{
-	struct refcnt_hub *h = arg;
-	struct refcnt_hub_ring *ctrl = NULL;
-	int ring;
-
-	refcnt_hub_mute();
-	ring = refcnt_hub_own_ring(h);
-	refcnt_hub_unmute();
-	if (ring >= 0)
-		ctrl = h->rx[ring].ctrl;
-	*this_cpu_ptr(&refcnt_hub_cpu_ring) = ctrl;
-}
-
 /*
- * Each online CPU's ring, for the PMU's add() and del(): before the
- * device is published, so that no drain is muted meanwhile.
+ * Each CPU's ring (refcnt_hub_map_cpus() found them) for the PMU's add()
+ * and del(): as the device is published, so that a second device's
+ * probe changes nothing.
  */
-static void refcnt_hub_map_cpus(struct refcnt_hub *h)
+static void refcnt_hub_set_cpu_rings(struct refcnt_hub *h)
 {
 	unsigned int cpu;
+	int ring;
 
-	cpus_read_lock();
 	for_each_online_cpu(cpu) {
-		smp_call_function_single(cpu, refcnt_hub_find_ring, h, 1);
-		if (!per_cpu(refcnt_hub_cpu_ring, cpu))
+		ring = h->ring_of_cpu[cpu];
+		per_cpu(refcnt_hub_cpu_ring, cpu) = ring < 0 ? NULL :
+						    h->rx[ring].ctrl;
+		if (ring < 0)
 			dev_warn(&h->pdev->dev, "CPU %u: no ring marked muted: its samples are nobody's\n",
 				 cpu);
 	}
-	cpus_read_unlock();
 }
 
-/* No CPU's ring any more; add() and del() still running are waited for. */
+/*
+ * No CPU's ring any more: add() and del() still running (interrupts
+ * off) are waited for by the synchronize_rcu() of remove.
+ */
 static void refcnt_hub_unmap_cpus(void)
 {
 	unsigned int cpu;
 
 	for_each_possible_cpu(cpu)
 		per_cpu(refcnt_hub_cpu_ring, cpu) = NULL;
-	synchronize_rcu();
 }
 
 /* The header copied at probe: 0, -ENODEV if not a hub's, -EINVAL if bad. */
@@ -810,7 +883,50 @@ static void refcnt_hub_rings(struct refcnt_hub *h, void *base)
 		/* Pairs with the producer's acquire of the tail. */
 		smp_store_release(&rx->ctrl->tail, rx->tail);
 		rx->cnode = refcnt_nid_cnode(h->hdr.vcpu_node[i]);
+		rx->cpu = -1;
 	}
+}
+
+/* On a CPU, muted for an instant: the ring the producer marks is its. */
+static long refcnt_hub_find_ring(void *arg)
+{
+	struct refcnt_hub *h = arg;
+	int ring;
+
+	preempt_disable();
+	refcnt_hub_mute();
+	ring = refcnt_hub_own_ring(h);
+	refcnt_hub_unmute();
+	preempt_enable();
+	return ring;
+}
+
+/*
+ * Which ring is which CPU's, found on each CPU: a counted thread's
+ * records are positions in the ring of the CPU it runs on. The rig's
+ * CPUs are all online from boot.
+ */
+static int refcnt_hub_map_cpus(struct refcnt_hub *h)
+{
+	unsigned int cpu;
+	long ring;
+
+	h->ring_of_cpu = devm_kcalloc(&h->pdev->dev, nr_cpu_ids,
+				      sizeof(*h->ring_of_cpu), GFP_KERNEL);
+	if (!h->ring_of_cpu)
+		return -ENOMEM;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		h->ring_of_cpu[cpu] = -1;
+	mutex_lock(&h->drain_lock);
+	for_each_online_cpu(cpu) {
+		ring = work_on_cpu(cpu, refcnt_hub_find_ring, h);
+		if (ring < 0 || ring >= h->hdr.nr_rings || h->rx[ring].cpu >= 0)
+			continue;
+		h->ring_of_cpu[cpu] = ring;
+		h->rx[ring].cpu = cpu;
+	}
+	mutex_unlock(&h->drain_lock);
+	return 0;
 }
 
 static int refcnt_hub_probe(struct pci_dev *pdev, const struct pci_device_id *id)
@@ -853,14 +969,19 @@ static int refcnt_hub_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	mutex_init(&h->drain_lock);
 	INIT_DELAYED_WORK(&h->work, refcnt_hub_work);
 	refcnt_hub_rings(h, base);
+	err = refcnt_hub_map_cpus(h);
+	if (err)
+		return err;
 	mutex_lock(&refcnt_hub_lock);
-	if (refcnt_hub_dev) {
+	if (refcnt_hub_get()) {
 		mutex_unlock(&refcnt_hub_lock);
 		dev_warn(&pdev->dev, "a second hub device: only one is drained\n");
 		return -EBUSY;
 	}
-	refcnt_hub_map_cpus(h);
-	refcnt_hub_dev = h;
+	refcnt_hub_set_cpu_rings(h);
+	rcu_assign_pointer(refcnt_hub_dev, h);
+	if (refcnt_hub_held)
+		refcnt_hub_run(h);
 	mutex_unlock(&refcnt_hub_lock);
 	pci_set_drvdata(pdev, h);
 	dev_info(&pdev->dev, "hub device: %u rings of %u records, period %u%s\n",
@@ -874,10 +995,17 @@ static void refcnt_hub_remove(struct pci_dev *pdev)
 	struct refcnt_hub *h = pci_get_drvdata(pdev);
 
 	mutex_lock(&refcnt_hub_lock);
-	refcnt_hub_stop(h);
+	enable = 0;
+	refcnt_hub_held = false;
+	refcnt_hub_run(h);
 	refcnt_hub_unmap_cpus();
-	refcnt_hub_dev = NULL;
+	RCU_INIT_POINTER(refcnt_hub_dev, NULL);
 	mutex_unlock(&refcnt_hub_lock);
+	/*
+	 * The scheduler may be reading its rings' positions, or writing the
+	 * pid of a thread with events of the PMU into one.
+	 */
+	synchronize_rcu();
 }
 
 /*
@@ -905,11 +1033,12 @@ static u64 refcnt_hub_overruns(void)
 	u64 sum = 0;
 	u32 i;
 
+	struct refcnt_hub *h;
+
 	mutex_lock(&refcnt_hub_lock);
-	if (refcnt_hub_dev)
-		for (i = 0; i < refcnt_hub_dev->hdr.nr_rings; i++)
-			sum += READ_ONCE(refcnt_hub_dev->rx[i].ctrl->overruns) -
-			       refcnt_hub_dev->rx[i].overruns;
+	h = refcnt_hub_get();
+	for (i = 0; h && i < h->hdr.nr_rings; i++)
+		sum += READ_ONCE(h->rx[i].ctrl->overruns) - h->rx[i].overruns;
 	mutex_unlock(&refcnt_hub_lock);
 	return sum;
 }
@@ -939,7 +1068,7 @@ static ssize_t hub_period_show(struct kobject *kobj,
 	u32 period;
 
 	mutex_lock(&refcnt_hub_lock);
-	period = refcnt_hub_dev ? refcnt_hub_dev->hdr.period : 0;
+	period = refcnt_hub_get() ? refcnt_hub_get()->hdr.period : 0;
 	mutex_unlock(&refcnt_hub_lock);
 	return sysfs_emit(buf, "%u\n", period);
 }
@@ -955,7 +1084,7 @@ static ssize_t hub_rings_show(struct kobject *kobj, struct kobj_attribute *attr,
 	u32 i;
 
 	mutex_lock(&refcnt_hub_lock);
-	h = refcnt_hub_dev;
+	h = refcnt_hub_get();
 	for (i = 0; h && i < h->hdr.nr_rings; i++) {
 		const struct refcnt_hub_rx *rx = &h->rx[i];
 
@@ -985,8 +1114,8 @@ static ssize_t hub_sync_store(struct kobject *kobj, struct kobj_attribute *attr,
 	int err = 0;
 
 	mutex_lock(&refcnt_hub_lock);
-	if (refcnt_hub_dev)
-		refcnt_hub_sync(refcnt_hub_dev, sysfs_streq(buf, "cpu"));
+	if (refcnt_hub_get())
+		refcnt_hub_sync(refcnt_hub_get(), sysfs_streq(buf, "cpu"));
 	else
 		err = -ENODEV;
 	mutex_unlock(&refcnt_hub_lock);
@@ -1008,6 +1137,66 @@ static struct attribute *refcnt_hub_attrs[] = {
 /* Beside the feed's statistics, in /sys/kernel/refcnt. */
 static const struct attribute_group refcnt_hub_group = {
 	.attrs = refcnt_hub_attrs,
+};
+
+/* The position of CPU @cpu's ring: records its vCPU published so far. */
+static u64 refcnt_hub_position(struct refcnt_feed *feed, unsigned int cpu)
+{
+	struct refcnt_hub *h = rcu_dereference_sched(refcnt_hub_dev);
+	int ring;
+
+	if (!h || cpu >= nr_cpu_ids)
+		return 0;
+	ring = h->ring_of_cpu[cpu];
+	return ring < 0 ? 0 : READ_ONCE(h->rx[ring].ctrl->head);
+}
+
+/* Sessions hold the feed: drain for them, machine-wide or not. */
+static int refcnt_hub_hold(struct refcnt_feed *feed, bool on)
+{
+	struct refcnt_hub *h;
+	int err = 0;
+
+	mutex_lock(&refcnt_hub_lock);
+	h = refcnt_hub_get();
+	if (on && !h) {
+		err = -ENODEV;
+	} else {
+		refcnt_hub_held = on;
+		if (h)
+			refcnt_hub_run(h);
+	}
+	mutex_unlock(&refcnt_hub_lock);
+	return err;
+}
+
+/* A session is read: every record so far delivered. */
+static void refcnt_hub_feed_sync(struct refcnt_feed *feed)
+{
+	mutex_lock(&refcnt_hub_lock);
+	if (refcnt_hub_get())
+		refcnt_hub_sync(refcnt_hub_get(), false);
+	mutex_unlock(&refcnt_hub_lock);
+}
+
+static u32 refcnt_hub_period(struct refcnt_feed *feed, bool *on)
+{
+	struct refcnt_hub *h;
+	u32 period;
+
+	rcu_read_lock();
+	h = rcu_dereference(refcnt_hub_dev);
+	period = h ? h->hdr.period : 0;
+	rcu_read_unlock();
+	*on = period && READ_ONCE(enable);
+	return period;
+}
+
+static const struct refcnt_device_ops refcnt_hub_ops = {
+	.position = refcnt_hub_position,
+	.hold = refcnt_hub_hold,
+	.sync = refcnt_hub_feed_sync,
+	.period = refcnt_hub_period,
 };
 
 /*

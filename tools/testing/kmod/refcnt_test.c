@@ -7,7 +7,9 @@
  * only: REFCNT_TEST_BENCH times refcnt_reference() against bare atomic
  * increments; REFCNT_TEST_SAMPLES runs synthetic precise memory samples
  * through refcnt_pmu_sample(), the code of the PEBS/IBS overflow handler,
- * as its own feed "test", so that machines without a PMU test that code.
+ * as its own feed "test", so that machines without a PMU test that code;
+ * REFCNT_TEST_RECORDS makes the feed a device feed's records of the
+ * calling thread, for counting sessions' ranges and totals.
  * Built and loaded by the test rig only (Documentation/testing.rst).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -18,6 +20,7 @@
 #include <linux/ktime.h>
 #include <linux/log2.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/perf_event.h>
@@ -35,9 +38,47 @@
 #define REFCNT_TEST_STRIDE	4099
 #define REFCNT_TEST_CHUNK	65536
 
-/* The feed the synthetic samples come from: statistics test_*. */
+/* Each CPU's stream of synthetic records: its length is the position. */
+static DEFINE_PER_CPU(u64, refcnt_test_pos);
+
+static u64 refcnt_test_position(struct refcnt_feed *feed, unsigned int cpu)
+{
+	return READ_ONCE(*per_cpu_ptr(&refcnt_test_pos, cpu));
+}
+
+static int refcnt_test_hold(struct refcnt_feed *feed, bool on)
+{
+	return 0;
+}
+
+/* Records are delivered as they are made: nothing is pending. */
+static void refcnt_test_sync(struct refcnt_feed *feed)
+{
+}
+
+static u32 refcnt_test_period(struct refcnt_feed *feed, bool *on)
+{
+	*on = false;
+	return 1;
+}
+
+static const struct refcnt_device_ops refcnt_test_ops = {
+	.position = refcnt_test_position,
+	.hold = refcnt_test_hold,
+	.sync = refcnt_test_sync,
+	.period = refcnt_test_period,
+};
+
+/*
+ * The feed the synthetic samples and records come from: statistics
+ * test_*; a device feed whose records tell everything.
+ */
 static struct refcnt_feed refcnt_test_feed = {
 	.name = "test",
+	.device = &refcnt_test_ops,
+	.owner = THIS_MODULE,
+	.caps = RCB_FEED_DATA_ADDR | RCB_FEED_INSTR_ADDR | RCB_FEED_LOADS |
+		RCB_FEED_STORES,
 	.precise = true,
 };
 
@@ -183,17 +224,93 @@ out:
 	return err;
 }
 
+/*
+ * One synthetic record, made now by this thread on this CPU: the next
+ * position of the CPU's stream, interrupts off so that the thread's span
+ * there cannot open or close meanwhile. Its page is the caller's.
+ */
+static bool refcnt_test_record(const struct refcnt_test_record *t,
+			       bool machine)
+{
+	struct refcnt_record r = {
+		.s = {
+			.vaddr = t->vaddr, .ip = t->ip, .weight = t->weight,
+			.src_cnode = t->src_cnodeid,
+			.kind = t->flags & REFCNT_TEST_REC_LOAD ?
+				REFCNT_SAMPLE_LOAD :
+				t->flags & REFCNT_TEST_REC_STORE ?
+				REFCNT_SAMPLE_STORE : 0,
+		},
+	};
+	struct page *page;
+	unsigned long flags;
+	bool found;
+
+	found = get_user_pages_fast(t->vaddr & PAGE_MASK, 1, 0, &page) == 1;
+	if (found) {
+		r.paddr = PFN_PHYS(page_to_pfn(page)) + (t->vaddr & ~PAGE_MASK);
+		put_page(page);
+	}
+	local_irq_save(flags);
+	r.cpu = smp_processor_id();
+	r.pos = __this_cpu_inc_return(refcnt_test_pos) - 1;
+	refcnt_feed_record(&refcnt_test_feed, &r, machine);
+	local_irq_restore(flags);
+	return found;
+}
+
+/* REFCNT_TEST_RECORDS: checked whole first. */
+static long refcnt_test_records(void __user *argp)
+{
+	struct refcnt_test_records f;
+	struct refcnt_test_record *t;
+	long err = -EFAULT;
+	u32 i;
+
+	if (copy_from_user(&f, argp, sizeof(f)))
+		return -EFAULT;
+	if (f.flags & ~REFCNT_TEST_RECORDS_MACHINE || f.pad ||
+	    !f.nr_records || f.nr_records > REFCNT_TEST_SAMPLES_MAX)
+		return -EINVAL;
+	t = kvmalloc_array(f.nr_records, sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	if (copy_from_user(t, u64_to_user_ptr(f.records),
+			   array_size(f.nr_records, sizeof(*t))))
+		goto out;
+	err = -EINVAL;
+	for (i = 0; i < f.nr_records; i++)
+		if (t[i].src_cnodeid >= refcnt_nr_cnodes() || !t[i].weight ||
+		    t[i].flags & ~REFCNT_TEST_REC_FLAGS || t[i].pad)
+			goto out;
+	f.counted = 0;
+	for (i = 0; i < f.nr_records; i++)
+		f.counted += refcnt_test_record(&t[i], f.flags &
+						REFCNT_TEST_RECORDS_MACHINE);
+	err = copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
+out:
+	kvfree(t);
+	return err;
+}
+
 static long refcnt_test_ioctl(struct file *file, unsigned int cmd,
 			      unsigned long arg)
 {
 	void __user *argp = (void __user *)arg;
 
-	if (cmd != REFCNT_TEST_BENCH && cmd != REFCNT_TEST_SAMPLES)
+	if (cmd != REFCNT_TEST_BENCH && cmd != REFCNT_TEST_SAMPLES &&
+	    cmd != REFCNT_TEST_RECORDS)
 		return -ENOTTY;
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	return cmd == REFCNT_TEST_BENCH ? refcnt_test_bench(argp) :
-					  refcnt_test_samples(argp);
+	switch (cmd) {
+	case REFCNT_TEST_BENCH:
+		return refcnt_test_bench(argp);
+	case REFCNT_TEST_SAMPLES:
+		return refcnt_test_samples(argp);
+	default:
+		return refcnt_test_records(argp);
+	}
 }
 
 static const struct file_operations refcnt_test_fops = {

@@ -3,10 +3,12 @@
  * hub-pmu: program the hub device's emulated PMU from a shell (the guest
  * half of make accuracy's PMU feeds).
  *
- *   hub-pmu refs|off
+ *   hub-pmu refs|refs-user|off
  *   hub-pmu pebs|pebs-ldlat|ibs PERIOD
  *
- * refs: the plain reference stream on (the hub feed), the PMU off.
+ * refs: the plain reference stream on (the hub feed), the PMU off;
+ * refs-user: only its user-mode references (what counting sessions
+ * take: tools/testing/papi-check).
  * off: both off. pebs: every PERIOD-th user-mode load and store;
  * pebs-ldlat: only the loads that miss the LLC model (needs
  * refcnt-vm --truth-llc), and every PERIOD-th store; ibs: every
@@ -66,7 +68,9 @@ int main(int argc, char **argv)
 	int k;
 
 	if (argc == 2 && !strcmp(argv[1], "refs")) {
-		refs = 1;
+		refs = REFCNT_HUB_REFS_ALL;
+	} else if (argc == 2 && !strcmp(argv[1], "refs-user")) {
+		refs = REFCNT_HUB_REFS_USER;
 	} else if (argc == 2 && !strcmp(argv[1], "off")) {
 		;
 	} else if (argc == 3 && (!strcmp(argv[1], "pebs") ||
@@ -79,7 +83,7 @@ int main(int argc, char **argv)
 		mode = REFCNT_HUB_PMU_IBS;
 		flags = REFCNT_HUB_PMU_EXCLUDE_KERNEL;
 	} else {
-		fprintf(stderr, "usage: hub-pmu refs|off|pebs PERIOD|pebs-ldlat PERIOD|ibs PERIOD\n");
+		fprintf(stderr, "usage: hub-pmu refs|refs-user|off|pebs PERIOD|pebs-ldlat PERIOD|ibs PERIOD\n");
 		return 2;
 	}
 	if (mode != REFCNT_HUB_PMU_OFF)

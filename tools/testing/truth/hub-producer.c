@@ -22,6 +22,15 @@
  *   hub_garble=N      tests: every Nth record of a vCPU, write garbage
  *                     into the region instead (a record, a head index,
  *                     the header, a tail index, in turn)
+ *   hub_wait=MS       a vCPU whose ring is full waits up to MS ms for the
+ *                     driver to make room before it drops the record
+ *                     (default 0: it drops at once): for tests that must
+ *                     see every reference of a program larger than a ring
+ *                     (sessions at period 1), while the guest drains on
+ *                     another vCPU.  A vCPU that waits takes no interrupt
+ *                     meanwhile, hence the bound; and it waits only while
+ *                     the driver says it drains (the ring's @draining):
+ *                     not at boot, nor with the feed off.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +40,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <qemu-plugin.h>
@@ -64,12 +74,12 @@ struct hub_vcpu {
 	uint64_t head, skip, refs, records, overruns, muted, insns_muted;
 	uint64_t garble_in, garbled, rnd, samples;
 	uint32_t seq;			/* of the control block, last taken */
-	int mute, stream, pmu;		/* the hub stream, the PMU: on */
+	int mute, stream, pmu;		/* the hub stream (REFS_*), the PMU */
 } __attribute__((aligned(64)));
 
 int hub_on, hub_misses;
 static const char *hub_path, *hub_out;
-static uint64_t hub_period = 1, hub_garble;
+static uint64_t hub_period = 1, hub_garble, hub_wait_ms;
 static struct refcnt_hub_header *hdr;
 static struct refcnt_hub_control *ctl;
 static struct hub_vcpu *hv;
@@ -92,6 +102,12 @@ int hub_parse_opt(const char *key, const char *v)
 		hub_period = strtoull(v, &end, 0);
 		if (*end || !hub_period || hub_period > UINT32_MAX) {
 			fprintf(stderr, PFX "hub_period=%s: want 1 to 4294967295\n", v);
+			return -1;
+		}
+	} else if (!strcmp(key, "hub_wait")) {
+		hub_wait_ms = strtoull(v, &end, 0);
+		if (*end || hub_wait_ms > 60000) {
+			fprintf(stderr, PFX "hub_wait=%s: want 0 to 60000 (ms)\n", v);
 			return -1;
 		}
 	} else if (!strcmp(key, "hub_garble")) {
@@ -195,9 +211,9 @@ int hub_install(int nr_vcpus, const int *vcpu_nid, int nr_vcpu_nid,
 	hdr->version = REFCNT_HUB_VERSION;
 	/* The hub stream on, the PMU off, until the guest says otherwise. */
 	ctl = (struct refcnt_hub_control *)((char *)map + REFCNT_HUB_CONTROL);
-	ctl->refs = 1;
+	ctl->refs = REFCNT_HUB_REFS_ALL;
 	for (i = 0; i < nr_vcpus; i++)
-		hv[i].stream = 1;
+		hv[i].stream = REFCNT_HUB_REFS_ALL;
 	if (pmu_init(nr_vcpus, llc, hub_emit))
 		return -1;
 	/* The magic last: a driver probing now sees a whole header or none. */
@@ -244,11 +260,40 @@ static void garble(struct hub_vcpu *h)
 	}
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/*
+ * hub_wait: up to hub_wait_ms for the driver to free a slot, while it
+ * says it drains; returns the tail.
+ */
+static uint64_t hub_wait_room(struct hub_vcpu *h)
+{
+	const struct timespec nap = { 0, 20000 };
+	uint64_t tail, deadline = now_ns() + hub_wait_ms * 1000000ULL;
+
+	for (;;) {
+		tail = __atomic_load_n(&h->ring->tail, __ATOMIC_ACQUIRE);
+		if (h->head - tail <= (uint64_t)ring_mask ||
+		    !__atomic_load_n(&h->ring->draining, __ATOMIC_RELAXED) ||
+		    now_ns() >= deadline)
+			return tail;
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* Room for one more record in the vCPU's ring, or NULL (an overrun). */
 static struct refcnt_hub_record *hub_slot(struct hub_vcpu *h)
 {
 	uint64_t tail = __atomic_load_n(&h->ring->tail, __ATOMIC_ACQUIRE);
 
+	if (h->head - tail >= (uint64_t)ring_mask + 1 && hub_wait_ms)
+		tail = hub_wait_room(h);
 	if (h->head - tail >= (uint64_t)ring_mask + 1) {
 		__atomic_store_n(&h->ring->overruns, ++h->overruns, __ATOMIC_RELAXED);
 		return NULL;
@@ -293,7 +338,9 @@ static void hub_control(unsigned int vi, struct hub_vcpu *h, uint32_t seq)
 	uint32_t period;
 
 	h->seq = seq;
-	h->stream = !!__atomic_load_n(&ctl->refs, __ATOMIC_RELAXED);
+	h->stream = __atomic_load_n(&ctl->refs, __ATOMIC_RELAXED);
+	if (h->stream > REFCNT_HUB_REFS_USER)
+		h->stream = REFCNT_HUB_REFS_ALL;
 	period = pmu_program(vi, __atomic_load_n(&ctl->pmu_mode, __ATOMIC_RELAXED),
 			     __atomic_load_n(&ctl->pmu_period, __ATOMIC_RELAXED),
 			     __atomic_load_n(&ctl->pmu_flags, __ATOMIC_RELAXED));
@@ -327,7 +374,8 @@ void hub_ref(unsigned int vi, const struct insn_info *ii, uint64_t pa,
 	}
 	if (h->pmu)
 		pmu_access(vi, ii, vaddr, pa, store, miss, remote);
-	if (!h->stream || (hub_misses && miss <= 0))
+	if (!h->stream || (hub_misses && miss <= 0) ||
+	    (h->stream == REFCNT_HUB_REFS_USER && ii->ip >= PMU_KERNEL_START))
 		return;
 	h->refs++;
 	if (--h->skip)

@@ -49,6 +49,15 @@
 #define REFCNT_HUB_MISSES	0x1	/* only references that miss the LLC */
 #define REFCNT_HUB_LLC		0x2
 
+/*
+ * The reference stream (struct refcnt_hub_control.refs). USER: the
+ * device filters out kernel-mode references, which no counting session
+ * takes, so that a ring holds a program's own references for longer.
+ */
+#define REFCNT_HUB_REFS_OFF	0
+#define REFCNT_HUB_REFS_ALL	1
+#define REFCNT_HUB_REFS_USER	2
+
 /* The emulated PMU's modes (struct refcnt_hub_control.pmu_mode). */
 #define REFCNT_HUB_PMU_OFF	0
 #define REFCNT_HUB_PMU_PEBS	1	/* every Nth load (store) retired */
@@ -134,8 +143,10 @@ struct refcnt_hub_header {
 /**
  * struct refcnt_hub_control - what the guest programs, at
  *			       REFCNT_HUB_CONTROL of the header page
- * @refs:	guest: 1 (the default) reports every @period-th reference
- *		(REFCNT_HUB_REC_REF records), 0 does not
+ * @refs:	guest: REFCNT_HUB_REFS_ALL (the default) reports every
+ *		@period-th reference (REFCNT_HUB_REC_REF records),
+ *		REFCNT_HUB_REFS_USER every @period-th of those made in user
+ *		mode, REFCNT_HUB_REFS_OFF none
  * @pmu_mode:	guest: REFCNT_HUB_PMU_*
  * @pmu_period:	guest: events per sample
  * @pmu_flags:	guest: REFCNT_HUB_PMU_LDLAT, _STORES, _EXCLUDE_KERNEL
@@ -199,6 +210,9 @@ struct refcnt_hub_record {
  * @tail:	consumer: records consumed, free-running
  * @task:	guest: the pid of the task running on the vCPU, stamped on
  *		its records; 0 when the guest does not say
+ * @draining:	consumer: 1 while the driver drains the ring continuously
+ *		(the feed is on, or counting sessions hold it), else 0: a
+ *		producer told to wait for room (hub_wait) waits only then
  * @pad1:	to REFCNT_HUB_RING_CTRL
  */
 struct refcnt_hub_ring {
@@ -209,7 +223,8 @@ struct refcnt_hub_ring {
 	__u64 pad0[4];
 	__u64 tail;
 	__u64 task;
-	__u64 pad1[6];
+	__u64 draining;
+	__u64 pad1[5];
 };
 
 #endif /* _UAPI_LINUX_REFCNT_HUB_H */

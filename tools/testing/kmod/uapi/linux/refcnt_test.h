@@ -96,11 +96,65 @@ struct refcnt_test_samples {
 	__u32 pad;
 };
 
+/* struct refcnt_test_record.flags */
+#define REFCNT_TEST_REC_LOAD	(1U << 0)	/* a load */
+#define REFCNT_TEST_REC_STORE	(1U << 1)	/* a store; neither: not told */
+#define REFCNT_TEST_REC_FLAGS	(REFCNT_TEST_REC_LOAD | REFCNT_TEST_REC_STORE)
+
+/**
+ * struct refcnt_test_record - a synthetic record of the device feed "test"
+ * @vaddr:	data address referenced, in the caller's address space
+ * @ip:		address of the instruction that made it
+ * @src_cnodeid: cnodeid it came from
+ * @weight:	references it stands for, at least 1
+ * @flags:	REFCNT_TEST_REC_*
+ * @pad:	must be zero
+ */
+struct refcnt_test_record {
+	__u64 vaddr;
+	__u64 ip;
+	__u32 src_cnodeid;
+	__u32 weight;
+	__u32 flags;
+	__u32 pad;
+};
+
+/* Deliver them to the counters machine-wide too, not only to sessions. */
+#define REFCNT_TEST_RECORDS_MACHINE	(1U << 0)
+
+/**
+ * struct refcnt_test_records - argument of REFCNT_TEST_RECORDS
+ * @records:	user pointer to struct refcnt_test_record entries
+ * @nr_records:	entries, 1..REFCNT_TEST_SAMPLES_MAX
+ * @flags:	0 or REFCNT_TEST_RECORDS_MACHINE
+ * @counted:	out: records whose page was found (in the caller's page
+ *		tables, without faulting it in)
+ * @pad:	must be zero
+ *
+ * Each record goes through refcnt_feed_record() as one of the test
+ * module's device feed "test", made by the calling thread on the CPU it
+ * runs on: a counting session counting that thread with
+ * RCB_COUNT_DEVICES gets it, through the same spans as the hub's records,
+ * so that sessions' data and instruction ranges and their totals are
+ * tested exactly, with records of any kind. Checked whole first: a bad
+ * cnodeid, weight or flag anywhere is EINVAL, nothing delivered.
+ */
+struct refcnt_test_records {
+	__u64 records;
+	__u32 nr_records;
+	__u32 flags;
+	__u32 counted;
+	__u32 pad;
+};
+
 /* Time refcnt_reference() against bare atomic increments. */
 #define REFCNT_TEST_BENCH	_IOWR(REFCNT_TEST_IOC_MAGIC, 0x80, \
 				      struct refcnt_test_bench)
 /* Deliver synthetic PEBS/IBS samples through the overflow handler's code. */
 #define REFCNT_TEST_SAMPLES	_IOWR(REFCNT_TEST_IOC_MAGIC, 0x81, \
 				      struct refcnt_test_samples)
+/* Deliver synthetic device records of the calling thread, for sessions. */
+#define REFCNT_TEST_RECORDS	_IOWR(REFCNT_TEST_IOC_MAGIC, 0x82, \
+				      struct refcnt_test_records)
 
 #endif /* _UAPI_LINUX_REFCNT_TEST_H */
