@@ -143,6 +143,8 @@ struct refcnt_hub_rx {
  * @drain_lock:	one consumer per ring: the work or a sync
  * @work:	the drain passes
  * @running:	the feed is on: passes requeue themselves
+ * @sync_machine: a sync of hub_sync drains: its records count
+ *		machine-wide even with the feed off (under drain_lock)
  * @ring_of_cpu: the ring of each Linux CPU, -1 for none (nr_cpu_ids)
  * @granularity_shift: refcnt.ko's hardware page, which the sums add up
  * @sum:	a pass's sums per hardware page (under drain_lock)
@@ -154,6 +156,7 @@ struct refcnt_hub {
 	struct mutex drain_lock;	/* the rings' one consumer */
 	struct delayed_work work;
 	bool running;
+	bool sync_machine;
 	int *ring_of_cpu;
 	unsigned int granularity_shift;
 	struct refcnt_hub_sum sum[REFCNT_HUB_SUMS];
@@ -390,7 +393,7 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 		.cpu = rx->cpu < 0 ? U32_MAX : rx->cpu,
 		.s = { .weight = h->hdr.period, .src_cnode = rx->cnode },
 	};
-	bool machine = READ_ONCE(enable);
+	bool machine = READ_ONCE(enable) || h->sync_machine;
 	u64 head, n, i;
 
 	/* Pairs with the producer's release: the records below are written. */
@@ -502,9 +505,12 @@ static int refcnt_hub_own_ring(struct refcnt_hub *h)
  * did before is counted after. Muted throughout, migration off, so that
  * neither the drain nor the interrupt service fills the rings it empties;
  * whatever else runs here meanwhile is not reported either: a sync is for
- * tests and benchmarks. Called with refcnt_hub_lock held.
+ * tests and benchmarks. With @machine (hub_sync) the records count
+ * machine-wide even with the feed off; else (a session's sync) only while
+ * it is on. Called with refcnt_hub_lock held.
  */
-static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu)
+static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu,
+			    bool machine)
 {
 	u64 *stop = kcalloc(h->hdr.nr_rings, sizeof(*stop), GFP_KERNEL);
 	bool more = true;
@@ -514,6 +520,7 @@ static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu)
 	if (!stop)
 		return;
 	mutex_lock(&h->drain_lock);
+	h->sync_machine = machine;
 	migrate_disable();
 	refcnt_hub_mute();
 	if (this_cpu) {
@@ -540,6 +547,7 @@ static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu)
 	refcnt_sync();
 	refcnt_hub_unmute();
 	migrate_enable();
+	h->sync_machine = false;
 	mutex_unlock(&h->drain_lock);
 	kfree(stop);
 }
@@ -1115,7 +1123,8 @@ static ssize_t hub_sync_store(struct kobject *kobj, struct kobj_attribute *attr,
 
 	mutex_lock(&refcnt_hub_lock);
 	if (refcnt_hub_get())
-		refcnt_hub_sync(refcnt_hub_get(), sysfs_streq(buf, "cpu"));
+		refcnt_hub_sync(refcnt_hub_get(), sysfs_streq(buf, "cpu"),
+				true);
 	else
 		err = -ENODEV;
 	mutex_unlock(&refcnt_hub_lock);
@@ -1175,7 +1184,7 @@ static void refcnt_hub_feed_sync(struct refcnt_feed *feed)
 {
 	mutex_lock(&refcnt_hub_lock);
 	if (refcnt_hub_get())
-		refcnt_hub_sync(refcnt_hub_get(), false);
+		refcnt_hub_sync(refcnt_hub_get(), false, false);
 	mutex_unlock(&refcnt_hub_lock);
 }
 
