@@ -145,7 +145,8 @@ TEST_F(lc, count_errors)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, refcnt_count_start(0, 0, 0, 0, NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, refcnt_count_start(0, RCB_COUNT_CHILDREN << 1, 1, 0,
+	/* The lowest flag bit above the known ones. */
+	EXPECT_EQ(-1, refcnt_count_start(0, RCB_COUNT_FLAGS + 1, 1, 0,
 					 NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, refcnt_node_count_start(node, INT32_MAX, 0, 1, 0,
