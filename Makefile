@@ -71,7 +71,7 @@ MODULE_OUT := $(BUILD)/$(KVER)
 .PHONY: all lib module selftests tools checkpatch check demo bench install dkms-check \
 	shellcheck kernel-doc check-long \
 	intree-check clean FORCE core-check fuzz pmu-check
-.PHONY: truth accuracy papi
+.PHONY: truth accuracy papi linux-source
 
 all: lib selftests tools
 
@@ -153,6 +153,9 @@ $(LINUX_SOURCE_STAMP): $(LINUX_SOURCE)
 	@tar -xJf $< -C $(BUILD)/linux-source --strip-components=1 \
 		$(addprefix linux-source-6.1/,$(LINUX_SOURCE_FILES))
 	@touch $@
+
+# The extracted files, for the sub-makes (core, pmu) that need the harness.
+linux-source: $(LINUX_SOURCE_STAMP)
 
 # Each kernel gets its own copy of the sources: kbuild builds in place.
 # The rig's modules build after refcnt.ko, against its Module.symvers.
@@ -287,7 +290,7 @@ accuracy:
 
 # PAPI with the refcnt component (papi/components/refcnt), from Debian's
 # PAPI source package: tools/testing/papi-build.
-papi: lib $(BUILD)/linux-source/.stamp
+papi: lib $(LINUX_SOURCE_STAMP)
 	@tools/testing/papi-build
 
 demo:
@@ -427,8 +430,10 @@ $(BUILD)/tools/refcntd: tools/src/refcntd/main.c $(REFCNTD_LIB) $(TOOLS_COMMON) 
 	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -I$(TOP)/tools/src/refcntd \
 		$(TOOLS_STATIC) -o $@ $< tools/src/rtools.c $(REFCNTD_LIB) $(TOOLS_LIBS) -lm
 
-# make placement: refcntd against NUMA balancing, memory tiering and DAMON
-# on the workloads of examples/placement-workloads.c, in QEMU guests.
+# make placement: refcntd on each feed against NUMA balancing, memory
+# tiering, DAMON and interleaving, on Debian's programs (hpcc, redis,
+# stress-ng) and examples/placement-workloads.c, in the Debian guest,
+# scored by the truth (tools/testing/placement/).
 tools: $(BUILD)/tools/placement-workloads
 $(BUILD)/tools/placement-workloads: examples/placement-workloads.c
 	@mkdir -p $(dir $@)

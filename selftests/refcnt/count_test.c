@@ -466,9 +466,8 @@ TEST_F(count, bad_arguments)
 		r[i].start = 4096 * (i + 1);
 		r[i].len = 4096;
 	}
-	/* The lowest flag bit above the known ones. */
-	EXPECT_EQ(-EINVAL, rc_count(self->fd, 0, RCB_COUNT_FLAGS + 1, 1, NULL,
-				    0));
+	/* The flags are bits 0 up: the next bit is the first unknown one. */
+	EXPECT_EQ(-EINVAL, rc_count(self->fd, 0, RCB_COUNT_FLAGS + 1, 1, NULL, 0));
 	EXPECT_EQ(-EINVAL, rc_count(self->fd, 0, 0, 0, NULL, 0));
 	EXPECT_EQ(-EINVAL, rc_count(self->fd, -1, 0, 1, NULL, 0));
 	EXPECT_EQ(-EINVAL, rc_count(self->fd, 0, 0, 1, r,

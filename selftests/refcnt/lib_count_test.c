@@ -145,7 +145,6 @@ TEST_F(lc, count_errors)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, refcnt_count_start(0, 0, 0, 0, NULL, 0));
 	EXPECT_EQ(EINVAL, errno);
-	/* The lowest flag bit above the known ones. */
 	EXPECT_EQ(-1, refcnt_count_start(0, RCB_COUNT_FLAGS + 1, 1, 0,
 					 NULL, 0));
 	EXPECT_EQ(EINVAL, errno);

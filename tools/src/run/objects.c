@@ -8,7 +8,8 @@
  * overlap: the earlier was freed where the tracker could not see it);
  * the variables of .data and .bss (symbol tables); other threads' stacks;
  * the call sites of small allocations (the tracker's page map: the site
- * that allocated last on each base page); and, for what is left of each
+ * that allocated last on each base page, of the allocations the tracker
+ * looked at in full, TRACK_SAMPLE_BYTES); and, for what is left of each
  * memory region, the region itself (a mapping).
  *
  * The counters are per hardware page (the granularity), objects are not:

@@ -186,6 +186,28 @@ static int exit_ends_process(pid_t tid, pid_t tgid)
 	return ends;
 }
 
+/*
+ * Will the leader of tgid still stop at its exit, its memory there? Not
+ * when tid is the leader, nor when the leader is dead (a zombie after
+ * pthread_exit(), or gone).
+ */
+static int leader_stop_to_come(pid_t tgid, pid_t tid)
+{
+	char path[96], line[256], state = '?';
+	FILE *f;
+
+	if (tid == tgid)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)tgid, (int)tgid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "State: %c", &state);
+	fclose(f);
+	return state != 'Z' && state != 'X' && state != '?';
+}
+
 /* A thread's name and the CPU (and node) it last ran on. */
 static void thread_of(pid_t tgid, pid_t tid, struct thread_info *th)
 {
@@ -292,11 +314,12 @@ static void on_exit_stop(pid_t tid)
 	}
 	/*
 	 * exit_group(): every thread's exit ends the process, and the first
-	 * one's stop has the snapshot. The others have SIGKILL pending: they
-	 * may not stop at all (the kernel lets them go on to free the memory),
-	 * so what they would read could be gone already.
+	 * stop of the leader (which RCB_RANGE_QUERY names: a thread group id)
+	 * has the snapshot. Other threads' stops may come first (a server's
+	 * idle threads, as redis-server's): while the leader lives, its own
+	 * stop, before it lets go of the memory, is waited for.
 	 */
-	if (p->snap)
+	if (p->snap || leader_stop_to_come(tgid, tid))
 		return;
 	proc_cmdline(tid, p->cmd, sizeof(p->cmd));
 	load_labels();	/* written by the command while it ran */

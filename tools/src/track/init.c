@@ -52,6 +52,8 @@ static void resolve(void)
 	REAL(mmap);
 	REAL(munmap);
 	REAL(mremap);
+	if (real.malloc)
+		track_text_of((uintptr_t)real.malloc, &T.alloc_lo, &T.alloc_hi);
 }
 
 /* Lay the areas out in a table of T.size bytes at h. */

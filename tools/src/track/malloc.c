@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * librefcnt-track.so: the malloc family. Each call goes to the real
- * allocator first; what it returned is then recorded: a large allocation
- * (the threshold, REFCNT_TRACK_THRESHOLD) as an object, a small one folded
- * into the site of its return address. free() and realloc() end a large
- * object. Calls made while the tracker itself runs, or before the real
- * functions are known (dlsym allocates), pass through; so do the mmap()s
- * an allocator makes for itself while it serves a call (jemalloc's, for
- * one: that memory holds the allocations, which are recorded), and that
- * keeps the tracker from anything that could allocate while the allocator
- * holds its locks.
+ * librefcnt-track.so: the malloc family. A small allocation from the same
+ * return address as the thread's last one is counted before the real call,
+ * which is then a tail call (track_small_fast()); any other call goes to
+ * the real allocator first and what it returned is then recorded: a large
+ * allocation (the threshold, REFCNT_TRACK_THRESHOLD) as an object, a small
+ * one folded into the site of its return address. free() and realloc()
+ * end a large object. Calls made while the tracker itself runs, or before
+ * the real functions are known (dlsym allocates), pass through; so do the
+ * mmap()s an allocator makes for itself while it serves a call (jemalloc's,
+ * for one: that memory holds the allocations, which are recorded), and
+ * that keeps the tracker from anything that could allocate while the
+ * allocator holds its locks.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -24,7 +26,8 @@
 #define REAL_CALL(expr)	({ track_busy++; __typeof__(expr) r_ = (expr); track_busy--; r_; })
 
 /* Record p, size bytes of kind, allocated from ra. */
-static inline void note(void *p, size_t size, enum track_kind kind, uintptr_t ra)
+static inline __attribute__((always_inline)) void note(void *p, size_t size,
+						     enum track_kind kind, uintptr_t ra)
 {
 	if (!p || !track_on())
 		return;
@@ -48,52 +51,82 @@ static inline int ready(void *fn)
 	return 0;
 }
 
-TRACK_API void *malloc(size_t size)
+/*
+ * The wrappers' fast path (track_small_fast()) tail-calls the real
+ * function; the rest, the full way, is in these. track_small_fast() never
+ * passes before the real functions are known: no return address is
+ * counted before the table is there.
+ */
+static __attribute__((noinline)) void *malloc_full(size_t size, uintptr_t ra)
 {
 	void *p;
 
 	if (!ready(real.malloc) && !real.malloc)
 		return track_boot_alloc(size);
 	p = REAL_CALL(real.malloc(size));
-	note(p, size, TRACK_MALLOC, RA());
+	note(p, size, TRACK_MALLOC, ra);
+	return p;
+}
+
+TRACK_API void *malloc(size_t size)
+{
+	if (likely(track_small_fast(size, RA())))
+		return real.malloc(size);
+	return malloc_full(size, RA());
+}
+
+static __attribute__((noinline)) void *calloc_full(size_t n, size_t size, uintptr_t ra)
+{
+	void *p;
+
+	if (!ready(real.calloc) && !real.calloc)
+		return track_boot_alloc(n * size);
+	p = REAL_CALL(real.calloc(n, size));
+	note(p, n * size, TRACK_CALLOC, ra);
 	return p;
 }
 
 TRACK_API void *calloc(size_t n, size_t size)
 {
-	void *p;
-
 	if (size && n > SIZE_MAX / size) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!ready(real.calloc) && !real.calloc)
-		return track_boot_alloc(n * size);
-	p = REAL_CALL(real.calloc(n, size));
-	note(p, n * size, TRACK_CALLOC, RA());
-	return p;
+	if (likely(track_small_fast(n * size, RA())))
+		return real.calloc(n, size);
+	return calloc_full(n, size, RA());
 }
 
-TRACK_API void free(void *p)
+/*
+ * No "tracker at work" mark around the real free() (nor the fast path's
+ * malloc()): what an allocator maps or unmaps for itself the mmap family's
+ * wrappers pass through by their caller (track_from_allocator()).
+ */
+static __attribute__((noinline)) void free_full(void *p)
 {
 	if (!p || track_boot_owns(p))
 		return;
 	if (!ready(real.free) && !real.free)
 		return;		/* nothing real was allocated yet */
-	if (T.h && !track_busy && track_maybe_large(p))
+	if (track_maybe_large(p) && T.h && !track_busy)
 		track_release(p, 0, 0);
-	track_busy++;
 	real.free(p);
-	track_busy--;
 }
 
-TRACK_API void *realloc(void *old, size_t size)
+TRACK_API void free(void *p)
+{
+	if (likely(real.free && !track_maybe_large(p) && !track_boot_owns(p)))
+		return real.free(p);
+	free_full(p);
+}
+
+static __attribute__((noinline)) void *realloc_full(void *old, size_t size, uintptr_t ra)
 {
 	void *p;
 
 	if (old && track_boot_owns(old)) {
 		/* Bootstrap memory: its size is unknown, copy what fits. */
-		p = malloc(size);
+		p = malloc_full(size, ra);
 		if (p)
 			memcpy(p, old, size < 4096 ? size : 4096);
 		return p;
@@ -105,10 +138,17 @@ TRACK_API void *realloc(void *old, size_t size)
 		track_release(old, 0, TRACK_O_REALLOCED);
 	p = REAL_CALL(real.realloc(old, size));
 	if (size)
-		note(p, size, TRACK_REALLOC, RA());
+		note(p, size, TRACK_REALLOC, ra);
 	return p;
 }
 
+TRACK_API void *realloc(void *old, size_t size)
+{
+	if (likely(size && !(old && (track_boot_owns(old) || track_maybe_large(old))) &&
+		   track_small_fast(size, RA())))
+		return real.realloc(old, size);
+	return realloc_full(old, size, RA());
+}
 TRACK_API int posix_memalign(void **out, size_t align, size_t size)
 {
 	int rc;

@@ -41,7 +41,7 @@ TRACK_API void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 					       fd, off);
 	}
 	p = real.mmap(addr, len, prot, flags, fd, off);
-	if (p == MAP_FAILED || !track_on())
+	if (p == MAP_FAILED || !track_on() || track_from_allocator(RA()))
 		return p;
 	track_count(TRACK_CALL_MMAP);
 	if (len >= T.threshold)
@@ -62,7 +62,7 @@ TRACK_API int munmap(void *p, size_t len)
 		if (!real.munmap)
 			return (int)syscall(SYS_munmap, p, len);
 	}
-	if (T.h && !track_busy) {
+	if (T.h && !track_busy && !track_from_allocator(RA())) {
 		track_count(TRACK_CALL_MUNMAP);
 		if (track_maybe_large(p))
 			track_release(p, len, 0);
@@ -87,7 +87,7 @@ TRACK_API void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
 					       flags, want);
 	}
 	p = real.mremap(old, old_len, len, flags, want);
-	if (p != MAP_FAILED && T.h && !track_busy) {
+	if (p != MAP_FAILED && T.h && !track_busy && !track_from_allocator(RA())) {
 		track_count(TRACK_CALL_MREMAP);
 		if (track_maybe_large(old))
 			track_moved(old, p, page_round(len));

@@ -36,6 +36,7 @@ struct live {
 
 static struct live *live;
 uint64_t track_filter[TRACK_FILTER_BITS / 64];
+uintptr_t track_large_lo, track_large_hi;
 static int lock_word;
 
 static struct refcnt_node *qnode;
@@ -65,6 +66,10 @@ static void live_put(uint64_t start, uint32_t obj)
 		if (live[i].start == LIVE_FREE || live[i].start == LIVE_GONE) {
 			live[i].start = start;
 			live[i].obj = obj;
+			if (!track_large_hi || start < track_large_lo)
+				__atomic_store_n(&track_large_lo, start, __ATOMIC_RELAXED);
+			if (start >= track_large_hi)
+				__atomic_store_n(&track_large_hi, start + 1, __ATOMIC_RELAXED);
 			b = hash_addr(start) & (TRACK_FILTER_BITS - 1);
 			__atomic_fetch_or(&track_filter[b / 64], 1ULL << (b % 64),
 					  __ATOMIC_RELAXED);

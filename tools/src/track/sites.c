@@ -21,9 +21,13 @@
 /* The tracker's own code, to leave its frames out of stacks. */
 static uintptr_t self_lo, self_hi;
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+struct text_range {
+	uintptr_t addr, lo, hi;
+};
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uintptr_t me = (uintptr_t)arg;
+	struct text_range *r = arg;
 	int i;
 
 	(void)size;
@@ -32,13 +36,22 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
-		    me >= lo && me < lo + ph->p_memsz) {
-			self_lo = lo;
-			self_hi = lo + ph->p_memsz;
+		    r->addr >= lo && r->addr < lo + ph->p_memsz) {
+			r->lo = lo;
+			r->hi = lo + ph->p_memsz;
 			return 1;
 		}
 	}
 	return 0;
+}
+
+void track_text_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+	struct text_range r = { .addr = addr };
+
+	dl_iterate_phdr(find_text, &r);
+	*lo = r.lo;
+	*hi = r.hi;
 }
 
 static inline uint32_t hash64(uint64_t k)
@@ -56,7 +69,7 @@ static int take_stack(uint64_t *frames)
 	int n, i, k = 0;
 
 	if (!self_lo)
-		dl_iterate_phdr(find_self, (void *)(uintptr_t)take_stack);
+		track_text_of((uintptr_t)take_stack, &self_lo, &self_hi);
 	track_busy++;
 	n = backtrace(buf, TRACK_MAX_FRAMES + 8);
 	track_busy--;

@@ -17,8 +17,7 @@ struct track_state T;
 __thread int track_busy __attribute__((tls_model("initial-exec")));
 
 /* What dlsym allocates before the real functions are known. */
-char track_boot_heap[256 * 1024] __attribute__((aligned(64)));
-const size_t track_boot_size = sizeof(track_boot_heap);
+char track_boot_heap[TRACK_BOOT_SIZE] __attribute__((aligned(64)));
 static size_t boot_used;
 
 void *track_boot_alloc(size_t size)

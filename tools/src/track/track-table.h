@@ -20,7 +20,10 @@
  *             memory) and when it was freed;
  *   pages     the page map of small allocations: leaves of
  *             TRACK_LEAF_PAGES entries (the site index + 1 of the last
- *             small allocation on each base page), found through an
+ *             small allocation on each base page that the tracker looked
+ *             at in full: each one from another return address than the
+ *             thread's last, and one every TRACK_SAMPLE_BYTES, counting
+ *             one byte more a call, from the same), found through an
  *             open-addressing table of leaf keys (address >> TRACK_LEAF_SHIFT).
  * Entries are written by the process's threads without locks (atomic
  * claims of free slots, atomic counts): read them once the process is
@@ -44,6 +47,12 @@
 #define TRACK_LEAF_SHIFT	22	/* a leaf covers 4 MiB */
 #define TRACK_PAGE_SHIFT	12	/* of 4 KiB base pages */
 #define TRACK_LEAF_PAGES	(1U << (TRACK_LEAF_SHIFT - TRACK_PAGE_SHIFT))
+/*
+ * Small allocations of a thread from the same return address: one looked
+ * at in full (its pages marked) every this many bytes, plus one a call
+ * (or the threshold, if less); about four a page the site fills.
+ */
+#define TRACK_SAMPLE_BYTES	1024
 /* Counters of a reading: by counter, home pages by counter too. */
 #define TRACK_COUNTERS		64
 

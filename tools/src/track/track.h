@@ -18,10 +18,13 @@
  *   pages.c    the page map: which site last allocated on each base page
  *
  * The fast path (a small allocation from the same return address as the
- * thread's last one, on a page of the thread's last leaf of the page map),
- * inlined into the wrappers, costs a few compares and adds in thread-local
- * memory, and a store in the page map when the page changes hands; a new
- * return address a hash probe; every 64 calls two atomic adds. A large allocation takes
+ * thread's last one, TRACK_SAMPLE_BYTES not yet reached), inlined into the
+ * wrappers before the real call, costs a compare and three adds in
+ * thread-local memory and lets the wrapper tail-call the real allocator;
+ * the other small allocations (one every TRACK_SAMPLE_BYTES of a site, and
+ * every change of return address) mark their pages in the page map and add
+ * the thread's counts to their site with two atomic adds; a new return
+ * address costs a hash probe. A large allocation takes
  * its call stack and, where the counters can be read, reads them
  * (objects.c).
  */
@@ -70,6 +73,7 @@ struct track_state {
 	int nr_counters;		/* 0: the counters cannot be read */
 	int nodes_per_counter;
 	uint64_t granularity;
+	uintptr_t alloc_lo, alloc_hi;	/* the real malloc()'s code */
 };
 
 extern struct track_state T;
@@ -86,13 +90,12 @@ void track_init(void);		/* idempotent, early callers included */
 /* state.c */
 void *track_boot_alloc(size_t size);
 void track_tid_forget(void);
-extern char track_boot_heap[];
-extern const size_t track_boot_size;
+#define TRACK_BOOT_SIZE	(256 * 1024)
+extern char track_boot_heap[TRACK_BOOT_SIZE];
 
 static inline int track_boot_owns(const void *p)
 {
-	return (const char *)p >= track_boot_heap &&
-	       (const char *)p < track_boot_heap + track_boot_size;
+	return (uintptr_t)p - (uintptr_t)track_boot_heap < TRACK_BOOT_SIZE;
 }
 uint64_t track_now_ns(void);
 pid_t track_tid(void);
@@ -115,6 +118,18 @@ int track_site_small(uintptr_t ra, enum track_kind kind);
 int track_site_stack(enum track_kind kind);
 /* Load what taking a stack needs (libgcc_s), at start-up. */
 void track_stack_prime(void);
+/* The executable segment holding addr: [*lo, *hi), or 0, 0. */
+void track_text_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+
+/*
+ * Was the mmap family called by the real allocator (jemalloc's own mmap()
+ * serving a malloc())? Passed through then: that memory holds
+ * allocations that are recorded, and the allocator may hold its locks.
+ */
+static inline int track_from_allocator(uintptr_t ra)
+{
+	return ra >= T.alloc_lo && ra < T.alloc_hi;
+}
 
 /* pages.c */
 void track_pages_mark(const void *p, size_t size, int site);
@@ -125,60 +140,49 @@ extern __thread uint32_t *track_last_leaf __attribute__((tls_model("initial-exec
 /* small.c */
 /*
  * The calling thread's last site of small allocations: its return
- * address, its site, the calls and bytes not yet added to it, and the
- * last page marked for it (+1; 0 while none is, or the site is -1).
+ * address, its site, the calls and bytes not yet added to it, the last
+ * page marked for it (0 while none is, or the site is -1), and the bytes
+ * (plus one a call) before the tracker looks at one of its allocations in
+ * full again.
  */
 struct track_tcache {
 	uintptr_t ra;
 	int site;
 	uint32_t calls;
 	uint64_t bytes;
-	uint64_t last_page;
+	uintptr_t page;		/* its address; 0: none */
+	int64_t left;
 	int keyed;
 };
 
-#define TRACK_FLUSH_EVERY	64
-
 extern __thread struct track_tcache track_tc __attribute__((tls_model("initial-exec")));
 
-/* Everything but the fast path below: a new site, a flush, a new page. */
-void track_small_slow(void *p, size_t size, enum track_kind kind, uintptr_t ra);
-
 /*
- * A small allocation of size bytes at p from ra. The fast path, inlined
- * into the allocator's wrapper: the same return address as the thread's
- * last one, no flush due, and one page, either the page last marked for
- * the site or one of the thread's last leaf of the page map (marked
- * here). Anything else goes the slow way, which does the same and more.
+ * A small allocation of size bytes from ra counted, before the real call:
+ * 1 if that is all it needs (the same return address as the thread's
+ * last one, and less than TRACK_SAMPLE_BYTES since the last allocation
+ * looked at in full: the caller then tail-calls the real allocator), 0 if
+ * it needs track_small() or track_large() after the real call. Large
+ * allocations never pass: left is at most the threshold.
  */
-static inline void track_small(void *p, size_t size, enum track_kind kind,
-			       uintptr_t ra)
+static inline int track_small_fast(size_t size, uintptr_t ra)
 {
 	struct track_tcache *c = &track_tc;
-	uint64_t page = (uintptr_t)p >> TRACK_PAGE_SHIFT;
-	uint32_t *e;
 
-	if (unlikely(c->ra != ra || c->site < 0 ||
-		     c->calls >= TRACK_FLUSH_EVERY - 1 ||
-		     ((uintptr_t)p & ((1U << TRACK_PAGE_SHIFT) - 1)) + size >
-		     (1U << TRACK_PAGE_SHIFT)))
-		goto slow;
-	if (page + 1 != c->last_page) {
-		if (unlikely(!track_last_leaf ||
-			     (page >> (TRACK_LEAF_SHIFT - TRACK_PAGE_SHIFT)) + 1 !=
-			     track_last_key))
-			goto slow;
-		c->last_page = page + 1;
-		e = &track_last_leaf[page & (TRACK_LEAF_PAGES - 1)];
-		if (*e != (uint32_t)c->site + 1)
-			__atomic_store_n(e, (uint32_t)c->site + 1, __ATOMIC_RELAXED);
+	if (likely(c->ra == ra && (int64_t)(c->left -= (int64_t)size + 1) > 0)) {
+		c->calls++;
+		c->bytes += size;
+		return 1;
 	}
-	c->calls++;
-	c->bytes += size;
-	return;
-slow:
-	track_small_slow(p, size, kind, ra);
+	return 0;
 }
+
+/*
+ * A small allocation of size bytes at p from ra, in full: its site (a
+ * hash probe when the return address is new), the thread's counts added
+ * to the site, and the pages it lies on marked for the site.
+ */
+void track_small(void *p, size_t size, enum track_kind kind, uintptr_t ra);
 /* The calling thread's counts not yet added to their site, added. */
 void track_small_flush(void);
 void track_small_init(void);
@@ -206,11 +210,26 @@ static inline uint32_t track_hash_addr(uint64_t a)
 	return (uint32_t)(a >> 32);
 }
 
-/* May p be a live large object? One load for any other pointer. */
+/*
+ * The start addresses of the large objects live so far lie in
+ * [track_large_lo, track_large_hi) (0, 0: none yet; it never shrinks).
+ */
+extern uintptr_t track_large_lo, track_large_hi;
+
+/*
+ * May p be a live large object? Two loads and a compare for a pointer out
+ * of the range of large objects' starts (a heap's small allocations,
+ * mostly), one more load for any other pointer.
+ */
 static inline int track_maybe_large(const void *p)
 {
-	uint32_t b = track_hash_addr((uintptr_t)p) & (TRACK_FILTER_BITS - 1);
+	uintptr_t lo = __atomic_load_n(&track_large_lo, __ATOMIC_RELAXED);
+	uintptr_t hi = __atomic_load_n(&track_large_hi, __ATOMIC_RELAXED);
+	uint32_t b;
 
+	if ((uintptr_t)p - lo >= hi - lo)
+		return 0;
+	b = track_hash_addr((uintptr_t)p) & (TRACK_FILTER_BITS - 1);
 	return (__atomic_load_n(&track_filter[b / 64], __ATOMIC_RELAXED) >> (b % 64)) & 1;
 }
 void track_objects_init(void);

@@ -193,13 +193,18 @@ static uint32_t page_entry(const struct track_header *h, uint64_t pg)
 
 /*
  * Small allocations folded by site: each site's calls and bytes exact,
- * and each page the allocations lie on given to the site that allocated
- * on it last (the page map), the two sites apart.
+ * and each page given to the site of the last allocation on it that the
+ * tracker looked at in full (the page map): every change of site, and one
+ * every TRACK_SAMPLE_BYTES (plus one a call) of the same site; the two
+ * sites apart.
  */
 TEST(small_folded_by_site)
 {
 	static uint32_t last[SMALL_N];	/* tag of each line */
 	static uint64_t first_pg[SMALL_N], last_pg[SMALL_N];
+	static int full[SMALL_N];	/* looked at in full */
+	int64_t left = 0;
+	int prev = -1, owned[2] = { 0 };
 	const struct track_site *sites;
 	uint64_t calls[2] = { 0 }, bytes[2] = { 0 };
 	int64_t site[2] = { -1, -1 };
@@ -217,6 +222,12 @@ TEST(small_folded_by_site)
 		ASSERT_EQ(3, sscanf(line, "%lx %zu %c", &a, &n, &tag));
 		ASSERT_LT(nl, SMALL_N);
 		last[nl] = tag == 'b';
+		/* The tracker's countdown, as track_small_fast() keeps it. */
+		if ((int)last[nl] != prev || (left -= (int64_t)n + 1) <= 0) {
+			full[nl] = 1;
+			left = TRACK_SAMPLE_BYTES < THRESHOLD ? TRACK_SAMPLE_BYTES : THRESHOLD;
+		}
+		prev = last[nl];
 		first_pg[nl] = a >> TRACK_PAGE_SHIFT;
 		last_pg[nl] = (a + n - 1) >> TRACK_PAGE_SHIFT;
 		calls[tag == 'b']++;
@@ -224,21 +235,27 @@ TEST(small_folded_by_site)
 		nl++;
 	}
 	ASSERT_EQ(SMALL_N, nl);
-	/* A page's owner: the tag of the last line that lies on it. */
+	/* A page's owner: the tag of the last line looked at in full on it. */
 	for (i = 0; i < nl; i++) {
+		if (!full[i])
+			continue;
 		for (uint64_t pg = first_pg[i]; pg <= last_pg[i]; pg++) {
 			uint32_t owner = last[i], e;
 
 			for (j = i + 1; j < nl; j++)
-				if (first_pg[j] <= pg && pg <= last_pg[j])
+				if (full[j] && first_pg[j] <= pg && pg <= last_pg[j])
 					owner = last[j];
 			e = page_entry(r->h, pg);
 			ASSERT_NE(0, e);
 			if (site[owner] < 0)
 				site[owner] = e - 1;
 			ASSERT_EQ(site[owner], (int64_t)e - 1);
+			owned[owner]++;
 		}
 	}
+	/* Both sites own pages (not only their first). */
+	EXPECT_LT(10, owned[0]);
+	EXPECT_LT(10, owned[1]);
 	ASSERT_NE(-1, site[0]);
 	ASSERT_NE(-1, site[1]);
 	ASSERT_NE(site[0], site[1]);

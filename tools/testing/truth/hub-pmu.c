@@ -20,50 +20,21 @@
  * down to a multiple of 16). Exit 0, 1 refused (period 0), 2 usage, 3 no
  * device or no vCPU took it within a second.
  */
-#include <glob.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <linux/refcnt_hub.h>
 
-/* The hub's header page, writable (BAR 2 of its ivshmem device). */
-static unsigned char *hub_map(void)
-{
-	unsigned char *m = NULL;
-	glob_t g;
-	size_t k;
-
-	if (glob("/sys/bus/pci/devices/*/resource2", 0, NULL, &g))
-		return NULL;
-	for (k = 0; !m && k < g.gl_pathc; k++) {
-		int fd = open(g.gl_pathv[k], O_RDWR);
-		void *v = MAP_FAILED;
-
-		if (fd >= 0)
-			v = mmap(NULL, REFCNT_HUB_HEADER_SIZE,
-				 PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (fd >= 0)
-			close(fd);
-		if (v == MAP_FAILED)
-			continue;
-		if (((const struct refcnt_hub_header *)v)->magic == REFCNT_HUB_MAGIC)
-			m = v;
-		else
-			munmap(v, REFCNT_HUB_HEADER_SIZE);
-	}
-	globfree(&g);
-	return m;
-}
+#include "hub-map.h"
 
 int main(int argc, char **argv)
 {
 	uint32_t refs = 0, mode = REFCNT_HUB_PMU_OFF, period = 0, flags = 0;
 	struct refcnt_hub_control *c;
 	unsigned char *base;
+	size_t size;
 	uint32_t seq;
 	int k;
 
@@ -88,7 +59,7 @@ int main(int argc, char **argv)
 	}
 	if (mode != REFCNT_HUB_PMU_OFF)
 		period = strtoul(argv[2], NULL, 0);
-	base = hub_map();
+	base = hub_map(1, &size);
 	if (!base) {
 		fprintf(stderr, "hub-pmu: no hub device (refcnt-vm --hub)\n");
 		return 3;

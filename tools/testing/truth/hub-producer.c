@@ -354,20 +354,30 @@ int hub_wants_llc(unsigned int vi)
 	return hub_misses || (vi < (unsigned int)hub_nr && hv[vi].pmu);
 }
 
-void hub_ref(unsigned int vi, const struct insn_info *ii, uint64_t pa,
-	     uint64_t vaddr, int store, int miss, int remote)
+int hub_wants(unsigned int vi)
 {
 	struct hub_vcpu *h;
-	struct refcnt_hub_record *r;
 	uint32_t seq;
 
 	if (vi >= (unsigned int)hub_nr)
-		return;
+		return 0;
 	h = &hv[vi];
 	/* Pairs with the guest's release of seq: the fields are written. */
 	seq = __atomic_load_n(&ctl->seq, __ATOMIC_ACQUIRE);
 	if (seq != h->seq)
 		hub_control(vi, h, seq);
+	return h->stream || h->pmu;
+}
+
+void hub_ref(unsigned int vi, const struct insn_info *ii, uint64_t pa,
+	     uint64_t vaddr, int store, int miss, int remote)
+{
+	struct hub_vcpu *h;
+	struct refcnt_hub_record *r;
+
+	if (vi >= (unsigned int)hub_nr)
+		return;
+	h = &hv[vi];
 	if (h->mute) {
 		h->muted++;
 		return;

@@ -26,7 +26,13 @@ struct tb_info;
 int hub_install(int nr_vcpus, const int *vcpu_nid, int nr_vcpu_nid,
 		uint64_t granularity, int llc);
 /*
- * One reference of vCPU vi by instruction ii, which missed the LLC or not
+ * Whether vCPU vi's references go to the hub (its stream or its PMU on),
+ * after taking a new setting of the control block: when neither is, its
+ * references cost the plugin nothing more (guest: hub-pmu off).
+ */
+int hub_wants(unsigned int vi);
+/*
+ * One reference of vCPU vi (hub_wants() said yes) by instruction ii, which missed the LLC or not
  * (-1: no model), a store or a load, to a page of another node or not.
  */
 void hub_ref(unsigned int vi, const struct insn_info *ii, uint64_t pa,

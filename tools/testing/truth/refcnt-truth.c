@@ -186,16 +186,17 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 	struct vcpu *v;
 	struct qemu_plugin_hwaddr *hw;
 	uint64_t pa;
-	int miss = -1, count, trace, cnode = -1;
+	int miss = -1, count, trace, hub, cnode = -1;
 	const struct insn_info *ii = udata;
 
 	if (vi >= (unsigned int)nr_vcpus)
 		return;
 	v = &vcpus[vi];
-	/* The hub reports all the time; the truth counts in its window. */
+	/* The hub reports while the guest has it on; the truth counts in its window. */
 	trace = trace_on && window_open && !v->stopped;
 	count = window_open && !v->stopped && out_f;
-	if (!count && !hub_on && !trace)
+	hub = hub_on && hub_wants(vi);
+	if (!count && !hub && !trace)
 		return;
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (!hw || qemu_plugin_hwaddr_is_io(hw)) {
@@ -214,7 +215,7 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 	if (trace)
 		trace_ref(vi, info, vaddr, pa, ii->trace);
 	if (opt.llc_size && v->node >= 0 &&
-	    (count || (hub_on && hub_wants_llc(vi))))
+	    (count || (hub && hub_wants_llc(vi))))
 		miss = llc_miss(v->node, pa);
 	if (count) {
 		v->refs[pa / opt.gran]++;
@@ -223,7 +224,7 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 		if (series_on && v->node >= 0)
 			series_ref(series_row(vi), home_of(pa), miss);
 	}
-	if (hub_on)
+	if (hub)
 		hub_ref(vi, udata, pa, vaddr, qemu_plugin_mem_is_store(info),
 			miss, cnode != v->node);
 }
