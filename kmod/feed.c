@@ -136,6 +136,39 @@ void refcnt_feed_finish(struct refcnt_feed *feed, bool task, void *setup)
 		feed->ops->finish(feed, task, setup);
 }
 
+/**
+ * refcnt_feed_get_emulated_pmu() - a registered feed emulating a PMU
+ *
+ * Context: process; for a counting session's pebs_period on a machine
+ * without a precise memory-sampling PMU.
+ * Return: the feed a module registered with emulates_pmu (the test rig's
+ * hub device), its module held, to give back with refcnt_feed_put(); or
+ * NULL.
+ */
+struct refcnt_feed *refcnt_feed_get_emulated_pmu(void)
+{
+	struct refcnt_feed *feed, *found = NULL;
+
+	mutex_lock(&refcnt_feed_lock);
+	list_for_each_entry(feed, &refcnt_feeds, list)
+		if (feed->emulates_pmu && feed->registered &&
+		    try_module_get(feed->owner)) {
+			found = feed;
+			break;
+		}
+	mutex_unlock(&refcnt_feed_lock);
+	return found;
+}
+
+/**
+ * refcnt_feed_put() - give back refcnt_feed_get_emulated_pmu()'s feed
+ * @feed:	the feed
+ */
+void refcnt_feed_put(struct refcnt_feed *feed)
+{
+	module_put(feed->owner);
+}
+
 /* Release @feed's events on @cpu, if it has any. */
 static void refcnt_feed_cpu_stop(struct refcnt_feed *feed, unsigned int cpu)
 {
@@ -601,7 +634,8 @@ int refcnt_feed_register(struct refcnt_feed *feed)
 			   feed->nr_task_events > REFCNT_FEED_TASK_EVENTS)) ||
 	    (feed->device && (feed->ops || !feed->owner ||
 			      !feed->device->position || !feed->device->hold ||
-			      !feed->device->sync || !feed->device->period)))
+			      !feed->device->sync || !feed->device->period)) ||
+	    (feed->emulates_pmu && (!feed->ops || !feed->owner)))
 		return -EINVAL;
 	feed->present = -1;
 	feed->holds = 0;
@@ -786,7 +820,7 @@ static void refcnt_feed_info(struct refcnt_feed *feed,
 		fi->caps |= RCB_FEED_SESSION | RCB_FEED_DEVICE;
 		if (fi->period)
 			fi->state |= RCB_FEED_PRESENT;
-	} else if (feed->ops) {
+	} else if (feed->ops && !feed->emulates_pmu) {
 		fi->period = feed->period;
 		on = feed->period;
 		/* The feeds a session names by a period of struct rcb_count. */
@@ -795,6 +829,7 @@ static void refcnt_feed_info(struct refcnt_feed *feed,
 		if (refcnt_feed_present(feed))
 			fi->state |= RCB_FEED_PRESENT;
 	} else {
+		/* Delivers by itself (an emulated PMU's drain too). */
 		fi->state |= RCB_FEED_PRESENT;
 	}
 	if (on)

@@ -229,8 +229,9 @@ struct refcnt_feed_attr {
  * @ops:	for a feed of perf events, its operations; NULL for a feed
  *		that delivers by itself
  * @device:	for a device feed, its operations (refcnt_feed_record())
- * @owner:	for a device feed, its module: a session holding the feed
- *		holds the module
+ * @owner:	for a device feed or one that @emulates_pmu, its module: a
+ *		session holding the feed or running its events holds the
+ *		module
  * @caps:	what its samples carry, RCB_FEED_* of uapi/linux/refcnt.h
  *		(data and instruction address, loads, stores); the registry
  *		adds RCB_FEED_SESSION and RCB_FEED_DEVICE
@@ -239,6 +240,10 @@ struct refcnt_feed_attr {
  *		session, at most REFCNT_FEED_TASK_EVENTS; 0: @nr_events
  * @precise:	its samples are precise memory samples: it has the
  *		statistics kernel, noaddr and cached too
+ * @emulates_pmu: with @ops, the feed is a PMU a module emulates (the
+ *		test rig's hub device): counting sessions run its task
+ *		events for their pebs_period where the machine has no
+ *		precise memory-sampling PMU of its own (session.c)
  * @unsupported: with @ops, what dmesg says when the machine cannot run
  *		the feed (it failed to start with -EOPNOTSUPP and
  *		@start_error gave no reason), or NULL
@@ -278,6 +283,7 @@ struct refcnt_feed {
 	unsigned int nr_events;
 	unsigned int nr_task_events;
 	bool precise;
+	bool emulates_pmu;
 	const char *unsupported;
 	const struct attribute_group *group;
 

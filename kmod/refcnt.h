@@ -55,6 +55,8 @@ int refcnt_feed_start_error(struct refcnt_feed *feed, int err,
 int refcnt_feed_prepare(struct refcnt_feed *feed, bool task,
 			unsigned int *period, void **setup);
 void refcnt_feed_finish(struct refcnt_feed *feed, bool task, void *setup);
+struct refcnt_feed *refcnt_feed_get_emulated_pmu(void);
+void refcnt_feed_put(struct refcnt_feed *feed);
 /* How a task's event is inherited (refcnt_feed_event_create()). */
 #define REFCNT_FEED_INHERIT		0x1	/* by new threads */
 #define REFCNT_FEED_INHERIT_CHILDREN	0x2	/* and by child processes */

@@ -13,8 +13,10 @@
  * machine-wide feed's own sample code, then adds them to the session's
  * totals. A feed prepares each session's events as it does its
  * machine-wide ones (the PEBS/IBS feed: one set per core PMU, and the PMU
- * held against the machine-wide feed). With RCB_COUNT_DEVICES, the device
- * feeds' records of the threads count too (session_device.c).
+ * held against the machine-wide feed). Without a PMU, a PMU a module
+ * emulates (the test rig's hub device) takes pebs_period. With
+ * RCB_COUNT_DEVICES, the device feeds' records of the threads count too
+ * (session_device.c).
  *
  * The last close of the file releases the events, inherited ones too,
  * then waits out handlers still running before the session is freed:
@@ -167,10 +169,13 @@ static void refcnt_session_close(struct refcnt_session *s)
 		perf_event_release_kernel(s->events[i]);
 	if (s->nr_events)
 		synchronize_rcu();
-	for (i = 0; i < REFCNT_SESSION_FEEDS; i++)
+	for (i = 0; i < REFCNT_SESSION_FEEDS; i++) {
 		if (s->feeds[i].prepared)
 			refcnt_feed_finish(s->feeds[i].feed, true,
 					   s->feeds[i].setup);
+		if (s->feeds[i].held)
+			refcnt_feed_put(s->feeds[i].feed);
+	}
 	kvfree(s->events);
 	s->events = NULL;
 	s->nr_events = 0;
@@ -507,9 +512,35 @@ static int refcnt_session_access(const struct refcnt_session *s)
 }
 
 /*
+ * No precise memory-sampling PMU here: the one a module emulates, if one
+ * registered (the test rig's hub device, refcnt_hub.ko), runs the
+ * session's pebs_period instead, as perf events of its own PMU on the
+ * session's threads; else -EOPNOTSUPP. The access check was made with
+ * the PEBS/IBS feed's events (refcnt_session_access()), as on every
+ * machine.
+ */
+static int refcnt_session_emulated(struct refcnt_session_feed *sf)
+{
+	struct refcnt_feed *feed = refcnt_feed_get_emulated_pmu();
+	int err;
+
+	if (!feed)
+		return -EOPNOTSUPP;
+	err = refcnt_feed_prepare(feed, true, &sf->period, &sf->setup);
+	if (err) {
+		refcnt_feed_put(feed);
+		return err;
+	}
+	sf->feed = feed;
+	sf->held = true;
+	return 0;
+}
+
+/*
  * Each feed prepared for the session. Return: 0, or the errno of a feed
  * that refuses (the PEBS/IBS feed: EINVAL for a period its PMU refuses,
- * EOPNOTSUPP without one, EBUSY while its machine-wide feed runs).
+ * EOPNOTSUPP without one nor an emulated one, EBUSY while its
+ * machine-wide feed runs).
  */
 static int refcnt_session_prepare(struct refcnt_session *s)
 {
@@ -523,6 +554,8 @@ static int refcnt_session_prepare(struct refcnt_session *s)
 			continue;
 		err = refcnt_feed_prepare(sf->feed, true, &sf->period,
 					  &sf->setup);
+		if (err == -EOPNOTSUPP && sf->feed == &refcnt_pebs_feed)
+			err = refcnt_session_emulated(sf);
 		if (err)
 			return err;
 		sf->prepared = true;

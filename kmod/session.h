@@ -42,6 +42,8 @@ struct refcnt_session_target {
  * @period:	events per sample, 0 when the session does not run it; as
  *		the feed's prepare() took it
  * @prepared:	the feed's prepare() succeeded: finish() is owed
+ * @held:	@feed is a module's emulated PMU, held: refcnt_feed_put()
+ *		is owed
  * @setup:	what it made
  * @targets:	the contexts of event k of every thread
  */
@@ -49,6 +51,7 @@ struct refcnt_session_feed {
 	struct refcnt_feed *feed;
 	unsigned int period;
 	bool prepared;
+	bool held;
 	void *setup;
 	struct refcnt_session_target targets[REFCNT_FEED_TASK_EVENTS];
 };

@@ -432,8 +432,13 @@ static void do_ioctl(struct fthread *t, bool known)
 		for (unsigned int i = 0; i < NKNOWN; i++)
 			if (cmd == known_cmds[i])
 				cmd = _IOC(0, RCB_IOC_MAGIC, 0xff, 0);
-		/* A session would outlive the call: count_test covers it. */
-		if (cmd == RCB_COUNT_START)
+		/*
+		 * A session would outlive the call: count_test covers it.
+		 * RCB_FEEDS_GET writes through the pointer its argument
+		 * holds, here anywhere in this program: ioctl_errors_test
+		 * calls it, and refcnt_feeds() (lib's unit_test).
+		 */
+		if (cmd == RCB_COUNT_START || cmd == RCB_FEEDS_GET)
 			cmd = _IOC(0, RCB_IOC_MAGIC, 0xff, 0);
 		arg = fuzz_ptr(t, _IOC_SIZE(cmd));
 		atomic_fetch_add(&by_kind[K_UNKNOWN], 1);

@@ -18,6 +18,10 @@
  *    counted, and what each node counted is in its sets
  *  - granularity_256: with 256-byte hardware pages, each 256-byte piece a
  *    program touches has references, each it does not has none
+ *  - pmu_stream, pmu_samples: the emulated PMU's samples, as the device
+ *    gives them and through the PMU feed's sample code
+ *  - pmu_session: counting sessions on the emulated PMU: a pid's and a
+ *    range's samples only, exactly
  *  - reload_streaming: load and unload 20 times while the device streams
  *  - unbind_rebind, no_device, foreign_left_alone
  *  - host_garbage (last: it may leave the header broken)
@@ -33,6 +37,7 @@
 #include <dirent.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #define HUB_DRV		"/sys/bus/pci/drivers/refcnt-hub"
 #define HUB_PARAM	"/sys/module/refcnt_hub/parameters/enable"
@@ -1086,6 +1091,195 @@ TEST_F_TIMEOUT(hub, pmu_samples, 300)
 	pmu_program(base, 1, REFCNT_HUB_PMU_OFF, 0, 0);
 	ASSERT_EQ(0, put("/sys/module/refcnt/parameters/pebs_memside", "0"));
 	ASSERT_EQ(0, put(HUB_PARAM, "1"));
+	rcd_close(&d);
+	munmap(base, size);
+}
+
+/* A child pinned where we are, blocked until @go says; NULL: forever. */
+static pid_t pmu_child(int go, int done, char *q, int n, long k)
+{
+	pid_t pid = fork();
+	char c;
+
+	if (pid)
+		return pid;
+	if (read(go, &c, 1) == 1 && q) {
+		pmu_loads(q, n, k);
+		if (write(done, "d", 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+static int rc_count_stats(int sfd, struct rcb_count_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	return ioctl(sfd, RCB_COUNT_STATS, st) ? -errno : 0;
+}
+
+/* RCB_COUNT_START on the emulated PMU: the session's fd, or -errno. */
+static int pmu_count(struct rc_dev *d, pid_t pid, const struct rcb_count_range *r,
+		     uint32_t nr)
+{
+	struct rcb_count c = {
+		.pid = pid, .pebs_period = 1, .ranges = (uintptr_t)r,
+		.nr_ranges = nr,
+	};
+	int ret = ioctl(d->fd, RCB_COUNT_START, &c);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/*
+ * Counting sessions on the emulated PMU (refcnt_hub.ko's "refcnt_hub"
+ * perf PMU, which refcnt.ko gives a session's pebs_period in a guest):
+ * the PEBS-like stream at period 1, user loads only, with a session on
+ * this process restricted to the first half of 8 pages (and to 2 pages a
+ * child loads meanwhile, on this CPU), and a session on a process that
+ * sleeps. This process's K loads on each page count exactly K on each
+ * page of the range, from this node's counter (hub-check compares them
+ * with the truth's window), and nothing on the other half; the child's
+ * loads, outside this process, count nowhere though in the range (the
+ * PMU is the sessions': no machine-wide delivery); the sleeping
+ * process's session takes no sample.
+ */
+TEST_F_TIMEOUT(hub, pmu_session, 300)
+{
+	uint64_t before[EXACT_PAGES + 2][RCB_MAX_COUNTERS];
+	uint64_t after[EXACT_PAGES + 2][RCB_MAX_COUNTERS];
+	uint64_t pa[EXACT_PAGES + 2];
+	struct rcb_count_range r[2];
+	struct rcb_count_stats st, st2;
+	uint64_t t0, head, h, mine = 0, theirs = 0, nobody = 0, other = 0;
+	struct refcnt_hub_header *hdr;
+	struct refcnt_hub_record *rec;
+	struct refcnt_hub_ring *ring;
+	int go[2], done[2], idle[2];
+	int a, b, j, s1, s2;
+	pid_t noisy, sleeper;
+	unsigned char *base;
+	unsigned int k, me;
+	struct rc_dev d;
+	char *p, *q, c;
+	size_t size;
+
+	HUB_NEEDED();
+	base = hub_map(1, &size);
+	ASSERT_NE(NULL, base);
+	hdr = (void *)base;
+	if (!(hdr->pmu_modes & (1u << REFCNT_HUB_PMU_PEBS)))
+		SKIP(return, "the device emulates no PMU");
+	a = self->cpu.id[0];
+	b = self->mem.id[0];
+	pin_node(a);
+	ASSERT_EQ(0, rcd_open(&d, b));
+	me = rcd_counter(&d, rc_list_index(&self->cnodes, a));
+	p = node_pages(b, EXACT_PAGES);
+	q = node_pages(b, 2);
+	ASSERT_NE(NULL, p);
+	ASSERT_NE(NULL, q);
+	for (j = 0; j < EXACT_PAGES + 2; j++)
+		pa[j] = paddr_of(j < EXACT_PAGES ? p + j * rc_page_size() :
+				 q + (j - EXACT_PAGES) * rc_page_size());
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	ASSERT_EQ(0, pipe(idle));
+	noisy = pmu_child(go[0], done[1], q, 2, EXACT_K);
+	sleeper = pmu_child(idle[0], -1, NULL, 0, 0);
+	ASSERT_LT(0, noisy);
+	ASSERT_LT(0, sleeper);
+	ASSERT_EQ(0, put(HUB_PARAM, "0"));
+	ASSERT_EQ(0, put("/sys/module/refcnt/parameters/pebs_memside", "0"));
+	pmu_program(base, 0, REFCNT_HUB_PMU_OFF, 0, 0);
+
+	r[0] = (struct rcb_count_range){ (uintptr_t)p, EXACT_PAGES / 2 * rc_page_size() };
+	r[1] = (struct rcb_count_range){ (uintptr_t)q, 2 * rc_page_size() };
+	s1 = pmu_count(&d, 0, r, 2);
+	ASSERT_LE(0, s1) TH_LOG("RCB_COUNT_START on the emulated PMU: %s",
+				strerror(-s1));
+	s2 = pmu_count(&d, sleeper, NULL, 0);
+	ASSERT_LE(0, s2);
+	ASSERT_EQ(0, hub_sync_cpu());
+	for (j = 0; j < EXACT_PAGES + 2; j++)
+		ASSERT_EQ(0, set_counts(&d, pa[j], before[j]));
+	ASSERT_EQ(0, hub_sync_cpu());
+	ring = own_ring(base, size);
+	ASSERT_NE(NULL, ring);
+	rec = (void *)((unsigned char *)ring + REFCNT_HUB_RING_CTRL);
+	t0 = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+	ASSERT_EQ(1U, pmu_program(base, 0, REFCNT_HUB_PMU_PEBS, 1,
+				  REFCNT_HUB_PMU_EXCLUDE_KERNEL));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	pmu_line_loads(p, EXACT_PAGES, EXACT_K, true);
+	/* Blocked here, the child finishes its loads on this CPU. */
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	pmu_program(base, 0, REFCNT_HUB_PMU_OFF, 0, 0);
+	printf("hub-pmu-truth: round session table all\n");
+	head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+	ASSERT_EQ(0, hub_sync_cpu());
+	/* Whose the samples are, as the device stamped them. */
+	ASSERT_GE((uint64_t)hdr->ring_records, head - t0);
+	for (h = t0; h < head; h++) {
+		const struct refcnt_hub_record *rr =
+			&rec[h & (hdr->ring_records - 1)];
+
+		if (rr->kind == REFCNT_HUB_REC_REF)
+			continue;
+		if (rr->pid == (uint32_t)getpid())
+			mine++;
+		else if (rr->pid == (uint32_t)noisy)
+			theirs++;
+		else if (!rr->pid)
+			nobody++;
+		else
+			other++;
+	}
+	printf("hub-pmu: session: stamped samples: %llu ours, %llu the child's, %llu nobody's, %llu others\n",
+	       (unsigned long long)mine, (unsigned long long)theirs,
+	       (unsigned long long)nobody, (unsigned long long)other);
+	/* The child has no session: its samples are stamped nobody's. */
+	EXPECT_EQ(0ULL, (unsigned long long)theirs);
+	EXPECT_LE((uint64_t)EXACT_PAGES * EXACT_K, mine);
+	EXPECT_LE((uint64_t)2 * EXACT_K, nobody);
+	ASSERT_EQ(0, rc_count_stats(s1, &st));
+	ASSERT_EQ(0, rc_count_stats(s2, &st2));
+	printf("hub-pmu: session: %llu samples, %llu delivered, %llu unresolved, %llu outside; the sleeping process's: %llu samples\n",
+	       (unsigned long long)st.samples, (unsigned long long)st.delivered,
+	       (unsigned long long)st.unresolved, (unsigned long long)st.outside,
+	       (unsigned long long)st2.samples);
+	for (j = 0; j < EXACT_PAGES + 2; j++) {
+		bool in = j < EXACT_PAGES / 2;
+
+		ASSERT_EQ(0, set_counts(&d, pa[j], after[j]));
+		if (in)
+			printf("hub-pmu-truth: page 0x%llx from %d nodes_per_counter %u counters",
+			       (unsigned long long)(pa[j] & ~(rc_page_size() - 1)),
+			       a, d.npc);
+		for (k = 0; k < d.cps; k++) {
+			EXPECT_EQ(in && k == me ? (uint64_t)EXACT_K : 0,
+				  after[j][k] - before[j][k])
+				TH_LOG("page %d counter %u", j, k);
+			if (in)
+				printf(" %llu", (unsigned long long)
+				       (after[j][k] - before[j][k]));
+		}
+		if (in)
+			printf("\n");
+	}
+	EXPECT_EQ((uint64_t)EXACT_PAGES / 2 * EXACT_K, st.delivered);
+	EXPECT_EQ(0ULL, (unsigned long long)st.unresolved);
+	EXPECT_EQ(st.samples, st.delivered + st.outside);
+	/* The other half of the pages, at least: outside the ranges. */
+	EXPECT_LE((uint64_t)EXACT_PAGES / 2 * EXACT_K, st.outside);
+	EXPECT_EQ(0ULL, (unsigned long long)st2.samples);
+	close(s1);
+	close(s2);
+	kill(sleeper, SIGKILL);
+	waitpid(noisy, NULL, 0);
+	waitpid(sleeper, NULL, 0);
+	ASSERT_EQ(0, put(HUB_PARAM, "1"));
+	munmap(p, EXACT_PAGES * rc_page_size());
+	munmap(q, 2 * rc_page_size());
 	rcd_close(&d);
 	munmap(base, size);
 }

@@ -52,6 +52,7 @@
 #pragma GCC diagnostic pop
 
 #include "refcnt_helpers.h"
+#include "harness_filter.h"
 
 #define DIR_	"/tmp/refcntd-test"
 #define CONF	DIR_ "/refcntd.conf"
@@ -842,4 +843,4 @@ TEST_F(refcntd, refcnt_run_migrate_reports_move)
 	EXPECT_NE(NULL, strstr(buf, pat)) TH_LOG("no %s in %s", pat, buf);
 }
 
-TEST_HARNESS_MAIN
+RC_HARNESS_MAIN

@@ -38,6 +38,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
+#include "harness_filter.h"
 
 #define TMP		"/tmp/refcnt-tools-test"
 #define FAULT_PERIOD	"/sys/module/refcnt/parameters/fault_period"
@@ -830,4 +831,4 @@ TEST_F_TIMEOUT(tools, top_batch_prints_its_table, 120)
 	free(data);
 }
 
-TEST_HARNESS_MAIN
+RC_HARNESS_MAIN

@@ -41,6 +41,21 @@
  * A ring is drained between the hub's mute and unmute marks (the header
  * says why), with preemption off so that nothing else runs muted; it is
  * on again between rings.
+ *
+ * Counting sessions (RCB_COUNT_START with pebs_period) run on the
+ * emulated PMU as they would on a real one: with no PMU of its own in the
+ * guest, refcnt.ko gives a session the task events of the feed that
+ * emulates one ("hubpmu", refcnt_feed.emulates_pmu), and those are perf
+ * events of a PMU this module registers ("refcnt_hub"). perf schedules
+ * them with their thread and gives them to the threads it creates, as
+ * it does PEBS events; while one is scheduled on a CPU, its thread's pid
+ * is in that CPU's ring (@task), so the device stamps it on the samples
+ * it makes there. The drain gives a sample to the events of the pid it
+ * carries, of its kind, through their overflow handler (the session's,
+ * with its ranges); while sessions hold the emulated PMU, samples of no
+ * such event are dropped, as the PMU would not have taken them, and
+ * nothing goes to the machine-wide "hubpmu" delivery: the PMU is the
+ * sessions' or the machine's, never both (kmod/feed_pmu.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -52,7 +67,10 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/perf_event.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/workqueue.h>
@@ -125,6 +143,8 @@ struct refcnt_hub_rx {
  * @drain_lock:	one consumer per ring: the work or a sync
  * @work:	the drain passes
  * @running:	the feed is on: passes requeue themselves
+ * @sync_machine: a sync of hub_sync drains: its records count
+ *		machine-wide even with the feed off (under drain_lock)
  * @ring_of_cpu: the ring of each Linux CPU, -1 for none (nr_cpu_ids)
  * @granularity_shift: refcnt.ko's hardware page, which the sums add up
  * @sum:	a pass's sums per hardware page (under drain_lock)
@@ -136,6 +156,7 @@ struct refcnt_hub {
 	struct mutex drain_lock;	/* the rings' one consumer */
 	struct delayed_work work;
 	bool running;
+	bool sync_machine;
 	int *ring_of_cpu;
 	unsigned int granularity_shift;
 	struct refcnt_hub_sum sum[REFCNT_HUB_SUMS];
@@ -179,15 +200,59 @@ static struct refcnt_hub *refcnt_hub_get(void)
 					 lockdep_is_held(&refcnt_hub_lock));
 }
 
+static const struct refcnt_feed_ops refcnt_hub_pmu_ops;
+
 /*
  * The emulated PMU's samples (PEBS-like and IBS-like records of the same
  * rings), a feed of their own: statistics hubpmu_*, with the precise
- * ones (kernel, noaddr, cached).
+ * ones (kernel, noaddr, cached); and the events of counting sessions on
+ * the emulated PMU (no machine-wide events: the drain delivers those).
  */
 static struct refcnt_feed refcnt_hub_pmu_feed = {
 	.name = "hubpmu",
+	.ops = &refcnt_hub_pmu_ops,
+	.nr_events = 1,
+	.nr_task_events = 3,
 	.precise = true,
+	.emulates_pmu = true,
+	.owner = THIS_MODULE,
 };
+
+/*
+ * Counting sessions on the emulated PMU (prepared, not finished): while
+ * there is one, its samples go to the sessions' events only.
+ */
+static atomic_t refcnt_hub_sessions = ATOMIC_INIT(0);
+
+/**
+ * struct refcnt_hub_event - one perf event of the "refcnt_hub" PMU
+ * @node:	in refcnt_hub_events
+ * @event:	the event (a session's, or inherited from one)
+ * @pid:	its thread's pid, which the device stamps on its samples
+ */
+struct refcnt_hub_event {
+	struct list_head node;
+	struct perf_event *event;
+	pid_t pid;
+};
+
+/* The events of the "refcnt_hub" PMU, and the drain's walk of them. */
+static LIST_HEAD(refcnt_hub_events);
+static DEFINE_SPINLOCK(refcnt_hub_events_lock);
+
+/*
+ * Each CPU's ring, found at probe (refcnt_hub_map_cpus()); NULL for
+ * none. Read by the PMU's add() and del(), with interrupts off.
+ */
+static DEFINE_PER_CPU(struct refcnt_hub_ring *, refcnt_hub_cpu_ring);
+/* Events of the "refcnt_hub" PMU scheduled on each CPU. */
+static DEFINE_PER_CPU(unsigned int, refcnt_hub_cpu_active);
+
+/*
+ * The cnodeid of the sample the drain gives to an event's overflow
+ * handler (under drain_lock), for the feed's sample().
+ */
+static unsigned int refcnt_hub_sample_cnode;
 
 /* The producer does not report this vCPU's references in between. */
 static __always_inline void refcnt_hub_mute(void)
@@ -242,6 +307,34 @@ static void refcnt_hub_flush(struct refcnt_hub *h, int cnode)
 }
 
 /*
+ * A sample of the emulated PMU while sessions hold it: to the events of
+ * its kind of the thread the device stamped on it, through their
+ * overflow handlers, as a real PMU's overflow would (without perf's
+ * throttling: a drain brings in a burst what the vCPU did over time).
+ */
+static void refcnt_hub_session_sample(int cnode, u16 kind, u32 pid,
+				      struct perf_sample_data *data,
+				      struct pt_regs *regs)
+{
+	struct refcnt_hub_event *e;
+	unsigned long flags;
+
+	if (!pid)
+		return;
+	refcnt_hub_sample_cnode = cnode;
+	spin_lock_irqsave(&refcnt_hub_events_lock, flags);
+	list_for_each_entry(e, &refcnt_hub_events, node) {
+		perf_overflow_handler_t handler;
+
+		if (e->pid != pid || e->event->attr.config != kind)
+			continue;
+		handler = READ_ONCE(e->event->overflow_handler);
+		handler(e->event, data, regs);
+	}
+	spin_unlock_irqrestore(&refcnt_hub_events_lock, flags);
+}
+
+/*
  * One sample of the emulated PMU, into the code the PMU feed's overflow
  * handler runs (refcnt_pmu_sample(), with pebs_memside's stream), with
  * the sample data and registers the hardware would give. The physical
@@ -278,6 +371,11 @@ static void refcnt_hub_pmu_sample(int cnode,
 	data.data_src.val = READ_ONCE(r->data_src);
 	data.sample_flags |= PERF_SAMPLE_DATA_SRC;
 	refcnt_pmu_regs(&regs, READ_ONCE(r->ip), flags & REFCNT_HUB_F_USER);
+	if (atomic_read(&refcnt_hub_sessions)) {
+		refcnt_hub_session_sample(cnode, kind, READ_ONCE(r->pid),
+					  &data, &regs);
+		return;
+	}
 	refcnt_feed_pmu_sample(&refcnt_hub_pmu_feed,
 			       refcnt_pmu_stream(ops[kind]), &data, &regs,
 			       cnode, weight);
@@ -295,7 +393,7 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 		.cpu = rx->cpu < 0 ? U32_MAX : rx->cpu,
 		.s = { .weight = h->hdr.period, .src_cnode = rx->cnode },
 	};
-	bool machine = READ_ONCE(enable);
+	bool machine = READ_ONCE(enable) || h->sync_machine;
 	u64 head, n, i;
 
 	/* Pairs with the producer's release: the records below are written. */
@@ -407,9 +505,12 @@ static int refcnt_hub_own_ring(struct refcnt_hub *h)
  * did before is counted after. Muted throughout, migration off, so that
  * neither the drain nor the interrupt service fills the rings it empties;
  * whatever else runs here meanwhile is not reported either: a sync is for
- * tests and benchmarks. Called with refcnt_hub_lock held.
+ * tests and benchmarks. With @machine (hub_sync) the records count
+ * machine-wide even with the feed off; else (a session's sync) only while
+ * it is on. Called with refcnt_hub_lock held.
  */
-static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu)
+static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu,
+			    bool machine)
 {
 	u64 *stop = kcalloc(h->hdr.nr_rings, sizeof(*stop), GFP_KERNEL);
 	bool more = true;
@@ -419,6 +520,7 @@ static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu)
 	if (!stop)
 		return;
 	mutex_lock(&h->drain_lock);
+	h->sync_machine = machine;
 	migrate_disable();
 	refcnt_hub_mute();
 	if (this_cpu) {
@@ -445,6 +547,7 @@ static void refcnt_hub_sync(struct refcnt_hub *h, bool this_cpu)
 	refcnt_sync();
 	refcnt_hub_unmute();
 	migrate_enable();
+	h->sync_machine = false;
 	mutex_unlock(&h->drain_lock);
 	kfree(stop);
 }
@@ -520,6 +623,226 @@ module_param_cb(enable, &refcnt_hub_enable_ops, &enable, 0644);
 MODULE_PARM_DESC(enable,
 		 "1 drains the hub device (refcnt-vm --hub) into refcnt's counters (default 0: off)");
 
+/* An event of the "refcnt_hub" PMU is gone: no drain reaches it again. */
+static void refcnt_hub_event_destroy(struct perf_event *event)
+{
+	struct refcnt_hub_event *e = event->pmu_private;
+	unsigned long flags;
+
+	spin_lock_irqsave(&refcnt_hub_events_lock, flags);
+	list_del(&e->node);
+	spin_unlock_irqrestore(&refcnt_hub_events_lock, flags);
+	kfree(e);
+}
+
+/*
+ * A session's event of one kind of sample (config: REFCNT_HUB_REC_LOAD,
+ * _STORE or _OP) on a thread, or one perf inherits from it. Only events
+ * made in the kernel with a handler's context (refcnt.ko's sessions'):
+ * the drain calls their handlers, which a perf_event_open() event has
+ * not, from a work item.
+ */
+static int refcnt_hub_event_init(struct perf_event *event)
+{
+	struct refcnt_hub_event *e;
+	unsigned long flags;
+
+	if (event->attr.type != event->pmu->type)
+		return -ENOENT;
+	if (!(event->attach_state & PERF_ATTACH_TASK) || !event->hw.target ||
+	    !event->overflow_handler_context ||
+	    event->attr.config < REFCNT_HUB_REC_LOAD ||
+	    event->attr.config > REFCNT_HUB_REC_OP)
+		return -EINVAL;
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->event = event;
+	e->pid = task_pid_nr(event->hw.target);
+	event->pmu_private = e;
+	event->destroy = refcnt_hub_event_destroy;
+	spin_lock_irqsave(&refcnt_hub_events_lock, flags);
+	list_add_tail(&e->node, &refcnt_hub_events);
+	spin_unlock_irqrestore(&refcnt_hub_events_lock, flags);
+	return 0;
+}
+
+/*
+ * The event's thread runs on this CPU from now on: the device stamps its
+ * pid on this CPU's samples (all of the thread's events say the same).
+ */
+static int refcnt_hub_event_add(struct perf_event *event, int flags)
+{
+	struct refcnt_hub_ring *ring = this_cpu_read(refcnt_hub_cpu_ring);
+	struct refcnt_hub_event *e = event->pmu_private;
+
+	this_cpu_inc(refcnt_hub_cpu_active);
+	if (ring)
+		WRITE_ONCE(ring->task, e->pid);
+	event->hw.state = flags & PERF_EF_START ? 0 : PERF_HES_STOPPED;
+	return 0;
+}
+
+/* The thread's last event here is off: nobody's samples. */
+static void refcnt_hub_event_del(struct perf_event *event, int flags)
+{
+	struct refcnt_hub_ring *ring = this_cpu_read(refcnt_hub_cpu_ring);
+
+	if (!this_cpu_dec_return(refcnt_hub_cpu_active) && ring)
+		WRITE_ONCE(ring->task, 0);
+	event->hw.state = PERF_HES_STOPPED;
+}
+
+static void refcnt_hub_event_start(struct perf_event *event, int flags)
+{
+	event->hw.state = 0;
+}
+
+static void refcnt_hub_event_stop(struct perf_event *event, int flags)
+{
+	event->hw.state = PERF_HES_STOPPED;
+}
+
+/* No count to read: the events only sample. */
+static void refcnt_hub_event_read(struct perf_event *event)
+{
+}
+
+/*
+ * The emulated PMU as perf sees it. A software context: its events are
+ * always scheduled with their thread (add() cannot fail).
+ */
+static struct pmu refcnt_hub_perf_pmu = {
+	.module = THIS_MODULE,
+	.task_ctx_nr = perf_sw_context,
+	.event_init = refcnt_hub_event_init,
+	.add = refcnt_hub_event_add,
+	.del = refcnt_hub_event_del,
+	.start = refcnt_hub_event_start,
+	.stop = refcnt_hub_event_stop,
+	.read = refcnt_hub_event_read,
+};
+
+/*
+ * The feed's prepare(): counting sessions only, with a device bound.
+ * The period is the device's, which the rig programs (struct
+ * refcnt_hub_control); a sample's weight says it.
+ */
+static int refcnt_hub_pmu_prepare(struct refcnt_feed *feed, bool task,
+				  unsigned int *period, void **setup)
+{
+	int err = 0;
+
+	if (!task)
+		return -EOPNOTSUPP;
+	mutex_lock(&refcnt_hub_lock);
+	if (refcnt_hub_get()) {
+		atomic_inc(&refcnt_hub_sessions);
+		/* Not NULL: attr() describes the events of a session. */
+		*setup = &refcnt_hub_perf_pmu;
+	} else {
+		err = -EOPNOTSUPP;
+	}
+	mutex_unlock(&refcnt_hub_lock);
+	return err;
+}
+
+static void refcnt_hub_pmu_finish(struct refcnt_feed *feed, bool task,
+				  void *setup)
+{
+	atomic_dec(&refcnt_hub_sessions);
+}
+
+/*
+ * The feed's attr(): a session's thread gets an event of each kind of
+ * sample, each with the stream a real PMU's event of that kind has. No
+ * description for refcnt_perf_access() (@setup NULL): sessions check
+ * their caller with the PEBS/IBS feed's, as on every machine.
+ */
+static int refcnt_hub_pmu_attr(struct refcnt_feed *feed, void *setup,
+			       int cpu, unsigned int k,
+			       struct refcnt_feed_event *ev)
+{
+	static const enum refcnt_pmu_op ops[] = {
+		REFCNT_PMU_LOADS, REFCNT_PMU_STORES, REFCNT_PMU_OPS,
+	};
+
+	if (cpu >= 0 || !setup || k >= ARRAY_SIZE(ops))
+		return REFCNT_FEED_NO_EVENT;
+	memset(ev, 0, sizeof(*ev));
+	ev->attr.type = refcnt_hub_perf_pmu.type;
+	ev->attr.size = sizeof(ev->attr);
+	ev->attr.config = REFCNT_HUB_REC_LOAD + k;
+	ev->stream = refcnt_pmu_stream(ops[k]);
+	return 0;
+}
+
+/* The feed's sample(): from the drain, for the record's node. */
+static enum refcnt_sample_outcome
+refcnt_hub_pmu_op_sample(const struct refcnt_feed_target *t,
+			 struct perf_event *event,
+			 struct perf_sample_data *data, struct pt_regs *regs,
+			 struct refcnt_outcome *out)
+{
+	return refcnt_pmu_sample(t->stream, t->ranges, t->nr_ranges, data,
+				 regs, refcnt_hub_sample_cnode, data->period,
+				 out);
+}
+
+/*
+ * The feed's describe(): what a real PMU's sample would say (weight: the
+ * device's period), from the record's node, not the draining CPU's.
+ */
+static void refcnt_hub_pmu_describe(const struct refcnt_feed_target *t,
+				    struct perf_event *event,
+				    struct perf_sample_data *data,
+				    struct pt_regs *regs,
+				    struct refcnt_sample *s)
+{
+	refcnt_pmu_sample_describe(t->stream, data, regs, s);
+	s->src_cnode = refcnt_hub_sample_cnode;
+}
+
+static const struct refcnt_feed_ops refcnt_hub_pmu_ops = {
+	.prepare = refcnt_hub_pmu_prepare,
+	.finish = refcnt_hub_pmu_finish,
+	.attr = refcnt_hub_pmu_attr,
+	.sample = refcnt_hub_pmu_op_sample,
+	.describe = refcnt_hub_pmu_describe,
+};
+
+/*
+ * Each CPU's ring (refcnt_hub_map_cpus() found them) for the PMU's add()
+ * and del(): as the device is published, so that a second device's
+ * probe changes nothing.
+ */
+static void refcnt_hub_set_cpu_rings(struct refcnt_hub *h)
+{
+	unsigned int cpu;
+	int ring;
+
+	for_each_online_cpu(cpu) {
+		ring = h->ring_of_cpu[cpu];
+		per_cpu(refcnt_hub_cpu_ring, cpu) = ring < 0 ? NULL :
+						    h->rx[ring].ctrl;
+		if (ring < 0)
+			dev_warn(&h->pdev->dev, "CPU %u: no ring marked muted: its samples are nobody's\n",
+				 cpu);
+	}
+}
+
+/*
+ * No CPU's ring any more: add() and del() still running (interrupts
+ * off) are waited for by the synchronize_rcu() of remove.
+ */
+static void refcnt_hub_unmap_cpus(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		per_cpu(refcnt_hub_cpu_ring, cpu) = NULL;
+}
+
 /* The header copied at probe: 0, -ENODEV if not a hub's, -EINVAL if bad. */
 static int refcnt_hub_check(const struct refcnt_hub_header *hdr, u64 len)
 {
@@ -564,6 +887,7 @@ static void refcnt_hub_rings(struct refcnt_hub *h, void *base)
 		/* What the producer published before we came is not ours. */
 		rx->tail = READ_ONCE(rx->ctrl->head);
 		rx->overruns = READ_ONCE(rx->ctrl->overruns);
+		WRITE_ONCE(rx->ctrl->task, 0);
 		/* Pairs with the producer's acquire of the tail. */
 		smp_store_release(&rx->ctrl->tail, rx->tail);
 		rx->cnode = refcnt_nid_cnode(h->hdr.vcpu_node[i]);
@@ -662,6 +986,7 @@ static int refcnt_hub_probe(struct pci_dev *pdev, const struct pci_device_id *id
 		dev_warn(&pdev->dev, "a second hub device: only one is drained\n");
 		return -EBUSY;
 	}
+	refcnt_hub_set_cpu_rings(h);
 	rcu_assign_pointer(refcnt_hub_dev, h);
 	if (refcnt_hub_held)
 		refcnt_hub_run(h);
@@ -681,9 +1006,13 @@ static void refcnt_hub_remove(struct pci_dev *pdev)
 	enable = 0;
 	refcnt_hub_held = false;
 	refcnt_hub_run(h);
+	refcnt_hub_unmap_cpus();
 	RCU_INIT_POINTER(refcnt_hub_dev, NULL);
 	mutex_unlock(&refcnt_hub_lock);
-	/* The scheduler may be reading its rings' positions. */
+	/*
+	 * The scheduler may be reading its rings' positions, or writing the
+	 * pid of a thread with events of the PMU into one.
+	 */
 	synchronize_rcu();
 }
 
@@ -794,7 +1123,8 @@ static ssize_t hub_sync_store(struct kobject *kobj, struct kobj_attribute *attr,
 
 	mutex_lock(&refcnt_hub_lock);
 	if (refcnt_hub_get())
-		refcnt_hub_sync(refcnt_hub_get(), sysfs_streq(buf, "cpu"));
+		refcnt_hub_sync(refcnt_hub_get(), sysfs_streq(buf, "cpu"),
+				true);
 	else
 		err = -ENODEV;
 	mutex_unlock(&refcnt_hub_lock);
@@ -854,7 +1184,7 @@ static void refcnt_hub_feed_sync(struct refcnt_feed *feed)
 {
 	mutex_lock(&refcnt_hub_lock);
 	if (refcnt_hub_get())
-		refcnt_hub_sync(refcnt_hub_get(), false);
+		refcnt_hub_sync(refcnt_hub_get(), false, false);
 	mutex_unlock(&refcnt_hub_lock);
 }
 
@@ -887,9 +1217,12 @@ static int __init refcnt_hub_init(void)
 {
 	int err;
 
-	err = refcnt_feed_register(&refcnt_hub_feed);
+	err = perf_pmu_register(&refcnt_hub_perf_pmu, "refcnt_hub", -1);
 	if (err)
 		return err;
+	err = refcnt_feed_register(&refcnt_hub_feed);
+	if (err)
+		goto out_perf;
 	err = refcnt_feed_register(&refcnt_hub_pmu_feed);
 	if (err)
 		goto out_hub;
@@ -907,6 +1240,8 @@ out_pmu:
 	refcnt_feed_unregister(&refcnt_hub_pmu_feed);
 out_hub:
 	refcnt_feed_unregister(&refcnt_hub_feed);
+out_perf:
+	perf_pmu_unregister(&refcnt_hub_perf_pmu);
 	return err;
 }
 
@@ -919,6 +1254,7 @@ static void __exit refcnt_hub_exit(void)
 	pci_unregister_driver(&refcnt_hub_driver);
 	refcnt_feed_unregister(&refcnt_hub_pmu_feed);
 	refcnt_feed_unregister(&refcnt_hub_feed);
+	perf_pmu_unregister(&refcnt_hub_perf_pmu);
 }
 
 module_init(refcnt_hub_init);
