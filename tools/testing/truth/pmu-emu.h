@@ -18,6 +18,7 @@ struct insn_info {
 	uint64_t ip;
 	const struct tb_info *tb;
 	uint32_t idx;		/* in its block */
+	uint32_t cost;		/* COST_* (cost.h): a call, a ret */
 	void *trace;		/* the trace writer's: trace_insn_udata() */
 };
 

@@ -34,6 +34,7 @@
 
 #include <qemu-plugin.h>
 
+#include "cost.h"
 #include "hub-producer.h"
 #include "pmu-emu.h"
 #include "series.h"
@@ -63,7 +64,7 @@ static const uint8_t mark_dump[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'D'
  */
 #define MARK_CMD_SIB	0xe0
 /* mark_cb's udata: what the mark is, in bits 32-39; num below. */
-enum { MK_START = 1, MK_STOP, MK_DUMP, MK_CMD0 = 16 };
+enum { MK_START = 1, MK_STOP, MK_DUMP, MK_COST, MK_CMD0 = 16 };
 
 struct ram {
 	int nid, cnode;
@@ -191,6 +192,7 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 
 	if (vi >= (unsigned int)nr_vcpus)
 		return;
+	cost_mem(vi, ii, vaddr, qemu_plugin_mem_is_store(info));
 	v = &vcpus[vi];
 	/* The hub reports while the guest has it on; the truth counts in its window. */
 	trace = trace_on && window_open && !v->stopped;
@@ -244,6 +246,7 @@ static void tb_exec_cb(unsigned int vi, void *udata)
 	}
 	if (trace_on)
 		trace_insns(vi, tb->n);
+	cost_block(vi, tb, window_open, muted);
 	if (window_open) {
 		vcpus[vi].insns_window += tb->n;
 		if (muted)
@@ -271,6 +274,10 @@ static void mark_cb(unsigned int vi, void *udata)
 	unsigned int what = u >> 32, cmd = what - MK_CMD0, i;
 	uint32_t num = (uint32_t)u;
 
+	if (what == MK_COST) {
+		cost_mark(num);
+		return;
+	}
 	if (what == MK_START)
 		cmd = TR_MARK_RESUME_ALL;
 	else if (what == MK_STOP || what == MK_DUMP)
@@ -308,6 +315,10 @@ static uint64_t mark_of(const uint8_t *d, size_t n)
 {
 	if (n != 8 || d[0] != 0x0f || d[1] != 0x1f || d[2] != 0x84)
 		return 0;
+	if (d[3] == COST_MARK_SIB)
+		return (uint64_t)MK_COST << 32 |
+		       ((uint32_t)d[4] | (uint32_t)d[5] << 8 |
+			(uint32_t)d[6] << 16 | (uint32_t)d[7] << 24);
 	if (d[3] >= MARK_CMD_SIB && d[3] < MARK_CMD_SIB + TR_NR_MARKS)
 		return (uint64_t)(MK_CMD0 + d[3] - MARK_CMD_SIB) << 32 |
 		       ((uint32_t)d[4] | (uint32_t)d[5] << 8 |
@@ -341,6 +352,8 @@ static struct tb_info *tb_info_new(struct qemu_plugin_tb *tb, size_t n)
 
 		t->insn[i] = (struct insn_info){
 			.ip = qemu_plugin_insn_vaddr(insn), .tb = t, .idx = i,
+			.cost = cost_insn_flags(qemu_plugin_insn_data(insn),
+						qemu_plugin_insn_size(insn)),
 			.trace = trace_on ? trace_insn_udata(qemu_plugin_insn_data(insn),
 							     qemu_plugin_insn_size(insn)) : NULL,
 		};
@@ -369,9 +382,9 @@ static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (hm)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, hub_mark_cb,
 				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)hm);
-		if (!opt.windowed && !trace_on)
-			continue;
 		mk = mark_of(d, qemu_plugin_insn_size(insn));
+		if (!opt.windowed && !trace_on && mk >> 32 != MK_COST)
+			continue;
 		if (mk)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_cb,
 				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)mk);
@@ -479,9 +492,11 @@ static void write_summary_head(FILE *f)
 			continue;
 		fprintf(f, "vcpu %d node %d insns %" PRIu64 " insns_window %"
 			PRIu64 " io %" PRIu64 " unmapped %" PRIu64
-			" muted_window %" PRIu64 "\n", i,
+			" muted_window %" PRIu64, i,
 			v->node >= 0 ? opt.online[v->node] : -1, v->insns,
 			v->insns_window, v->io, v->unmapped, v->muted_window);
+		cost_print(f, i);
+		fputc('\n', f);
 	}
 }
 
@@ -532,6 +547,7 @@ static int dump_tables(const char *path)
 		vcpus[i].insns_window = 0;
 		vcpus[i].muted_window = 0;
 	}
+	cost_reset_window();
 	return bad;
 }
 
@@ -840,7 +856,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	if (check_opts())
 		return -1;
 	nr_vcpus = info->system.max_vcpus;
-	if (nr_vcpus <= 0 || alloc_tables()) {
+	if (nr_vcpus <= 0 || alloc_tables() || cost_init(nr_vcpus)) {
 		fprintf(stderr, PFX "out of memory for the tables\n");
 		return -1;
 	}

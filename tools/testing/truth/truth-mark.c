@@ -6,6 +6,10 @@
  * host's FILE.N and zeroes them; marker is SMAIT's smait_marker(CMD, NUM),
  * a marker record in the traces (refcnt-vm --trace), made by writing the
  * marker's NOP (truth-mark.h) into an executable page and calling it.
+ *
+ * truth-mark cost [ADDR...]: the kernel functions (addresses from
+ * /proc/kallsyms) whose calls the plugin counts as a feed's cost, in
+ * place of those named before; none: count nothing.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,21 +19,14 @@
 
 #include "truth-mark.h"
 
-static int marker(const char *cmd_s, const char *num_s)
+/* Run the marker NOP with SIB byte sib and displacement num. */
+static int run_mark(unsigned int sib, uint32_t num)
 {
 	unsigned char code[9] = { 0x0f, 0x1f, 0x84 };
-	char *end1, *end2;
-	unsigned long cmd = strtoul(cmd_s, &end1, 0);
-	unsigned long long num = strtoull(num_s, &end2, 0);
 	void (*fn)(void);
 	void *p;
 
-	if (*end1 || *cmd_s == 0 || cmd > 4 || *end2 || *num_s == 0 ||
-	    num > UINT32_MAX) {
-		fprintf(stderr, "truth-mark: marker CMD NUM: CMD 0-4, NUM 0-4294967295\n");
-		return 2;
-	}
-	code[3] = 0xe0 + cmd;
+	code[3] = sib;
 	code[4] = num;
 	code[5] = num >> 8;
 	code[6] = num >> 16;
@@ -45,6 +42,44 @@ static int marker(const char *cmd_s, const char *num_s)
 	__builtin___clear_cache(p, (char *)p + sizeof(code));
 	fn = (void (*)(void))p;
 	fn();
+	munmap(p, 4096);
+	return 0;
+}
+
+static int marker(const char *cmd_s, const char *num_s)
+{
+	char *end1, *end2;
+	unsigned long cmd = strtoul(cmd_s, &end1, 0);
+	unsigned long long num = strtoull(num_s, &end2, 0);
+
+	if (*end1 || *cmd_s == 0 || cmd > 4 || *end2 || *num_s == 0 ||
+	    num > UINT32_MAX) {
+		fprintf(stderr, "truth-mark: marker CMD NUM: CMD 0-4, NUM 0-4294967295\n");
+		return 2;
+	}
+	return run_mark(0xe0 + cmd, num);
+}
+
+static int cost(int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		char *end;
+		unsigned long long a = strtoull(argv[i], &end, 16);
+
+		if (*end || !*argv[i] || a >> 32 != 0xffffffffULL ||
+		    !(uint32_t)a) {
+			fprintf(stderr, "truth-mark: cost: %s: not a kernel text address (0xffffffff........)\n",
+				argv[i]);
+			return 2;
+		}
+	}
+	if (run_mark(TRUTH_COST_SIB, 0))
+		return 1;
+	for (i = 0; i < argc; i++)
+		if (run_mark(TRUTH_COST_SIB, (uint32_t)strtoull(argv[i], NULL, 16)))
+			return 1;
 	return 0;
 }
 
@@ -64,6 +99,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "marker"))
 		return marker(argv[2], argv[3]);
-	fprintf(stderr, "usage: truth-mark start|stop|dump|marker CMD NUM\n");
+	if (argc >= 2 && !strcmp(argv[1], "cost"))
+		return cost(argc - 2, argv + 2);
+	fprintf(stderr, "usage: truth-mark start|stop|dump|marker CMD NUM|cost [ADDR...]\n");
 	return 2;
 }

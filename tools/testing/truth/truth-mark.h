@@ -12,6 +12,11 @@
  * effect (a phase boundary), 1 stop this vCPU's window, 2 resume it, 3 stop
  * every vCPU's (as stop), 4 resume every vCPU's (as start). Stop and
  * resume take effect with --truth-window.
+ *
+ * The same NOP with SIB byte TRUTH_COST_SIB names a kernel function
+ * whose calls are the cost of a feed (cost.c): the displacement is the
+ * low 32 bits of its address (kernel text is at 0xffffffff........), 0
+ * forgets every one named before. Made at run time (truth-mark cost).
  */
 #ifndef REFCNT_TRUTH_MARK_H
 #define REFCNT_TRUTH_MARK_H
@@ -34,6 +39,8 @@ static inline void truth_mark_dump(void)
 	__asm__ volatile(".byte 0x0f, 0x1f, 0x84, 0x00, 0x52, 0x43, 0x54, 0x44"
 			 ::: "memory");
 }
+
+#define TRUTH_COST_SIB	0xe8
 
 #define TRUTH_MARKER(cmd, num)						\
 	__asm__ volatile(".byte 0x0f, 0x1f, 0x84, %c0\n\t.long %c1"	\
