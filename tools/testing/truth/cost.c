@@ -73,7 +73,7 @@ int cost_init(int nr)
 	return 0;
 }
 
-void cost_mark(uint32_t low)
+void cost_mark(uint32_t low, int user)
 {
 	int n = __atomic_load_n(&nr_fns, __ATOMIC_ACQUIRE);
 
@@ -83,7 +83,7 @@ void cost_mark(uint32_t low)
 	}
 	if (n >= COST_MAX_FNS)
 		return;
-	fns[n] = 0xffffffff00000000ULL | low;
+	fns[n] = (user ? 0 : 0xffffffff00000000ULL) | low;
 	__atomic_store_n(&nr_fns, n + 1, __ATOMIC_RELEASE);
 }
 

@@ -17,8 +17,9 @@
 struct insn_info;
 struct tb_info;
 
-/* The marker's SIB byte (truth-mark.h, TRUTH_COST_SIB): cost function. */
+/* The markers' SIB bytes (truth-mark.h): a kernel function, a user one. */
 #define COST_MARK_SIB		0xe8
+#define COST_MARK_USER_SIB	0xe9
 
 /* What an instruction is to the cost counter (struct insn_info's cost). */
 #define COST_CALL		0x1	/* pushes a return address */
@@ -28,8 +29,11 @@ struct tb_info;
 unsigned int cost_insn_flags(const uint8_t *d, size_t size);
 /* Per-vCPU state for nr vCPUs: 0, or -1 out of memory. */
 int cost_init(int nr);
-/* A cost mark: a kernel function at 0xffffffff00000000 | low; 0 forgets all. */
-void cost_mark(uint32_t low);
+/*
+ * A cost mark: a kernel function at 0xffffffff00000000 | low, or with
+ * user a function at low (below 4 GiB); 0 forgets all.
+ */
+void cost_mark(uint32_t low, int user);
 /* vCPU vi starts block tb; window: its instructions count; muted: hub drain. */
 void cost_block(unsigned int vi, const struct tb_info *tb, int window,
 		int muted);

@@ -64,7 +64,7 @@ static const uint8_t mark_dump[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'D'
  */
 #define MARK_CMD_SIB	0xe0
 /* mark_cb's udata: what the mark is, in bits 32-39; num below. */
-enum { MK_START = 1, MK_STOP, MK_DUMP, MK_COST, MK_CMD0 = 16 };
+enum { MK_START = 1, MK_STOP, MK_DUMP, MK_COST, MK_COST_USER, MK_CMD0 = 16 };
 
 struct ram {
 	int nid, cnode;
@@ -274,8 +274,8 @@ static void mark_cb(unsigned int vi, void *udata)
 	unsigned int what = u >> 32, cmd = what - MK_CMD0, i;
 	uint32_t num = (uint32_t)u;
 
-	if (what == MK_COST) {
-		cost_mark(num);
+	if (what == MK_COST || what == MK_COST_USER) {
+		cost_mark(num, what == MK_COST_USER);
 		return;
 	}
 	if (what == MK_START)
@@ -315,8 +315,8 @@ static uint64_t mark_of(const uint8_t *d, size_t n)
 {
 	if (n != 8 || d[0] != 0x0f || d[1] != 0x1f || d[2] != 0x84)
 		return 0;
-	if (d[3] == COST_MARK_SIB)
-		return (uint64_t)MK_COST << 32 |
+	if (d[3] == COST_MARK_SIB || d[3] == COST_MARK_USER_SIB)
+		return (uint64_t)(d[3] == COST_MARK_SIB ? MK_COST : MK_COST_USER) << 32 |
 		       ((uint32_t)d[4] | (uint32_t)d[5] << 8 |
 			(uint32_t)d[6] << 16 | (uint32_t)d[7] << 24);
 	if (d[3] >= MARK_CMD_SIB && d[3] < MARK_CMD_SIB + TR_NR_MARKS)
@@ -383,7 +383,8 @@ static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, hub_mark_cb,
 				QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)hm);
 		mk = mark_of(d, qemu_plugin_insn_size(insn));
-		if (!opt.windowed && !trace_on && mk >> 32 != MK_COST)
+		if (!opt.windowed && !trace_on && mk >> 32 != MK_COST &&
+		    mk >> 32 != MK_COST_USER)
 			continue;
 		if (mk)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_cb,

@@ -2,7 +2,7 @@
 /*
  * truth-exact: the guest half of the refcnt-truth exactness test.
  *
- *   truth-exact [-p PAGES] [-k LOADS] A:B [A:B ...] | all
+ *   truth-exact [-p PAGES] [-k LOADS] [-c CALLS] A:B [A:B ...] | all
  *
  * For each pair, pinned to a CPU of node A, it makes exactly LOADS loads on
  * each of PAGES pages bound to node B (locked, no THP), inside a truth
@@ -14,6 +14,13 @@
  * The host (tools/testing/truth/truth-check) checks that the truth table
  * has exactly LOADS references from node A, and none from another node,
  * on each of those pages.
+ *
+ * With -c, it then names cost_probe() to the plugin's cost counter
+ * (truth-mark cost, cost.c) and calls it CALLS times in a window:
+ *
+ *   truth-exact: cost CALLS calls of 4 instructions
+ *
+ * the summary's cost_calls must be CALLS and cost_window 4 * CALLS.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,9 +34,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define TRUTH_MARK_RUN
 #include "truth-mark.h"
 
 static long page_size;
+
+/* Four instructions, one block: what the cost counter must count. */
+void cost_probe(void);
+__asm__(".text\n\t.globl cost_probe\n\t.type cost_probe, @function\n"
+	"cost_probe:\n\tnop\n\tnop\n\tnop\n\tret\n\t.size cost_probe, .-cost_probe\n");
 
 static int die(const char *what)
 {
@@ -124,22 +137,48 @@ static void run(int a, int b, int n, long k, int pm)
 	fflush(stdout);
 }
 
+/* CALLS calls of cost_probe() in a window, counted as a feed's cost. */
+static void cost_calls(long calls)
+{
+	uintptr_t f = (uintptr_t)cost_probe;
+	long i;
+
+	if (f >> 32 || !f) {
+		fprintf(stderr, "truth-exact: cost_probe at %#lx, not below 4 GiB\n",
+			(unsigned long)f);
+		exit(1);
+	}
+	if (truth_mark_run(TRUTH_COST_USER_SIB, 0) ||
+	    truth_mark_run(TRUTH_COST_USER_SIB, (uint32_t)f))
+		exit(1);
+	truth_mark_start();
+	for (i = 0; i < calls; i++)
+		cost_probe();
+	truth_mark_stop();
+	truth_mark_run(TRUTH_COST_USER_SIB, 0);
+	printf("truth-exact: cost %ld calls of 4 instructions\n", calls);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	int n = 64, o, pm, a, b;
-	long k = 1000;
+	long k = 1000, calls = 0;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	while ((o = getopt(argc, argv, "p:k:")) != -1) {
+	while ((o = getopt(argc, argv, "p:k:c:")) != -1) {
 		if (o == 'p')
 			n = atoi(optarg);
 		else if (o == 'k')
 			k = atol(optarg);
+		else if (o == 'c')
+			calls = atol(optarg);
 		else
 			return 2;
 	}
-	if (numa_available() < 0 || optind >= argc || n <= 0 || k <= 0) {
-		fprintf(stderr, "usage: truth-exact [-p PAGES] [-k LOADS] A:B ...\n");
+	if (numa_available() < 0 || optind >= argc || n <= 0 || k <= 0 ||
+	    calls < 0) {
+		fprintf(stderr, "usage: truth-exact [-p PAGES] [-k LOADS] [-c CALLS] A:B ...\n");
 		return 2;
 	}
 	pm = open("/proc/self/pagemap", O_RDONLY);
@@ -156,12 +195,14 @@ int main(int argc, char **argv)
 				    numa_node_size64(b, NULL) > 0)
 					run(a, b, n, k, pm);
 		}
-		return 0;
+	} else {
+		for (; optind < argc; optind++) {
+			if (sscanf(argv[optind], "%d:%d", &a, &b) != 2)
+				return 2;
+			run(a, b, n, k, pm);
+		}
 	}
-	for (; optind < argc; optind++) {
-		if (sscanf(argv[optind], "%d:%d", &a, &b) != 2)
-			return 2;
-		run(a, b, n, k, pm);
-	}
+	if (calls)
+		cost_calls(calls);
 	return 0;
 }

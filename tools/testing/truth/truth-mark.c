@@ -15,36 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#define TRUTH_MARK_RUN
 #include "truth-mark.h"
-
-/* Run the marker NOP with SIB byte sib and displacement num. */
-static int run_mark(unsigned int sib, uint32_t num)
-{
-	unsigned char code[9] = { 0x0f, 0x1f, 0x84 };
-	void (*fn)(void);
-	void *p;
-
-	code[3] = sib;
-	code[4] = num;
-	code[5] = num >> 8;
-	code[6] = num >> 16;
-	code[7] = num >> 24;
-	code[8] = 0xc3;		/* ret */
-	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		perror("truth-mark: mmap");
-		return 1;
-	}
-	memcpy(p, code, sizeof(code));
-	__builtin___clear_cache(p, (char *)p + sizeof(code));
-	fn = (void (*)(void))p;
-	fn();
-	munmap(p, 4096);
-	return 0;
-}
 
 static int marker(const char *cmd_s, const char *num_s)
 {
@@ -57,7 +30,7 @@ static int marker(const char *cmd_s, const char *num_s)
 		fprintf(stderr, "truth-mark: marker CMD NUM: CMD 0-4, NUM 0-4294967295\n");
 		return 2;
 	}
-	return run_mark(0xe0 + cmd, num);
+	return truth_mark_run(0xe0 + cmd, num) ? 1 : 0;
 }
 
 static int cost(int argc, char **argv)
@@ -75,10 +48,11 @@ static int cost(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (run_mark(TRUTH_COST_SIB, 0))
+	if (truth_mark_run(TRUTH_COST_SIB, 0))
 		return 1;
 	for (i = 0; i < argc; i++)
-		if (run_mark(TRUTH_COST_SIB, (uint32_t)strtoull(argv[i], NULL, 16)))
+		if (truth_mark_run(TRUTH_COST_SIB,
+				   (uint32_t)strtoull(argv[i], NULL, 16)))
 			return 1;
 	return 0;
 }
