@@ -49,6 +49,14 @@ static int set_thresholds(struct rd_engine *e, int restore)
 
 		if (!restore && !e->cfg.set_thresholds)
 			continue;
+		/*
+		 * Nothing references a CPU-less node's pages from home: there
+		 * the differential is the remote count, and promotion's
+		 * threshold is the one that says when to raise an event.
+		 */
+		if (!restore && e->info[i].rcb_cnodeid < (unsigned int)e->ctr.nr_cnodes &&
+		    !e->has_cpu[e->info[i].rcb_cnodeid])
+			t.diff_threshold = e->cfg.promote_threshold;
 		if (!restore && !i)
 			check_thresholds(&t, e->info[i].rcb_hw_counter_max);
 		if (t.diff_threshold > e->info[i].rcb_hw_counter_max)
