@@ -232,7 +232,12 @@ static size_t flush_pid(struct rd_engine *e, size_t i, char *done)
 		struct rd_pending *p = &e->pend[idx[k]];
 
 		if (ret < 0) {
-			refuse(e, &p->ev, &p->d, refusal_of(errno));
+			/*
+			 * EACCES for the call, not a page's status: a target
+			 * node outside the process's cpuset (its mems).
+			 */
+			refuse(e, &p->ev, &p->d, errno == EACCES ?
+			       RD_REF_NOT_ALLOWED : refusal_of(errno));
 		} else if (status[k] != to[k]) {
 			/* Not migrated: pinned or busy, or status says why. */
 			refuse(e, &p->ev, &p->d, status[k] >= 0 ? RD_REF_PINNED :

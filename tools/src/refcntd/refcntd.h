@@ -66,6 +66,7 @@ enum rd_refusal {
 	RD_REF_NOT_PRESENT,	/* no longer mapped, or the zero page */
 	RD_REF_STALE,		/* no longer at the event's physical page */
 	RD_REF_NO_MEMORY,	/* no node near the users has free memory */
+	RD_REF_NOT_ALLOWED,	/* the node is not in the process's cpuset */
 	RD_REF_ERROR,		/* any other error */
 	RD_REF_NR,
 };

@@ -25,6 +25,7 @@ const char *const rd_refusal_names[RD_REF_NR] = {
 	[RD_REF_NOT_PRESENT] = "not_present",
 	[RD_REF_STALE] = "stale",
 	[RD_REF_NO_MEMORY] = "no_memory",
+	[RD_REF_NOT_ALLOWED] = "not_allowed",
 	[RD_REF_ERROR] = "error",
 };
 
