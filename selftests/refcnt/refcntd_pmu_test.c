@@ -33,7 +33,6 @@
 #include <sched.h>
 #include <time.h>
 
-#define HUB_DRV		"/sys/bus/pci/drivers/refcnt-hub"
 #define HUB_PARAM	"/sys/module/refcnt_hub/parameters/enable"
 #define MEMSIDE		"/sys/module/refcnt/parameters/pebs_memside"
 #define NUMAB		"/proc/sys/kernel/numa_balancing"
