@@ -9,6 +9,7 @@
 #include <linux/capability.h>
 #include <linux/err.h>
 #include <linux/pid.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -16,20 +17,50 @@
 
 #include "refcnt.h"
 
+/*
+ * A thread of @leader's process with its address space, referenced, and
+ * that address space: the leader itself unless it has exited alone
+ * (pthread_exit(), a zombie until its last thread exits) while its other
+ * threads run on in the same memory.
+ */
+static struct task_struct *refcnt_group_mm(struct task_struct *leader,
+					   struct mm_struct **mm)
+{
+	struct task_struct *t, *found = NULL;
+
+	*mm = get_task_mm(leader);
+	if (*mm)
+		return get_task_struct(leader);
+	rcu_read_lock();
+	for_each_thread(leader, t) {
+		*mm = get_task_mm(t);
+		if (*mm) {
+			found = get_task_struct(t);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
 /**
  * refcnt_target_get() - the process a pid names, with its memory
  * @pid:	0 for the caller, else a thread group id
  * @mm:		set to a reference on its address space (mmput() it), or
  *		NULL when the caller only needs to know it has one
  *
+ * A process whose main thread has exited alone is still named by its
+ * thread group id while another of its threads lives: the task returned
+ * is then that thread.
+ *
  * Return: a reference on a task of the process (put_task_struct() it), or
  * ERR_PTR(-EINVAL) for a negative @pid, -EPERM for another process
  * without CAP_SYS_PTRACE, -ESRCH for no such process or one without
- * memory (a kernel thread, a zombie).
+ * memory (a kernel thread, a process whose threads have all exited).
  */
 struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm)
 {
-	struct task_struct *task;
+	struct task_struct *task, *with_mm;
 	struct mm_struct *task_mm;
 	struct pid *tgid;
 
@@ -46,16 +77,15 @@ struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm)
 		if (!task)
 			return ERR_PTR(-ESRCH);
 	}
-	task_mm = get_task_mm(task);
-	if (!task_mm) {
-		put_task_struct(task);
+	with_mm = refcnt_group_mm(task, &task_mm);
+	put_task_struct(task);
+	if (!with_mm)
 		return ERR_PTR(-ESRCH);
-	}
 	if (mm)
 		*mm = task_mm;
 	else
 		mmput(task_mm);
-	return task;
+	return with_mm;
 }
 
 /**

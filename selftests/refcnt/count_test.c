@@ -516,6 +516,35 @@ TEST_F(count, bad_arguments)
 	munmap(none, self->pg);
 }
 
+/*
+ * A process whose main thread has exited alone while another thread runs
+ * on is counted through that thread (kmod/target.c); with no thread left,
+ * no process.
+ */
+TEST_F(count, main_thread_exited)
+{
+	char *mem = mmap(NULL, self->pg, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pid_t child;
+	int release, sfd;
+	char c = 0;
+
+	if (geteuid())
+		SKIP(return, "needs root (CAP_SYS_PTRACE)");
+	ASSERT_NE(MAP_FAILED, mem);
+	child = rc_fork_main_exited(mem, self->pg, &release);
+	ASSERT_LT(0, child);
+	sfd = rc_count(self->fd, child, 0, 1, NULL, 0);
+	EXPECT_LE(0, sfd) TH_LOG("%s", strerror(-sfd));
+	if (sfd >= 0)
+		close(sfd);
+	ASSERT_EQ(1, write(release, &c, 1));
+	close(release);
+	ASSERT_EQ(0, rc_wait(child));
+	EXPECT_EQ(-ESRCH, rc_count(self->fd, child, 0, 1, NULL, 0));
+	munmap(mem, self->pg);
+}
+
 /* A thread id that is not a process's is refused. */
 TEST_F(count, thread_id_is_not_a_process)
 {

@@ -9,7 +9,8 @@
  * predicts the count; a short buffer is E2BIG, untouched, with the count
  * needed; bad ranges, flags and pids fail with their errno (a thread id
  * that is not a process's is ESRCH). Another
- * process's memory can be queried by root; a caller without privileges,
+ * process's memory can be queried by root, also after its main thread
+ * exited alone while another thread runs on; a caller without privileges,
  * through a handle opened before dropping them, sees its own memory
  * without physical addresses and is refused others'. The packed form
  * (refcnt_range_query_packed) says what the full one says, in entries of
@@ -509,6 +510,42 @@ TEST_F(range, another_process)
 	ASSERT_EQ(0, rc_wait(child));
 	close(to_parent[0]);
 	close(to_child[1]);
+}
+
+/*
+ * A process whose main thread has exited alone (pthread_exit(): a zombie
+ * until the last thread exits) while another thread runs on in its
+ * memory is still named by its thread group id: root queries that memory
+ * as before (kmod/target.c looks for a thread with it).
+ */
+TEST_F(range, main_thread_exited)
+{
+	size_t nr = 0, i, n = 8 * self->pg / self->gran;
+	/* The fixture's unwritten half: the child writes four pages of it. */
+	char *mem = self->mem + NPAGES / 2 * self->pg;
+	pid_t child;
+	int release;
+	char c = 0;
+
+	if (geteuid())
+		SKIP(return, "needs root (CAP_SYS_PTRACE)");
+	child = rc_fork_main_exited(mem, 4 * self->pg, &release);
+	ASSERT_LT(0, child);
+	EXPECT_EQ(0, refcnt_range_query(child, (uintptr_t)mem, 8 * self->pg, 0,
+					self->buf, self->cap, &nr))
+		TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(n, nr);
+	for (i = 0; i < nr; i++)
+		EXPECT_EQ(i < n / 2, !!(self->buf[i].flags & RCB_PAGE_PRESENT))
+			TH_LOG("entry %zu", i);
+	ASSERT_EQ(1, write(release, &c, 1));
+	close(release);
+	ASSERT_EQ(0, rc_wait(child));
+	/* All its threads gone: no process, as in the fixture's setup. */
+	errno = 0;
+	EXPECT_EQ(-1, refcnt_range_query(child, (uintptr_t)mem, self->pg, 0,
+					 self->buf, self->cap, &nr));
+	EXPECT_EQ(ESRCH, errno);
 }
 
 /* The same query through a handle. */

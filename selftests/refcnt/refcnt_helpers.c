@@ -558,6 +558,64 @@ pid_t rc_park_thread(void)
 	return tid == getpid() ? -ESRCH : tid;
 }
 
+/* The last thread of rc_fork_main_exited()'s child. */
+static void *rc_last_thread(void *arg)
+{
+	int *fd = arg;
+	char c;
+
+	_exit(read(*fd, &c, 1) == 1 ? 0 : 3);
+	return NULL;
+}
+
+/* The state letter of thread tid of pid, from its stat ('?' if gone). */
+static char rc_thread_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+pid_t rc_fork_main_exited(void *mem, size_t len, int *release)
+{
+	static int to_child[2];
+	pthread_t th;
+	pid_t child;
+	int i;
+
+	if (pipe(to_child))
+		return -1;
+	child = rc_fork();
+	if (child < 0)
+		return -1;
+	if (!child) {
+		close(to_child[1]);
+		memset(mem, 7, len);
+		if (pthread_create(&th, NULL, rc_last_thread, &to_child[0]))
+			_exit(2);
+		pthread_exit(NULL);
+	}
+	close(to_child[0]);
+	*release = to_child[1];
+	for (i = 0; i < 1000 && rc_thread_state(child, child) != 'Z'; i++)
+		usleep(10000);
+	if (rc_thread_state(child, child) == 'Z')
+		return child;
+	close(*release);
+	rc_wait(child);
+	return -1;
+}
+
 bool rc_all_zero(const void *p, size_t len)
 {
 	const unsigned char *c = p;

@@ -164,6 +164,14 @@ pid_t rc_fork(void);
  * process ends: its thread id, or -errno.
  */
 pid_t rc_park_thread(void);
+/*
+ * A child (rc_fork()) that writes len bytes at mem (its own copy), then
+ * whose main thread exits alone while another thread lives on in its
+ * memory, waiting for a byte on *release and exiting 0 when it gets one:
+ * its pid once its main thread is a zombie, or -1. Write the byte and
+ * rc_wait() it.
+ */
+pid_t rc_fork_main_exited(void *mem, size_t len, int *release);
 int rc_wait(pid_t pid);
 
 /* Misc. */

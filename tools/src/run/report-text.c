@@ -238,7 +238,7 @@ static void proc_heading(FILE *f, const struct proc *p)
 			(unsigned long long)s->denied_pages);
 	fprintf(f, "   allocations %s\n", track_status(s, buf, sizeof(buf)));
 	if (symbol_gaps(s, buf, sizeof(buf))[0])
-		fprintf(f, "   symbols missing: %s has no symbol table or debug information (stripped): its variables are unnamed, its frames are named by address\n",
+		fprintf(f, "   symbols missing: %s has no symbol table or debug information (stripped): what its dynamic symbols do not name, variables and frames, is unnamed or named by address\n",
 			buf);
 }
 

@@ -268,8 +268,8 @@ static void account(struct snapshot *s, int ri, uint64_t vaddr,
 
 static struct rcb_page_counters *qext, *qhw;
 
-/* Query [a, b) of tid into the regions from ri on. */
-static int query_run(struct snapshot *s, int ri, pid_t tid, uint64_t a,
+/* Query [a, b) of process pid into the regions from ri on. */
+static int query_run(struct snapshot *s, int ri, pid_t pid, uint64_t a,
 		     uint64_t b)
 {
 	uint64_t gran = info.rcb_granularity;
@@ -281,9 +281,9 @@ static int query_run(struct snapshot *s, int ri, pid_t tid, uint64_t a,
 
 		if (len > (uint64_t)QUERY_CHUNK * gran)
 			len = (uint64_t)QUERY_CHUNK * gran;
-		if (refcnt_node_range_query(qnode, tid, a, len, RCB_RANGE_EXTENDED,
+		if (refcnt_node_range_query(qnode, pid, a, len, RCB_RANGE_EXTENDED,
 					    qext, QUERY_CHUNK, &n1) ||
-		    refcnt_node_range_query(qnode, tid, a, len, 0, qhw,
+		    refcnt_node_range_query(qnode, pid, a, len, 0, qhw,
 					    QUERY_CHUNK, &n2))
 			return -1;
 		if (n2 < n1)
@@ -295,10 +295,10 @@ static int query_run(struct snapshot *s, int ri, pid_t tid, uint64_t a,
 }
 
 /*
- * Query region ri, only where /proc/TID/pagemap says pages are present
- * (a reservation of terabytes costs nothing then).
+ * Query region ri of process pid, only where its pagemap says pages are
+ * present (a reservation of terabytes costs nothing then).
  */
-static int query_region(struct snapshot *s, int ri, pid_t tid, int pagemap)
+static int query_region(struct snapshot *s, int ri, pid_t pid, int pagemap)
 {
 	const uint64_t psz = info.rcb_base_page_size ? info.rcb_base_page_size :
 			     (uint64_t)sysconf(_SC_PAGESIZE);
@@ -309,7 +309,7 @@ static int query_region(struct snapshot *s, int ri, pid_t tid, int pagemap)
 
 	r->pages = (r->end - r->start + gran - 1) / gran;
 	if (pagemap < 0)
-		return query_run(s, ri, tid, r->start, r->end);
+		return query_run(s, ri, pid, r->start, r->end);
 	for (a = r->start - r->start % psz; a < r->end;) {
 		size_t n = (r->end - a + psz - 1) / psz, i;
 		ssize_t got;
@@ -318,7 +318,7 @@ static int query_region(struct snapshot *s, int ri, pid_t tid, int pagemap)
 			n = 512;
 		got = pread(pagemap, pm, n * 8, (off_t)(a / psz * 8));
 		if (got <= 0)
-			return query_run(s, ri, tid, a > r->start ? a : r->start,
+			return query_run(s, ri, pid, a > r->start ? a : r->start,
 					 r->end);
 		n = got / 8;
 		for (i = 0; i < n; i++, a += psz) {
@@ -334,14 +334,14 @@ static int query_region(struct snapshot *s, int ri, pid_t tid, int pagemap)
 				run_b = a + psz;
 			/* Close a run at a gap of more than 16 base pages. */
 			if (!present && in_run && a >= run_b + 16 * psz) {
-				if (query_run(s, ri, tid, run_a,
+				if (query_run(s, ri, pid, run_a,
 					      run_b < r->end ? run_b : r->end))
 					return -1;
 				in_run = 0;
 			}
 		}
 	}
-	if (in_run && query_run(s, ri, tid, run_a, run_b < r->end ? run_b : r->end))
+	if (in_run && query_run(s, ri, pid, run_a, run_b < r->end ? run_b : r->end))
 		return -1;
 	return 0;
 }
@@ -454,8 +454,12 @@ static int query_failed(pid_t tid, int failed, int err)
 	return err == EPERM || err == ESRCH || err == ENOTTY ? -1 : 0;
 }
 
-/* The counters of every region: 0, or -1 with the cause printed. */
-static int query_regions(struct snapshot *s, pid_t tid)
+/*
+ * The counters of every region: 0, or -1 with the cause printed. The
+ * pages present are read from tid's pagemap, the counters asked of tgid
+ * (RCB_RANGE_QUERY names a process by its thread group id).
+ */
+static int query_regions(struct snapshot *s, pid_t tid, pid_t tgid)
 {
 	char path[64];
 	int pagemap, i, failed = 0, err = 0;
@@ -463,7 +467,7 @@ static int query_regions(struct snapshot *s, pid_t tid)
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)tid);
 	pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	for (i = 0; i < s->nr; i++) {
-		if (query_region(s, i, tid, pagemap)) {
+		if (query_region(s, i, tgid, pagemap)) {
 			failed++;
 			err = errno;
 			if (err == EPERM || err == ESRCH || err == ENOTTY)
@@ -473,7 +477,7 @@ static int query_regions(struct snapshot *s, pid_t tid)
 	}
 	if (pagemap >= 0)
 		close(pagemap);
-	return failed ? query_failed(tid, failed, err) : 0;
+	return failed ? query_failed(tgid, failed, err) : 0;
 }
 
 /* The executable, and whether it is linked statically. */
@@ -526,7 +530,7 @@ struct snapshot *take_snapshot(pid_t tid, pid_t tgid,
 	s = snapshot_objects(tid, tgid, threads, nr_threads);
 	if (!s)
 		return NULL;
-	if (query_regions(s, tid)) {
+	if (query_regions(s, tid, tgid)) {
 		free_snapshot(s);
 		return NULL;
 	}

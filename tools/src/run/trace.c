@@ -143,10 +143,28 @@ static int task_exiting(pid_t tgid, pid_t tid)
 }
 
 /*
+ * Is tid stopped at its exit, that stop not yet taken by waitpid()? After
+ * exit_group() the other threads stop there with their SIGKILL taken and
+ * before do_exit() marks them exiting: only the stop itself says so.
+ */
+static int exit_stop_pending(pid_t tid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, tid, &si, WSTOPPED | WNOHANG | WNOWAIT | __WALL))
+		return 0;
+	return si.si_pid == tid && si.si_code == CLD_TRAPPED &&
+	       si.si_status == (SIGTRAP | (PTRACE_EVENT_EXIT << 8));
+}
+
+/*
  * Does tid's exit end its process? Not when another thread lives on: one
  * that is neither dead, nor exiting (stopped at its own exit, or in
  * do_exit()), nor has a SIGKILL pending (exit_group and fatal signals give
  * every other thread one). That is one thread leaving, pthread_exit().
+ * A thread between taking its SIGKILL and its exit stop looks alive: then
+ * the snapshot waits for the last thread's stop.
  */
 static int exit_ends_process(pid_t tid, pid_t tgid)
 {
@@ -178,7 +196,8 @@ static int exit_ends_process(pid_t tid, pid_t tgid)
 		}
 		fclose(f);
 		if (state == 'Z' || state == 'X' || (pnd & (1ULL << (SIGKILL - 1))) ||
-		    task_exiting(tgid, other))
+		    task_exiting(tgid, other) ||
+		    (state == 't' && exit_stop_pending(other)))
 			continue;
 		ends = 0;
 	}
@@ -188,15 +207,17 @@ static int exit_ends_process(pid_t tid, pid_t tgid)
 
 /*
  * Will the leader of tgid still stop at its exit, its memory there? Not
- * when tid is the leader, nor when the leader is dead (a zombie after
- * pthread_exit(), or gone).
+ * when tid is the leader, nor when its exit stop was seen already (its
+ * exit taken for one thread's), nor when the leader is dead (a zombie
+ * after pthread_exit(), or gone).
  */
 static int leader_stop_to_come(pid_t tgid, pid_t tid)
 {
 	char path[96], line[256], state = '?';
+	struct task *leader = find_task(tgid);
 	FILE *f;
 
-	if (tid == tgid)
+	if (tid == tgid || (leader && leader->exiting))
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)tgid, (int)tgid);
 	f = fopen(path, "r");
@@ -317,7 +338,10 @@ static void on_exit_stop(pid_t tid)
 	 * stop of the leader (which RCB_RANGE_QUERY names: a thread group id)
 	 * has the snapshot. Other threads' stops may come first (a server's
 	 * idle threads, as redis-server's): while the leader lives, its own
-	 * stop, before it lets go of the memory, is waited for.
+	 * stop, before it lets go of the memory, is waited for. Taken at
+	 * another thread's stop, the snapshot still names the process by
+	 * its thread group id: the module reaches the memory through a
+	 * thread that has it.
 	 */
 	if (p->snap || leader_stop_to_come(tgid, tid))
 		return;

@@ -192,6 +192,7 @@ def check_exact(d, truth_csv, source):
             pass
     tap(r["node_matrix"]["refs"] and sum(map(sum, r["node_matrix"]["refs"])) > 0,
         "the node x node matrix has the references")
+    check_perl(d)
 
 
 def check_bad(d, source):
@@ -269,31 +270,62 @@ def check_bad(d, source):
         "plain:\n%s\ntracked:\n%s" % (plain, tracked))
 
 
+def third_party(d, run, feed, exe):
+    """The report of run (a program nobody here wrote, exe when the report
+    does not say) under feed: the feed named, allocations tracked, and its
+    objects named by function from the program's own symbols."""
+    r = load(os.path.join(d, "%s.json" % run))
+    if not r:
+        return None
+    used = [f["name"] for f in r["feeds"]["used"]]
+    tap(used and used[0] == feed, "%s: the report names the %s feed" % (run, feed), used)
+    tap(r["snapshot"] and r["objects"],
+        "%s: its counters read at its exit, %d objects" % (run, len(r["objects"])),
+        "snapshot %s" % r["snapshot"])
+    tap(r["tracking"]["tracked"], "%s: allocations tracked" % run, r["tracking"]["status"])
+    allocs = [o for o in r["objects"] if o["kind"] in ("allocation", "allocation site")]
+    named_ = [o for o in allocs if o.get("function") and
+              not re.match(r"^(0x|[\w.+-]+\+0x)", o["function"])]
+    tap(len(named_) >= 3, "%s: its objects named by function (%d of %d)"
+        % (run, len(named_), len(allocs)), [o["name"] for o in allocs[:20]])
+    # Debian's redis-server is a link to redis-check-rdb: the module is
+    # the file the process ran.
+    exe = os.path.basename(r["tracking"].get("executable") or exe)
+    tap(len([o for o in named_ if o.get("module") == exe]) >= 3,
+        "%s: named from %s's own symbols" % (run, exe),
+        [(o["name"], o.get("module")) for o in named_[:10]])
+    tap(sum(o.get("refs") or 0 for o in named_) > 0,
+        "%s: its named objects have references" % run,
+        [(o["name"], o.get("refs")) for o in named_[:10]])
+    return r
+
+
+def check_perl(d):
+    """Debian's perl in the exact stage's boot: its report under the hub,
+    and the same output and status with refcnt-run and its tracker."""
+    rc = rcs(d)
+    tap(rc.get("perl-plain") == 0 and rc.get("perl-hub") == 0,
+        "perl without refcnt-run and under it with the hub feed exits with status 0",
+        "rc %s %s" % (rc.get("perl-plain"), rc.get("perl-hub")))
+    third_party(d, "perl-hub", "hub", "perl")
+    out = {}
+    for run in ("perl-plain", "perl-hub"):
+        try:
+            out[run] = open(os.path.join(d, run + ".out")).read()
+        except OSError:
+            out[run] = None
+    tap(out["perl-plain"] == "30000 20000 200000 1350045000\n" and
+        out["perl-hub"] == out["perl-plain"],
+        "perl: the same output under refcnt-run and its tracker as without", out)
+
+
 def check_redis(d):
     rc = rcs(d)
     for feed in ("hinting", "hub"):
-        r = load(os.path.join(d, "redis-%s.json" % feed))
         tap(rc.get("redis-" + feed) == 0,
             "redis-server under refcnt-run --feed=%s exits with status 0" % feed,
             "rc %s" % rc.get("redis-" + feed))
-        if not r:
-            continue
-        used = [f["name"] for f in r["feeds"]["used"]]
-        tap(used and used[0] == feed, "redis %s: the report names the %s feed" % (feed, feed),
-            used)
-        tap(r["tracking"]["tracked"], "redis %s: allocations tracked" % feed,
-            r["tracking"]["status"])
-        allocs = [o for o in r["objects"] if o["kind"] in ("allocation", "allocation site")]
-        named_ = [o for o in allocs if o.get("function") and
-                  not re.match(r"^(0x|[\w.+-]+\+0x)", o["function"])]
-        tap(len(named_) >= 3, "redis %s: its objects named by function (%d of %d)"
-            % (feed, len(named_), len(allocs)), [o["name"] for o in allocs[:20]])
-        # Debian's redis-server is a link to redis-check-rdb: the module
-        # is the file the process ran.
-        exe = os.path.basename(r["tracking"].get("executable") or "redis-server")
-        tap(len([o for o in named_ if o.get("module") == exe]) >= 3,
-            "redis %s: named from %s's own symbols" % (feed, exe),
-            [(o["name"], o.get("module")) for o in named_[:10]])
+        third_party(d, "redis-" + feed, feed, "redis-server")
     # Output and status unchanged by the tracker: the dataset digest.
     try:
         plain = open(os.path.join(d, "redis-plain.digest")).read().strip()

@@ -28,7 +28,8 @@
  *
  * --fork-exec: the process forks a child that execs this program with
  * --child (one 2 MiB malloc, touched): refcnt-run traces it only with
- * --follow-children. The lines "// line:NAME" mark the lines the test
+ * --follow-children. -L N leaves N threads waiting when main() returns
+ * (exit_group() with threads alive). The lines "// line:NAME" mark the lines the test
  * expects the objects to be named after.
  */
 #include <errno.h>
@@ -329,6 +330,28 @@ static int run_workers(void)
 	return 0;
 }
 
+/* A thread that waits until the process ends. */
+static void *park(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
+/*
+ * Threads left waiting when main() returns: exit() then ends the process
+ * with them alive (exit_group()), as a server's idle threads are, and
+ * their exit stops race the main thread's in refcnt-run.
+ */
+static void leave_threads(int n)
+{
+	pthread_t t;
+
+	while (n-- > 0)
+		if (pthread_create(&t, NULL, park, NULL))
+			die("pthread_create");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -341,12 +364,13 @@ int main(int argc, char **argv)
 		{ "fork-exec", no_argument, NULL, 'f' },
 		{ "misplaced", required_argument, NULL, 'm' },
 		{ "child", no_argument, NULL, 'c' },
+		{ "leave-threads", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, forkexec = 0, rc;
+	int c, forkexec = 0, left = 0, rc;
 
 	page = sysconf(_SC_PAGESIZE);
-	while ((c = getopt_long(argc, argv, "xs:k:H:B:P:fcm:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "xs:k:H:B:P:fcm:L:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'x': exact = 1; break;
 		case 's': seconds = atof(optarg); break;
@@ -357,8 +381,9 @@ int main(int argc, char **argv)
 		case 'f': forkexec = 1; break;
 		case 'm': misplaced_len = strtoul(optarg, NULL, 0) * KIB; break;
 		case 'c': return child_main();
+		case 'L': left = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: obj-workload [--exact] [-s SECONDS] [-k LOADS] [-H NODE] [-B NODE] [-P FILE] [-m KIB] [--fork-exec]\n");
+			fprintf(stderr, "usage: obj-workload [--exact] [-s SECONDS] [-k LOADS] [-H NODE] [-B NODE] [-P FILE] [-m KIB] [--fork-exec] [-L THREADS]\n");
 			return 2;
 		}
 	}
@@ -370,6 +395,7 @@ int main(int argc, char **argv)
 	rc = run_workers();
 	if (!rc && forkexec)
 		rc = fork_exec("/proc/self/exe");
+	leave_threads(left);
 	printf("obj-workload: done\n");
 	return rc;
 }
