@@ -14,7 +14,11 @@
  * the code beside, whose references can outnumber the range's). Only
  * user-mode references are reported, as sessions take no others. The
  * filter stays until the next session's, or hub-pmu's, setting:
- * between sessions the device reports little.
+ * between sessions the device reports little. A session without ranges
+ * takes every user-mode reference of its thread: the stream is then
+ * opened whole, and hub_filter_off() should close it when the session
+ * ends (hub-filter-wrap.c does), or the next session's start drains a
+ * ring of what ran in between.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -45,34 +49,32 @@ static void hull(const struct rcb_count_range *r, size_t n,
 	}
 }
 
-void hub_filter_session(const struct refcnt_count_attr *attr)
+/* The control block, when REFCNT_HUB_FILTER=1 and there is a device. */
+static struct refcnt_hub_control *control(void)
 {
 	static unsigned char *base;
 	const char *on = getenv("REFCNT_HUB_FILTER");
-	struct refcnt_hub_control *c;
-	uint64_t ds, de, is = 0, ie = 0;
-	uint32_t seq;
 	size_t size;
-	int k;
 
 	if (!on || strcmp(on, "1"))
-		return;
+		return NULL;
 	if (!base)
 		base = hub_map(1, &size);
 	if (!base) {
 		fprintf(stderr, "hub-filter: no hub device: the stream stays as it is\n");
-		return;
+		return NULL;
 	}
-	hull(attr->data_ranges, attr->nr_data_ranges, &ds, &de);
-	if (de) {
-		ds = ds > HUB_FILTER_MARGIN ? ds - HUB_FILTER_MARGIN : 0;
-		de += HUB_FILTER_MARGIN;
-	} else {
-		hull(attr->instr_ranges, attr->nr_instr_ranges, &is, &ie);
-	}
-	c = (void *)(base + REFCNT_HUB_CONTROL);
-	seq = c->seq + 1;
-	c->refs = REFCNT_HUB_REFS_USER;
+	return (void *)(base + REFCNT_HUB_CONTROL);
+}
+
+/* Write the stream's setting, and wait until this vCPU took it. */
+static void program(struct refcnt_hub_control *c, uint32_t refs, uint64_t ds,
+		    uint64_t de, uint64_t is, uint64_t ie)
+{
+	uint32_t seq = c->seq + 1;
+	int k;
+
+	c->refs = refs;
 	c->data_start = ds;
 	c->data_end = de;
 	c->ip_start = is;
@@ -85,4 +87,38 @@ void hub_filter_session(const struct refcnt_count_attr *attr)
 		usleep(1000);
 	}
 	fprintf(stderr, "hub-filter: no vCPU took the filter\n");
+}
+
+/**
+ * hub_filter_session() - narrow the stream to a session about to open
+ * @attr: the session's attributes
+ *
+ * Return: 1 if the stream is now open to every user-mode reference (a
+ * session without ranges), else 0.
+ */
+int hub_filter_session(const struct refcnt_count_attr *attr)
+{
+	struct refcnt_hub_control *c = control();
+	uint64_t ds, de, is = 0, ie = 0;
+
+	if (!c)
+		return 0;
+	hull(attr->data_ranges, attr->nr_data_ranges, &ds, &de);
+	if (de) {
+		ds = ds > HUB_FILTER_MARGIN ? ds - HUB_FILTER_MARGIN : 0;
+		de += HUB_FILTER_MARGIN;
+	} else {
+		hull(attr->instr_ranges, attr->nr_instr_ranges, &is, &ie);
+	}
+	program(c, REFCNT_HUB_REFS_USER, ds, de, is, ie);
+	return !de && !ie;
+}
+
+/* hub_filter_off() - no references at all until the next session's filter */
+void hub_filter_off(void)
+{
+	struct refcnt_hub_control *c = control();
+
+	if (c)
+		program(c, REFCNT_HUB_REFS_OFF, 0, 0, 0, 0);
 }

@@ -8,6 +8,7 @@
 
 struct refcnt_count_attr;
 
-void hub_filter_session(const struct refcnt_count_attr *attr);
+int hub_filter_session(const struct refcnt_count_attr *attr);
+void hub_filter_off(void);
 
 #endif
