@@ -15,6 +15,26 @@
 
 #include "internal.h"
 
+/*
+ * Say what the counters make of the thresholds asked for: clipped to
+ * their maximum, and whether the kernel can raise a migration event at
+ * all (the differential crossed before the set folds).
+ */
+static void check_thresholds(const struct rcb_thresholds *t, uint32_t max)
+{
+	uint32_t diff = t->diff_threshold, abs = t->abs_threshold;
+
+	if (diff > max || abs > max)
+		rd_log(5, "thresholds clipped to the counters' maximum %u: diff_threshold %u -> %u, fold threshold %u -> %u",
+		       max, diff, diff > max ? max : diff, abs,
+		       abs > max ? max : abs);
+	diff = diff > max ? max : diff;
+	abs = abs > max ? max : abs;
+	if (diff >= abs)
+		rd_log(4, "diff_threshold %u is not below the fold threshold %u: the kernel raises no migration event",
+		       diff, abs);
+}
+
 static int set_thresholds(struct rd_engine *e, int restore)
 {
 	int i;
@@ -29,6 +49,16 @@ static int set_thresholds(struct rd_engine *e, int restore)
 
 		if (!restore && !e->cfg.set_thresholds)
 			continue;
+		/*
+		 * Nothing references a CPU-less node's pages from home: there
+		 * the differential is the remote count, and promotion's
+		 * threshold is the one that says when to raise an event.
+		 */
+		if (!restore && e->info[i].rcb_cnodeid < (unsigned int)e->ctr.nr_cnodes &&
+		    !e->has_cpu[e->info[i].rcb_cnodeid])
+			t.diff_threshold = e->cfg.promote_threshold;
+		if (!restore && !i)
+			check_thresholds(&t, e->info[i].rcb_hw_counter_max);
 		if (t.diff_threshold > e->info[i].rcb_hw_counter_max)
 			t.diff_threshold = e->info[i].rcb_hw_counter_max;
 		if (t.abs_threshold > e->info[i].rcb_hw_counter_max)

@@ -145,6 +145,17 @@ static void log_move(const struct rd_engine *e, const struct rd_move *m)
 	       m->to_nid, m->remote, m->home);
 }
 
+/* Is the page at vaddr of pid already queued to move (not yet flushed)? */
+static int queued(const struct rd_engine *e, pid_t pid, uint64_t vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < e->nr_pend; i++)
+		if (e->pend[i].ev.pid == pid && e->pend[i].m.vaddr == vaddr)
+			return 1;
+	return 0;
+}
+
 void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
 		  struct rd_decision *d)
 {
@@ -172,6 +183,12 @@ void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
 		return;
 	}
 	m.vaddr = ev->vaddr & ~(m.size - 1);
+	if (queued(e, ev->pid, m.vaddr)) {
+		/* Two events of one read for one page: it moves once. */
+		d->verdict = RD_FROZEN;
+		e->st.frozen++;
+		return;
+	}
 	if (!rd_policy_rate_take(e, m.size)) {
 		d->verdict = RD_RATE_LIMITED;
 		e->st.rate_limited++;
@@ -215,7 +232,12 @@ static size_t flush_pid(struct rd_engine *e, size_t i, char *done)
 		struct rd_pending *p = &e->pend[idx[k]];
 
 		if (ret < 0) {
-			refuse(e, &p->ev, &p->d, refusal_of(errno));
+			/*
+			 * EACCES for the call, not a page's status: a target
+			 * node outside the process's cpuset (its mems).
+			 */
+			refuse(e, &p->ev, &p->d, errno == EACCES ?
+			       RD_REF_NOT_ALLOWED : refusal_of(errno));
 		} else if (status[k] != to[k]) {
 			/* Not migrated: pinned or busy, or status says why. */
 			refuse(e, &p->ev, &p->d, status[k] >= 0 ? RD_REF_PINNED :

@@ -303,6 +303,24 @@ int rd_policy_rate_take(struct rd_engine *e, uint64_t size)
 	return 1;
 }
 
+/*
+ * Do the counts pass our thresholds? For a page on a CPU-less node (a
+ * memory tier), promotion: the remote count alone. Otherwise the
+ * differential over home and the absolute threshold.
+ */
+static int past_thresholds(const struct rd_engine *e,
+			   const struct rcb_event *ev, uint64_t remote,
+			   uint64_t local)
+{
+	const struct rd_config *c = &e->cfg;
+	unsigned int home = ev->home_cnodeid;
+
+	if (home < (unsigned int)e->ctr.nr_cnodes && !e->has_cpu[home])
+		return remote >= c->promote_threshold;
+	return remote >= local && remote - local >= c->diff_threshold &&
+	       remote >= c->abs_threshold;
+}
+
 void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 		      struct rd_decision *d)
 {
@@ -325,22 +343,18 @@ void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 		return;
 	}
 	d->verdict = RD_BELOW;
-	remote = ev->count;
-	local = ev->home_count;
-	/*
-	 * A record made late (the queue was full) has the counts of when it
-	 * was made, maybe just after a fold: judge the set on its counts
-	 * over time instead.
-	 */
-	if (ev->flags & RCB_EVENT_F_LATE)
+	if (!past_thresholds(e, ev, ev->count, ev->home_count)) {
+		/*
+		 * The event's counts are those of when the record was made:
+		 * the crossing that raised it may have folded the set (a
+		 * PMU sample weighs its period, and an 11-bit counter holds
+		 * two of 1,000), or a full queue made it late. Judge the set
+		 * on its counts over time instead.
+		 */
 		life_counts(e, ev, &remote, &local);
-	if (d->from_nid >= 0 && !e->has_cpu[home]) {
-		/* Promotion from a CPU-less (memory tier) node. */
-		if (remote < c->promote_threshold)
+		if (!past_thresholds(e, ev, remote, local))
 			return;
-	} else if (remote < local || remote - local < c->diff_threshold ||
-		   remote < c->abs_threshold) {
-		return;
+		e->st.over_time++;
 	}
 	d->to_nid = target_nid(e, ev->src_cnodeid);
 	if (d->to_nid < 0) {

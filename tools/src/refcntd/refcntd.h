@@ -66,6 +66,7 @@ enum rd_refusal {
 	RD_REF_NOT_PRESENT,	/* no longer mapped, or the zero page */
 	RD_REF_STALE,		/* no longer at the event's physical page */
 	RD_REF_NO_MEMORY,	/* no node near the users has free memory */
+	RD_REF_NOT_ALLOWED,	/* the node is not in the process's cpuset */
 	RD_REF_ERROR,		/* any other error */
 	RD_REF_NR,
 };
@@ -87,6 +88,7 @@ struct rd_stats {
 	uint64_t scans;		/* soft-dirty scans done */
 	uint64_t rmapped;	/* events without context named by the rmap */
 	uint64_t rmap_rebuilds;	/* reverse map rebuilt on a miss */
+	uint64_t over_time;	/* past the thresholds on the counts over time */
 };
 
 /* One page moved (or, dry-run, that would have been). */
