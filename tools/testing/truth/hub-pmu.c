@@ -15,7 +15,8 @@
  * PERIOD-th op, kernel-mode samples dropped as the kernel's software
  * filter does. The plain references are off in the PMU modes.
  *
- * Writes the control block (struct refcnt_hub_control), waits until a
+ * Writes the control block (struct refcnt_hub_control), its filters
+ * cleared (tools/testing/truth/hub-filter.c sets them), waits until a
  * vCPU took it and prints the period in force ("period N"; IBS rounds
  * down to a multiple of 16). Exit 0, 1 refused (period 0), 2 usage, 3 no
  * device or no vCPU took it within a second.
@@ -70,6 +71,10 @@ int main(int argc, char **argv)
 	c->pmu_mode = mode;
 	c->pmu_period = period;
 	c->pmu_flags = flags;
+	c->data_start = 0;
+	c->data_end = 0;
+	c->ip_start = 0;
+	c->ip_end = 0;
 	__atomic_store_n(&c->seq, seq, __ATOMIC_RELEASE);
 	for (k = 0; k < 1000; k++) {
 		if (__atomic_load_n(&c->seq_applied, __ATOMIC_ACQUIRE) == seq) {

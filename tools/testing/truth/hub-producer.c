@@ -75,6 +75,8 @@ struct hub_vcpu {
 	uint64_t garble_in, garbled, rnd, samples;
 	uint32_t seq;			/* of the control block, last taken */
 	int mute, stream, pmu;		/* the hub stream (REFS_*), the PMU */
+	/* The stream's filters, from the control block: end 0 for none. */
+	uint64_t data_start, data_end, ip_start, ip_end;
 } __attribute__((aligned(64)));
 
 int hub_on, hub_misses;
@@ -341,6 +343,10 @@ static void hub_control(unsigned int vi, struct hub_vcpu *h, uint32_t seq)
 	h->stream = __atomic_load_n(&ctl->refs, __ATOMIC_RELAXED);
 	if (h->stream > REFCNT_HUB_REFS_USER)
 		h->stream = REFCNT_HUB_REFS_ALL;
+	h->data_start = __atomic_load_n(&ctl->data_start, __ATOMIC_RELAXED);
+	h->data_end = __atomic_load_n(&ctl->data_end, __ATOMIC_RELAXED);
+	h->ip_start = __atomic_load_n(&ctl->ip_start, __ATOMIC_RELAXED);
+	h->ip_end = __atomic_load_n(&ctl->ip_end, __ATOMIC_RELAXED);
 	period = pmu_program(vi, __atomic_load_n(&ctl->pmu_mode, __ATOMIC_RELAXED),
 			     __atomic_load_n(&ctl->pmu_period, __ATOMIC_RELAXED),
 			     __atomic_load_n(&ctl->pmu_flags, __ATOMIC_RELAXED));
@@ -386,6 +392,10 @@ void hub_ref(unsigned int vi, const struct insn_info *ii, uint64_t pa,
 		pmu_access(vi, ii, vaddr, pa, store, miss, remote);
 	if (!h->stream || (hub_misses && miss <= 0) ||
 	    (h->stream == REFCNT_HUB_REFS_USER && ii->ip >= PMU_KERNEL_START))
+		return;
+	/* The guest's filters: not in the stream, so not among @references. */
+	if ((h->data_end && (vaddr < h->data_start || vaddr >= h->data_end)) ||
+	    (h->ip_end && (ii->ip < h->ip_start || ii->ip >= h->ip_end)))
 		return;
 	h->refs++;
 	if (--h->skip)

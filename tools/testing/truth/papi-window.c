@@ -19,6 +19,9 @@
  * read, this code touches only its stack and its state, which lives in a
  * page of its own at a fixed address, away from any data a program
  * measures: a global variable could share a hardware page with it.
+ *
+ * Before each session opens, hub_filter_session() narrows the hub's
+ * stream to what it can take, when the environment asks (hub-filter.c).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +31,7 @@
 
 #include <refcnt/refcnt.h>
 
+#include "hub-filter.h"
 #include "truth-mark.h"
 
 int __real_refcnt_count_open(const struct refcnt_count_attr *attr);
@@ -68,6 +72,7 @@ int __wrap_refcnt_count_open(const struct refcnt_count_attr *attr)
 {
 	int fd;
 
+	hub_filter_session(attr);
 	if (state->fd < 0) {
 		printf("papi-window: %u", ++state->windows);
 		range("data", attr->data_ranges, attr->nr_data_ranges);

@@ -157,6 +157,19 @@ struct refcnt_hub_header {
  *		rounded down to a multiple of REFCNT_HUB_PMU_IBS_UNIT),
  *		0 when the PMU is off or the setting was refused
  * @pad:	zero
+ * @data_start:	guest: with @data_end not 0, the reference stream
+ *		(@refs) reports only references whose data address lies
+ *		in [@data_start, @data_end)
+ * @data_end:	guest: 0 for any data address
+ * @ip_start:	guest: with @ip_end not 0, only references made by an
+ *		instruction in [@ip_start, @ip_end)
+ * @ip_end:	guest: 0 for any instruction
+ *
+ * The four filters came after version 3's first producers without a
+ * bump: zero, what the producer clears the header page to, is no
+ * filter. They let a test make only the records its counting sessions
+ * can take (tools/testing/truth/hub-filter.c); the PMU's samples are
+ * not filtered.
  */
 struct refcnt_hub_control {
 	__u32 refs;
@@ -167,6 +180,10 @@ struct refcnt_hub_control {
 	__u32 seq_applied;
 	__u32 pmu_applied;
 	__u32 pad;
+	__u64 data_start;
+	__u64 data_end;
+	__u64 ip_start;
+	__u64 ip_end;
 };
 
 /**
@@ -202,8 +219,9 @@ struct refcnt_hub_record {
  *			    REFCNT_HUB_RING_CTRL
  * @head:	producer: records published, free-running
  * @overruns:	producer: records dropped because the ring was full
- * @references:	producer: references seen (muted ones aside), reported
- *		or not
+ * @references:	producer: references of the stream seen (muted ones and
+ *		those @refs and the filters leave out aside), reported
+ *		or not (@period)
  * @muted:	producer: 1 from the vCPU's mute mark to its unmute mark,
  *		else 0
  * @pad0:	keeps @tail on its own cache line
