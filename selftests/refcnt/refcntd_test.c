@@ -19,6 +19,8 @@
  *    by its reverse map, rebuilt on the miss, and exactly those move;
  *  - refcnt-run --migrate moves its command's page (the command sees it
  *    arrive) and its JSON report says from which node to which;
+ *  - refcntd answers SIGUSR1 and SIGTERM while it drains a flood of
+ *    records that never lets its queues empty;
  *  - refcntd as an unprivileged user, with a bad configuration, or with the
  *    module missing (hidden in a mount namespace): one line on stderr and exit 4, 2 and 3.
  *
@@ -52,6 +54,7 @@
 #pragma GCC diagnostic pop
 
 #include "refcnt_helpers.h"
+#include "refcnt_counters.h"
 #include "harness_filter.h"
 
 #define DIR_	"/tmp/refcntd-test"
@@ -273,6 +276,7 @@ FIXTURE(refcntd) {
 	char *buf;
 	int home, dst;		/* nids: the page's node, the users' node */
 	int home_c, dst_c;	/* their cnodeids */
+	pid_t flood;		/* a child injecting events, or 0 */
 };
 
 FIXTURE_SETUP(refcntd)
@@ -281,6 +285,7 @@ FIXTURE_SETUP(refcntd)
 	int i, hg, dg, tfd;
 
 	self->buf = NULL;
+	self->flood = 0;
 	if (find_refcntd())
 		RC_SETUP_SKIP("no refcntd (make tools; REFCNT_TOOLS=dir)");
 	tfd = rc_test_open();
@@ -319,6 +324,10 @@ FIXTURE_SETUP(refcntd)
 
 FIXTURE_TEARDOWN(refcntd)
 {
+	if (self->flood > 0) {
+		kill(self->flood, SIGKILL);
+		waitpid(self->flood, NULL, 0);
+	}
 	if (self->buf)
 		munmap(self->buf, 8 * 4096);
 }
@@ -585,6 +594,89 @@ TEST_F(refcntd, sighup_reloads_or_keeps)
 	EXPECT_EQ(1, stat_of("dry_run"));
 	EXPECT_EQ(0, stat_of("moved"));
 	EXPECT_EQ(self->home, node_of(self->buf));
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* SIGUSR1, and the seconds until the stats file is there (-1: not in wait_s). */
+static double stats_answer(pid_t pid, double wait_s)
+{
+	double t0 = now_s();
+
+	unlink(STATS);
+	kill(pid, SIGUSR1);
+	while (access(STATS, R_OK)) {
+		if (now_s() - t0 > wait_s)
+			return -1;
+		usleep(10000);
+	}
+	return now_s() - t0;
+}
+
+/*
+ * A flood: a child injects, as fast as it can, FLOOD_SETS sets of the
+ * home node across the differential and to the fold (RCB_INJECT: no
+ * context, so nothing is named or moved), faster than refcntd reads: each
+ * event's page is unknown to its reverse map, and rmap_ms = 1 has nearly
+ * every one rebuild it, so refcntd's queue never empties. ppoll() delivers
+ * no signal while a node has records: refcntd must look for them between
+ * its batches. It answers SIGUSR1 with its stats and SIGTERM by stopping
+ * cleanly, each within SIGNAL_WAIT_S (the times are printed: under TCG a
+ * batch's work is a fraction of a second).
+ */
+#define FLOOD_SETS	1024
+#define FLOOD_EVENTS	1000	/* migration events refcntd read first */
+#define SIGNAL_WAIT_S	10
+
+TEST_F_TIMEOUT(refcntd, answers_signals_under_flood, 120)
+{
+	static struct rcb_ref refs[FLOOD_SETS];
+	double t, worst = 0, t0;
+	struct rc_dev d = { .fd = -1 };
+	long long events;
+	pid_t pid;
+	int i, st;
+
+	write_conf("rmap_ms = 1\n");
+	pid = start();
+	ASSERT_EQ(0, stat_of("moved")) TH_LOG("refcntd did not start");
+	ASSERT_EQ(0, rcd_open(&d, self->home));
+	for (i = 0; i < FLOOD_SETS; i++)
+		refs[i] = (struct rcb_ref){ rcd_set_paddr(&d, rcd_mid_set(&d, i)),
+					    self->dst_c, d.info.rcb_abs_threshold };
+	self->flood = rc_fork();
+	ASSERT_LE(0, self->flood);
+	if (!self->flood)
+		for (;;)
+			if (rc_inject(d.fd, refs, FLOOD_SETS, RCB_INJECT_SYNC))
+				_exit(1);
+	rcd_close(&d);
+	events = wait_stat(pid, "events", FLOOD_EVENTS);
+	ASSERT_LE(FLOOD_EVENTS, events) TH_LOG("refcntd answers no SIGUSR1 under the flood");
+	for (i = 0; i < 5; i++) {
+		t = stats_answer(pid, SIGNAL_WAIT_S);
+		ASSERT_LE(0, t) TH_LOG("no stats %d s after SIGUSR1 %d", SIGNAL_WAIT_S, i);
+		worst = t > worst ? t : worst;
+	}
+	/* Still flooding: the answers came while records waited. */
+	ASSERT_EQ(0, waitpid(self->flood, NULL, WNOHANG));
+	t0 = now_s();
+	kill(pid, SIGTERM);
+	while (!waitpid(pid, &st, WNOHANG) && now_s() - t0 < SIGNAL_WAIT_S)
+		usleep(10000);
+	t = now_s() - t0;
+	ASSERT_GT(SIGNAL_WAIT_S, t) TH_LOG("refcntd still running %d s after SIGTERM",
+					   SIGNAL_WAIT_S);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	printf("refcntd-flood: %lld migration events read, then SIGUSR1 answered in %.3f s at worst, SIGTERM in %.3f s; lost %lld, rmap_rebuilds %lld\n",
+	       events, worst, t, stat_of("lost"), stat_of("rmap_rebuilds"));
+	EXPECT_EQ(0, stat_of("moved"));
 }
 
 /*

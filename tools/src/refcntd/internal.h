@@ -70,6 +70,15 @@ struct rd_pending {
 #define RD_PEND_MAX	256
 
 /*
+ * The drain: records per read(2), reads of one node in a row, and the
+ * time one pass over the nodes may take before the stats, the scan and
+ * the signals get their turn.
+ */
+#define RD_BATCH	64
+#define RD_DRAIN_READS	16
+#define RD_DRAIN_NS	100000000ULL
+
+/*
  * Physical page -> (pid, address) of the opted-in processes, built by the
  * scan from /proc/pid/pagemap: names the page of a migration event whose
  * context the kernel's lossy cache dropped. Entries of an older
@@ -92,6 +101,7 @@ struct rd_engine {
 	struct rcb_info *info;
 	uint32_t *old_diff, *old_abs;	/* thresholds found, restored */
 	struct pollfd *pfd;
+	int next_node;			/* the drain's first node next time */
 	struct rt_counters ctr;		/* cnodeid <-> nid */
 	int *has_mem, *has_cpu;		/* by cnodeid */
 	uint64_t granularity;
