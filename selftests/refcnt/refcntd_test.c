@@ -21,6 +21,8 @@
  *    arrive) and its JSON report says from which node to which;
  *  - refcntd answers SIGUSR1 and SIGTERM while it drains a flood of
  *    records that never lets its queues empty;
+ *  - its target respects the process's cpuset: the nearest allowed node
+ *    with room (fallback = nearest), or none (fallback = none);
  *  - refcntd as an unprivileged user, with a bad configuration, or with the
  *    module missing (hidden in a mount namespace): one line on stderr and exit 4, 2 and 3.
  *
@@ -276,7 +278,7 @@ FIXTURE(refcntd) {
 	char *buf;
 	int home, dst;		/* nids: the page's node, the users' node */
 	int home_c, dst_c;	/* their cnodeids */
-	pid_t flood;		/* a child injecting events, or 0 */
+	pid_t child;		/* a child to kill at the end, or 0 */
 };
 
 FIXTURE_SETUP(refcntd)
@@ -285,7 +287,7 @@ FIXTURE_SETUP(refcntd)
 	int i, hg, dg, tfd;
 
 	self->buf = NULL;
-	self->flood = 0;
+	self->child = 0;
 	if (find_refcntd())
 		RC_SETUP_SKIP("no refcntd (make tools; REFCNT_TOOLS=dir)");
 	tfd = rc_test_open();
@@ -322,12 +324,16 @@ FIXTURE_SETUP(refcntd)
 	}
 }
 
+#define CG	"/sys/fs/cgroup"
+#define CG_DIR	CG "/refcntd-test"
+
 FIXTURE_TEARDOWN(refcntd)
 {
-	if (self->flood > 0) {
-		kill(self->flood, SIGKILL);
-		waitpid(self->flood, NULL, 0);
+	if (self->child > 0) {
+		kill(self->child, SIGKILL);
+		waitpid(self->child, NULL, 0);
 	}
+	rmdir(CG_DIR);
 	if (self->buf)
 		munmap(self->buf, 8 * 4096);
 }
@@ -650,9 +656,9 @@ TEST_F_TIMEOUT(refcntd, answers_signals_under_flood, 120)
 	for (i = 0; i < FLOOD_SETS; i++)
 		refs[i] = (struct rcb_ref){ rcd_set_paddr(&d, rcd_mid_set(&d, i)),
 					    self->dst_c, d.info.rcb_abs_threshold };
-	self->flood = rc_fork();
-	ASSERT_LE(0, self->flood);
-	if (!self->flood)
+	self->child = rc_fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child)
 		for (;;)
 			if (rc_inject(d.fd, refs, FLOOD_SETS, RCB_INJECT_SYNC))
 				_exit(1);
@@ -665,7 +671,7 @@ TEST_F_TIMEOUT(refcntd, answers_signals_under_flood, 120)
 		worst = t > worst ? t : worst;
 	}
 	/* Still flooding: the answers came while records waited. */
-	ASSERT_EQ(0, waitpid(self->flood, NULL, WNOHANG));
+	ASSERT_EQ(0, waitpid(self->child, NULL, WNOHANG));
 	t0 = now_s();
 	kill(pid, SIGTERM);
 	while (!waitpid(pid, &st, WNOHANG) && now_s() - t0 < SIGNAL_WAIT_S)
@@ -677,6 +683,153 @@ TEST_F_TIMEOUT(refcntd, answers_signals_under_flood, 120)
 	printf("refcntd-flood: %lld migration events read, then SIGUSR1 answered in %.3f s at worst, SIGTERM in %.3f s; lost %lld, rmap_rebuilds %lld\n",
 	       events, worst, t, stat_of("lost"), stat_of("rmap_rebuilds"));
 	EXPECT_EQ(0, stat_of("moved"));
+}
+
+static int write_str(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, strlen(v)) != (ssize_t)strlen(v))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * A cpuset cgroup (v2, mounted here if nothing is) whose processes may
+ * have memory on mems only: 0, -ENOENT when the kernel has no cpuset
+ * controller, or -errno.
+ */
+static int cpuset_make(const char *mems)
+{
+	char buf[4096];
+
+	if (access(CG "/cgroup.controllers", R_OK) &&
+	    mount("none", CG, "cgroup2", 0, NULL))
+		return -ENOENT;
+	if (rc_read_file(CG "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
+	    !strstr(buf, "cpuset"))
+		return -ENOENT;
+	if (write_str(CG "/cgroup.subtree_control", "+cpuset") ||
+	    (mkdir(CG_DIR, 0755) && errno != EEXIST) ||
+	    rc_read_file(CG "/cpuset.cpus.effective", buf, sizeof(buf)) <= 0)
+		return -errno ?: -EIO;
+	return write_str(CG_DIR "/cpuset.cpus", buf) ?:
+	       write_str(CG_DIR "/cpuset.mems", mems);
+}
+
+/* nid's distance to each online node, in /sys's order; the online list. */
+static int distance(int from, int to)
+{
+	char path[96], buf[1024], *p = buf, *end;
+	struct rc_nodes on;
+	int i, d = -1;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/distance", from);
+	if (rc_read_file(path, buf, sizeof(buf)) <= 0 || rc_node_list("online", &on))
+		return -1;
+	for (i = 0; i < on.n; i++, p = end) {
+		d = strtol(p, &end, 10);
+		if (on.id[i] == to)
+			return d;
+	}
+	return -1;
+}
+
+/*
+ * A child in the cpuset of mems {home, far}: its page on far, sampled
+ * from the users' node (not in its cpuset) once told to. Returns its pid;
+ * *page: the page's address.
+ */
+static pid_t cpuset_child(int far, int src, int go, char **page)
+{
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pid_t pid;
+	char c;
+
+	*page = p;
+	pid = rc_fork();
+	if (pid)
+		return pid;
+	if (write_str(CG_DIR "/cgroup.procs", "0"))
+		_exit(1);
+	p[0] = 1;
+	if (move_to(p, far))
+		_exit(2);
+	if (read(go, &c, 1) != 1 || feed(p, 1, src) != 1)
+		_exit(3);
+	for (;;)
+		pause();
+}
+
+/*
+ * refcntd's target respects the process's cpuset: a page on a third node
+ * X, of a process whose cpuset has the home node and X, referenced from
+ * the users' node, outside it. The first choice (the users' node) is not
+ * allowed: fallback = nearest takes the nearest allowed node with room
+ * (home, or X itself when it is nearer: then the page stays, refused as
+ * not_allowed); fallback = none refuses (not_allowed), the page stays.
+ * Never a move_pages(2) that fails EACCES.
+ */
+static void cpuset_case(struct __test_metadata *_metadata,
+			FIXTURE_DATA(refcntd) *self, const char *fallback)
+{
+	struct rc_nodes mem;
+	int far = -1, i, go[2], st = -1, want, g;
+	char conf[128], mems[32], *page;
+	void *addr;
+	pid_t pid;
+
+	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
+	for (i = 0; i < mem.n && far < 0; i++)
+		if (mem.id[i] != self->home && mem.id[i] != self->dst)
+			far = mem.id[i];
+	if (far < 0)
+		SKIP(return, "needs a third node with memory");
+	snprintf(mems, sizeof(mems), "%d,%d", self->home, far);
+	i = cpuset_make(mems);
+	if (i == -ENOENT)
+		SKIP(return, "no cpuset cgroup controller");
+	ASSERT_EQ(0, i);
+	ASSERT_EQ(0, pipe(go));
+	self->child = cpuset_child(far, self->dst_c, go[0], &page);
+	ASSERT_LT(0, self->child);
+	snprintf(conf, sizeof(conf), "pids = %d\nfallback = %s\n", self->child, fallback);
+	write_conf(conf);
+	pid = start();
+	ASSERT_EQ(0, stat_of("moved")) TH_LOG("refcntd did not start");
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	EXPECT_EQ(1, wait_stat(pid, "events", 1));
+	EXPECT_EQ(0, stop(pid));
+	addr = page;
+	ASSERT_EQ(0, syscall(SYS_move_pages, self->child, 1UL, &addr, NULL, &st, 0));
+	/* The nearest allowed node to the users', the lower cnodeid on a tie */
+	want = distance(self->dst, self->home) < distance(self->dst, far) ||
+	       (distance(self->dst, self->home) == distance(self->dst, far) &&
+		cnode_of(self->home, &g) < cnode_of(far, &g)) ? self->home : far;
+	if (!strcmp(fallback, "none"))
+		want = far;
+	printf("refcntd-cpuset: fallback = %s: page on node %d, referenced from node %d, cpuset %s: on node %d\n",
+	       fallback, far, self->dst, mems, st);
+	EXPECT_EQ(want, st);
+	EXPECT_EQ(want == far ? 0 : 1, stat_of("moved"));
+	EXPECT_EQ(want == far ? 1 : 0, stat_of("not_allowed"));
+	EXPECT_EQ(want == far ? 1 : 0, stat_of("refused"));
+	close(go[0]);
+	close(go[1]);
+}
+
+TEST_F(refcntd, target_in_cpuset_nearest)
+{
+	cpuset_case(_metadata, self, "nearest");
+}
+
+TEST_F(refcntd, target_in_cpuset_fallback_none)
+{
+	cpuset_case(_metadata, self, "none");
 }
 
 /*

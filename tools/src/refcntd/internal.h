@@ -36,12 +36,23 @@ struct rd_cached {
 #define RD_CACHE_SLOTS	256
 #define RD_CACHE_NS	1000000000ULL
 
+/* A process's cpuset: the nodes its memory may be on (Mems_allowed). */
+#define RD_MEMS_WORDS	16		/* nids below 1024 */
+
+struct rd_mems {
+	pid_t pid;
+	uint64_t time_ns;		/* kept a second, as rd_cached */
+	int known;			/* 0: /proc said nothing: any node */
+	uint64_t mask[RD_MEMS_WORDS];
+};
+
 struct rd_policy {
 	double tok_pages, tok_bytes;	/* the rate limit's token buckets */
 	uint64_t tok_ns;		/* when they were last filled */
 	struct rd_frozen *frozen;	/* RD_FROZEN_SLOTS, open addressing */
 	struct rd_cached opted[RD_CACHE_SLOTS], room[RD_CACHE_SLOTS];
 	struct rd_cached locked[RD_CACHE_SLOTS];	/* 0: VmLck 0 */
+	struct rd_mems mems[RD_CACHE_SLOTS];
 };
 
 
