@@ -180,6 +180,27 @@ static int set_counts(struct rc_dev *d, uint64_t paddr, uint64_t *c)
 static uint32_t pmu_program(unsigned char *base, uint32_t refs, uint32_t mode,
 			    uint32_t period, uint32_t flags);
 
+/*
+ * The plain stream: every reference, no PMU, no range filter. A test
+ * killed at its timeout runs no teardown (the harness kills its child),
+ * and another program in the boot (refcntd_pmu_test, the PAPI part) may
+ * have left the control block set: each test starts from this.
+ */
+static void hub_control_reset(void)
+{
+	struct refcnt_hub_control *c;
+	unsigned char *base;
+	size_t size;
+
+	base = hub_map(1, &size);
+	if (!base)
+		return;
+	c = (void *)(base + REFCNT_HUB_CONTROL);
+	c->data_start = c->data_end = c->ip_start = c->ip_end = 0;
+	pmu_program(base, 1, REFCNT_HUB_PMU_OFF, 0, 0);
+	munmap(base, size);
+}
+
 FIXTURE(hub) {
 	struct rc_nodes online, cnodes, cpu, mem;
 	bool none;
@@ -202,6 +223,7 @@ FIXTURE_SETUP(hub)
 	ASSERT_EQ(0, rc_node_list("has_cpu", &self->cpu));
 	ASSERT_EQ(0, rc_node_list("has_memory", &self->mem));
 	ASSERT_EQ(0, put(HUB_PARAM, "1"));
+	hub_control_reset();
 }
 
 FIXTURE_TEARDOWN(hub)

@@ -152,6 +152,27 @@ void rd_scan(struct rd_engine *e)
  * most once per rmap_ms, so a page allocated, or a process forked or
  * moved into a cgroup, since the last build is named within that time.
  */
+/*
+ * Does pid still have the page at vaddr? A page freed since the map was
+ * built may be another process's now (a worker's new page where the
+ * moved one was): such a hit is a miss, which may rebuild the map.
+ */
+static int rmap_current(pid_t pid, uint64_t vaddr, uint64_t pfn)
+{
+	char path[64];
+	uint64_t pm = 0;
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ok = pread(fd, &pm, 8, (vaddr / 4096) * 8) == 8 && (pm >> 63) & 1 &&
+	     (pm & ((1ULL << 55) - 1)) == pfn;
+	close(fd);
+	return ok;
+}
+
 int rd_rmap_name(struct rd_engine *e, uint64_t paddr, pid_t *pid,
 		 uint64_t *vaddr)
 {
@@ -164,7 +185,8 @@ int rd_rmap_name(struct rd_engine *e, uint64_t paddr, pid_t *pid,
 		return -1;
 	for (tries = 0; tries < 2; tries++) {
 		for (a = base; a < base + gran; a += 4096)
-			if (!rd_rmap_find(e, a, pid, vaddr))
+			if (!rd_rmap_find(e, a, pid, vaddr) &&
+			    rmap_current(*pid, *vaddr, a >> 12))
 				return 0;
 		if (tries || !e->cfg.rmap_ms ||
 		    (e->rmap_ns && rd_now_ns() - e->rmap_ns < every))
