@@ -407,15 +407,19 @@ TEST_F_TIMEOUT(refcntd_pmu, moves_misplaced_array, 300)
 		ASSERT_LE(0, on);
 		ASSERT_EQ(0, waitpid(self->rd, NULL, WNOHANG)) show_log();
 	}
+	printf("refcntd-pmu: %d of %d pages on node %d in %.1f s\n", on, PAGES,
+	       self->a, now_s() - t0);
 	/* One answer for the three figures: SIGUSR1 while the flood goes on */
-	ASSERT_LT(0, stats_now(self->rd, buf, sizeof(buf)))
+	ASSERT_LT(0, stats_now(self->rd, buf, sizeof(buf))) {
 		TH_LOG("no stats from refcntd within %d s", STATS_WAIT_S);
+		show_log();
+	}
 	moved = stat_key(buf, "moved");
 	over = stat_key(buf, "over_time");
 	ctx = stat_key(buf, "no_context");
-	printf("refcntd-pmu: %d of %d pages on node %d in %.1f s; moved %lld, over_time %lld, no_context %lld, events %lld, lost %lld\n",
-	       on, PAGES, self->a, now_s() - t0, moved, over, ctx,
-	       stat_key(buf, "events"), stat_key(buf, "lost"));
+	printf("refcntd-pmu: stats in %.1f s: moved %lld, over_time %lld, no_context %lld, events %lld, lost %lld\n",
+	       stats_worst, moved, over, ctx, stat_key(buf, "events"),
+	       stat_key(buf, "lost"));
 	if (on != PAGES || moved != PAGES)
 		show_log();
 	/* Exactly the user's array moved, and all of it. */
