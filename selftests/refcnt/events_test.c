@@ -464,6 +464,7 @@ TEST_F(overflow, migrate_flood_reaches_the_reader)
 	unsigned int seen[FLOOD_SETS] = { 0 };
 	unsigned int home, r, i, got = 0, rounds = 0;
 	uint64_t seq, first = rcd_mid_set(d, 200);
+	int first_k;
 	uint32_t D = 10, abs;
 	struct rc_stats s0, s;
 	int n, k;
@@ -488,21 +489,22 @@ TEST_F(overflow, migrate_flood_reaches_the_reader)
 			       RCB_INJECT_SYNC));
 
 	n = read(d->fd, ev, sizeof(ev));
-	ASSERT_EQ((1 + SMALL_QUEUE) * RC_EVENT_SIZE, n);
+	ASSERT_LE((1 + SMALL_QUEUE) * RC_EVENT_SIZE, n);
 	EXPECT_EQ((uint32_t)RCB_EVENT_LOST, ev[0].type);
 	EXPECT_EQ((uint32_t)(FLOOD_FOLDS - SMALL_QUEUE), ev[0].count);
 	for (i = 1; i <= SMALL_QUEUE; i++)
 		EXPECT_EQ((uint32_t)RCB_EVENT_FOLD, ev[i].type);
 	/* The MIGRATE records are numbered after all 40 folds */
 	seq = ev[1].seq + FLOOD_FOLDS;
-	/* Only read and poll: each read's room brings the next ones. */
+	/*
+	 * Only read and poll: each read's room brings the next ones. The
+	 * service the references raised may run during that first read and
+	 * fill the room it makes: then its records are owed ones already.
+	 */
+	first_k = 1 + SMALL_QUEUE;
+	n /= RC_EVENT_SIZE;
 	while (got < FLOOD_SETS && rounds++ < 4 * FLOOD_SETS) {
-		ASSERT_EQ(1, poll(&p, 1, 10000))
-			TH_LOG("no record for 10 s after %u of %u sets", got,
-			       FLOOD_SETS);
-		n = rc_events(d->fd, ev, FLOOD_SETS + 64);
-		ASSERT_LE(0, n);
-		for (k = 0; k < n; k++) {
+		for (k = first_k; k < n; k++) {
 			ASSERT_EQ((uint32_t)RCB_EVENT_MIGRATE, ev[k].type)
 				TH_LOG("record %u is %s", got,
 				       rc_event_name(ev[k].type));
@@ -516,6 +518,14 @@ TEST_F(overflow, migrate_flood_reaches_the_reader)
 			seq++;
 			got++;
 		}
+		if (got == FLOOD_SETS)
+			break;
+		ASSERT_EQ(1, poll(&p, 1, 10000))
+			TH_LOG("no record for 10 s after %u of %u sets", got,
+			       FLOOD_SETS);
+		n = rc_events(d->fd, ev, FLOOD_SETS + 64);
+		ASSERT_LE(0, n);
+		first_k = 0;
 	}
 	ASSERT_EQ(FLOOD_SETS, got);
 	for (i = 0; i < FLOOD_SETS; i++)
@@ -553,6 +563,7 @@ TEST_F(overflow, migrate_records_coalesce_per_set)
 	unsigned int seen[COAL_SETS] = { 0 };
 	unsigned int home, r, i, got = 0, late = 0, rounds = 0;
 	uint64_t first, seq0, seq, lost = 0;
+	int first_k;
 	uint32_t D = 10, abs;
 	struct rc_stats s0, s;
 	int n, k;
@@ -582,7 +593,7 @@ TEST_F(overflow, migrate_records_coalesce_per_set)
 		  s.events_dropped);
 
 	n = read(d->fd, ev, sizeof(ev));
-	ASSERT_EQ((1 + SMALL_QUEUE) * RC_EVENT_SIZE, n);
+	ASSERT_LE((1 + SMALL_QUEUE) * RC_EVENT_SIZE, n);
 	ASSERT_EQ((uint32_t)RCB_EVENT_LOST, ev[0].type);
 	EXPECT_EQ(COAL_SETS * (COAL_ROUNDS - 1), ev[0].count);
 	seq0 = ev[1].seq;
@@ -600,15 +611,16 @@ TEST_F(overflow, migrate_records_coalesce_per_set)
 		seen[i]++;
 		got++;
 	}
-	/* The owed ones, late, numbered after every dropped fold */
+	/*
+	 * The owed ones, late, numbered after every dropped fold; the first
+	 * may have come in that read (a service the references raised ran
+	 * during it).
+	 */
 	seq = seq0 + SMALL_QUEUE + lost;
+	first_k = 1 + SMALL_QUEUE;
+	n /= RC_EVENT_SIZE;
 	while (got < COAL_SETS && rounds++ < 4 * COAL_SETS) {
-		ASSERT_EQ(1, poll(&p, 1, 10000))
-			TH_LOG("no record for 10 s after %u of %u sets", got,
-			       COAL_SETS);
-		n = rc_events(d->fd, ev, COAL_SETS * COAL_ROUNDS + 64);
-		ASSERT_LE(0, n);
-		for (k = 0; k < n; k++) {
+		for (k = first_k; k < n; k++) {
 			ASSERT_EQ((uint32_t)RCB_EVENT_MIGRATE, ev[k].type)
 				TH_LOG("record %u is %s", got,
 				       rc_event_name(ev[k].type));
@@ -621,6 +633,14 @@ TEST_F(overflow, migrate_records_coalesce_per_set)
 			got++;
 			late++;
 		}
+		if (got == COAL_SETS)
+			break;
+		ASSERT_EQ(1, poll(&p, 1, 10000))
+			TH_LOG("no record for 10 s after %u of %u sets", got,
+			       COAL_SETS);
+		n = rc_events(d->fd, ev, COAL_SETS * COAL_ROUNDS + 64);
+		ASSERT_LE(0, n);
+		first_k = 0;
 	}
 	ASSERT_EQ(COAL_SETS, got);
 	EXPECT_EQ(COAL_SETS - SMALL_QUEUE, late);

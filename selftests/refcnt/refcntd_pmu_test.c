@@ -288,9 +288,14 @@ FIXTURE_SETUP(refcntd_pmu)
 	}
 	if (self->b < 0)
 		RC_SETUP_SKIP("needs two nodes with CPUs and memory counted apart");
-	/* Sets left with a raised migration by earlier tests stay silent. */
-	for (i = 0; i < mem.n; i++)
+	/*
+	 * Sets left with a raised migration by earlier tests stay silent,
+	 * and their records still queued are gone.
+	 */
+	for (i = 0; i < mem.n; i++) {
 		ASSERT_EQ(0, rc_reset_node(mem.id[i]));
+		ASSERT_EQ(0, rc_drain_events(mem.id[i]));
+	}
 	mkdir(DIR_, 0755);
 	ASSERT_EQ(0, rc_knob_set(&self->memside, MEMSIDE, "0"));
 	ASSERT_EQ(0, rc_knob_set(&self->hub, HUB_PARAM, "1"));

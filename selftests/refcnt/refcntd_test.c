@@ -311,9 +311,14 @@ FIXTURE_SETUP(refcntd)
 	}
 	if (self->dst_c < 0)
 		RC_SETUP_SKIP("no node with memory counted apart from node %d", self->home);
-	/* Sets left with a raised migration by earlier tests stay silent. */
-	for (i = 0; i < mem.n; i++)
+	/*
+	 * Sets left with a raised migration by earlier tests stay silent,
+	 * and their records still queued are gone.
+	 */
+	for (i = 0; i < mem.n; i++) {
 		ASSERT_EQ(0, rc_reset_node(mem.id[i]));
+		ASSERT_EQ(0, rc_drain_events(mem.id[i]));
+	}
 	mkdir(DIR_, 0755);
 	self->buf = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
