@@ -10,7 +10,8 @@
  * on exactly the online CPUs.
  *
  * Memory hotplug is followed (Documentation/admin-guide.rst): a memory
- * block of a node taken offline and back online RC_MEM_CYCLES times while
+ * block of a node taken offline and back online RC_MEM_CYCLES times
+ * ($REFCNT_HOTPLUG_MEM_CYCLES overrides: make check runs fewer) while
  * references are injected into it and elsewhere, the fault feed runs and
  * a reader maps the node's table (a mapping made before the first change)
  * changes the layout twice a cycle (rcb_generation), ends with the sets
@@ -354,11 +355,20 @@ static int offlinable_block(int nid)
 	return block;
 }
 
+/* The memory cycles to run: RC_MEM_CYCLES unless the environment says. */
+static int mem_cycles(void)
+{
+	const char *env = getenv("REFCNT_HOTPLUG_MEM_CYCLES");
+
+	return env && atoi(env) > 0 ? atoi(env) : RC_MEM_CYCLES;
+}
+
 static void *mem_cycler(void *arg)
 {
 	struct mem_ctx *m = arg;
+	int n = mem_cycles();
 
-	for (m->cycles = 0; m->cycles < RC_MEM_CYCLES; m->cycles++) {
+	for (m->cycles = 0; m->cycles < n; m->cycles++) {
 		m->err = block_online(m->block, false);
 		if (!m->err)
 			m->err = block_online(m->block, true);
@@ -482,7 +492,7 @@ TEST_F_TIMEOUT(mem, offline_online_cycles_conserve, 600)
 {
 	uint64_t base = self->m.block * self->m.block_size, injected = 0;
 	uint64_t r = 17, sum, sets0 = self->d.info.rcb_sw_sets, refused = 0;
-	uint64_t gen0 = self->d.info.rcb_generation;
+	uint64_t gen0 = self->d.info.rcb_generation, t0 = rc_now_ns();
 	pthread_t cyc, flt, map;
 	struct rc_stats st;
 	struct rcb_ref refs[16];
@@ -518,7 +528,7 @@ TEST_F_TIMEOUT(mem, offline_online_cycles_conserve, 600)
 	pthread_join(flt, NULL);
 	pthread_join(map, NULL);
 	ASSERT_EQ(0, self->m.err) TH_LOG("after %d cycles", self->m.cycles);
-	ASSERT_EQ(RC_MEM_CYCLES, self->m.cycles);
+	ASSERT_EQ(mem_cycles(), self->m.cycles);
 
 	/* The file opened before is retired, its layout frozen. */
 	ASSERT_EQ(0, ioctl(self->d.fd, RCB_INFO_GET, &self->d.info));
@@ -531,7 +541,7 @@ TEST_F_TIMEOUT(mem, offline_online_cycles_conserve, 600)
 	ASSERT_EQ(0, set_period(0));
 	ASSERT_EQ(0, rcd_open(&now, self->d.nid));
 	EXPECT_EQ(0U, now.info.rcb_flags);
-	EXPECT_EQ(gen0 + 2 * RC_MEM_CYCLES, now.info.rcb_generation);
+	EXPECT_EQ(gen0 + 2 * mem_cycles(), now.info.rcb_generation);
 	EXPECT_EQ(sets0, now.info.rcb_sw_sets);
 	ASSERT_EQ(0, rc_sync(now.fd));
 	ASSERT_EQ(0, rc_stats_read(now.nid, &st));
@@ -542,13 +552,14 @@ TEST_F_TIMEOUT(mem, offline_online_cycles_conserve, 600)
 		  sum + st.discarded + st.overflowed + st.offlined);
 	EXPECT_EQ((unsigned long long)self->dropped0,
 		  (unsigned long long)st.refs_dropped);
-	printf("# memory: %d offline/online cycles of block %d (node %d): %llu references, %llu in the counters, %llu offlined, %llu discarded, %llu overflowed; %llu injected, %llu batches refused while offline\n",
+	printf("# memory: %d offline/online cycles of block %d (node %d): %llu references, %llu in the counters, %llu offlined, %llu discarded, %llu overflowed; %llu injected, %llu batches refused while offline; %.1f s\n",
 	       self->m.cycles, self->m.block, now.nid,
 	       (unsigned long long)st.references, (unsigned long long)sum,
 	       (unsigned long long)st.offlined,
 	       (unsigned long long)st.discarded,
 	       (unsigned long long)st.overflowed,
-	       (unsigned long long)injected, (unsigned long long)refused);
+	       (unsigned long long)injected, (unsigned long long)refused,
+	       (rc_now_ns() - t0) / 1e9);
 	rcd_close(&now);
 }
 

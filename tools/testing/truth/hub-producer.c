@@ -80,6 +80,8 @@ struct hub_vcpu {
 } __attribute__((aligned(64)));
 
 int hub_on, hub_misses;
+/* The plain stream at power-on (hub_start=off: off until the guest says). */
+static int hub_start = 1;
 static const char *hub_path, *hub_out;
 static uint64_t hub_period = 1, hub_garble, hub_wait_ms;
 static struct refcnt_hub_header *hdr;
@@ -118,6 +120,14 @@ int hub_parse_opt(const char *key, const char *v)
 			fprintf(stderr, PFX "hub_garble=%s: want a number\n", v);
 			return -1;
 		}
+	} else if (!strcmp(key, "hub_start")) {
+		bool on;
+
+		if (!qemu_plugin_bool_parse(key, v, &on)) {
+			fprintf(stderr, PFX "hub_start=%s: want on or off\n", v);
+			return -1;
+		}
+		hub_start = on;
 	} else if (!strcmp(key, "hub_misses")) {
 		bool on;
 
@@ -211,11 +221,16 @@ int hub_install(int nr_vcpus, const int *vcpu_nid, int nr_vcpu_nid,
 		     (llc ? REFCNT_HUB_LLC : 0);
 	hdr->pmu_modes = 1u << REFCNT_HUB_PMU_PEBS | 1u << REFCNT_HUB_PMU_IBS;
 	hdr->version = REFCNT_HUB_VERSION;
-	/* The hub stream on, the PMU off, until the guest says otherwise. */
+	/*
+	 * The hub stream on (hub_start=off: off), the PMU off, until the
+	 * guest says otherwise. Off, the guest's boot costs no record: its
+	 * references (a debug kernel's KASAN poisons all of memory) would
+	 * only overrun the rings before a driver drains them.
+	 */
 	ctl = (struct refcnt_hub_control *)((char *)map + REFCNT_HUB_CONTROL);
-	ctl->refs = REFCNT_HUB_REFS_ALL;
+	ctl->refs = hub_start ? REFCNT_HUB_REFS_ALL : REFCNT_HUB_REFS_OFF;
 	for (i = 0; i < nr_vcpus; i++)
-		hv[i].stream = REFCNT_HUB_REFS_ALL;
+		hv[i].stream = ctl->refs;
 	if (pmu_init(nr_vcpus, llc, hub_emit))
 		return -1;
 	/* The magic last: a driver probing now sees a whole header or none. */

@@ -709,7 +709,7 @@ static int parse_opt(const char *arg)
 		r = series_parse_opt(key, v);
 		if (r <= 0)
 			return r;
-		fprintf(stderr, PFX "unknown option '%s' (options: out, llc_out, ram, online, vcpus, granularity, window, llc_size, llc_ways, hub, hub_period, hub_misses, hub_out, hub_garble, trace, trace_compress, trace_level, trace_code, trace_clock, series, series_ms)\n",
+		fprintf(stderr, PFX "unknown option '%s' (options: out, llc_out, ram, online, vcpus, granularity, window, llc_size, llc_ways, hub, hub_period, hub_start, hub_misses, hub_out, hub_garble, trace, trace_compress, trace_level, trace_code, trace_clock, series, series_ms)\n",
 			key);
 		return -1;
 	}
