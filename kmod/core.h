@@ -153,11 +153,16 @@ struct refcnt_stats {
  * @first_dropped: seq of the first of them; a LOST record carries it
  * @room_wanted: a full queue refused an offered record: the reader that
  *		makes room says so (refcnt_events_room_wanted())
+ * @chain:	where the offered (MIGRATE) records still queued are, by
+ *		set: per bucket (set modulo @size) the first and the last
+ *		ring slot of a chain in queue order, then per ring slot the
+ *		next; slots stored plus one, 0 ends a chain. Made with the ring
  * @wait:	readers waiting for a record; the interface waits here
  */
 struct refcnt_events {
 	spinlock_t lock;	/* protects the fields below */
 	struct rcb_event *ring;
+	u32 *chain;
 	u32 size;
 	int nid;
 	u64 head;

@@ -6,9 +6,10 @@
  * Only the interrupt service (process context) queues records, so a
  * spinlock is enough. A full queue drops the new record, never blocks;
  * the reader then first gets an RCB_EVENT_LOST record saying how many.
- * A record the service must not lose (MIGRATE) is offered instead: a full
- * queue refuses it without a trace, the service keeps it owed, and the
- * reader that next makes room is told to run the service again.
+ * A record the service must not lose (MIGRATE) is offered instead: a
+ * record of the same set still queued is updated in place (coalesced), a
+ * full queue refuses it without a trace, the service keeps it owed, and
+ * the reader that next makes room is told to run the service again.
  * Folds made on the reference path, in any context, leave their events
  * in the node's fold log, a small lock-free ring the service empties
  * into the queue first.
@@ -53,6 +54,7 @@ void refcnt_events_trim(struct refcnt_events *ev)
 	if (ev->head == ev->tail && !ev->dropped) {
 		ring = ev->ring;
 		ev->ring = NULL;
+		ev->chain = NULL;
 	}
 	spin_unlock(&ev->lock);
 	kvfree(ring);
@@ -66,7 +68,11 @@ void refcnt_events_destroy(struct refcnt_events *ev)
 {
 	kvfree(ev->ring);
 	ev->ring = NULL;
+	ev->chain = NULL;
 }
+
+/* A record, and its three words of the chains of offered records. */
+#define REFCNT_EVENT_BYTES	(sizeof(struct rcb_event) + 3 * sizeof(u32))
 
 /*
  * The ring is made on first use, in process context (the interrupt
@@ -76,7 +82,7 @@ static struct rcb_event *refcnt_events_ring_new(struct refcnt_events *ev)
 {
 	if (READ_ONCE(ev->ring))
 		return NULL;
-	return kvzalloc_node(array_size(ev->size, sizeof(struct rcb_event)),
+	return kvzalloc_node(array_size(ev->size, REFCNT_EVENT_BYTES),
 			     GFP_KERNEL, ev->nid);
 }
 
@@ -86,24 +92,102 @@ static void refcnt_events_ring_install(struct refcnt_events *ev,
 {
 	if (!ev->ring && *ring) {
 		ev->ring = *ring;
+		ev->chain = (u32 *)(*ring + ev->size);
 		*ring = NULL;
 	}
 }
 
-/* Queue @rec if there is room; else drop it, or with !@drop refuse it. */
+/*
+ * The chains of offered records, by set, in queue order: a record is
+ * added at its chain's end when queued and taken from its start when
+ * read, since the queue's oldest record is its chain's oldest. So the
+ * index is exact and costs 12 bytes a record, whatever the node's size.
+ */
+static u32 *refcnt_chain_first(struct refcnt_events *ev, u64 set)
+{
+	return &ev->chain[set & (ev->size - 1)];
+}
+
+static u32 *refcnt_chain_last(struct refcnt_events *ev, u64 set)
+{
+	return &ev->chain[ev->size + (set & (ev->size - 1))];
+}
+
+static u32 *refcnt_chain_next(struct refcnt_events *ev, u32 slot)
+{
+	return &ev->chain[2 * ev->size + slot];
+}
+
+static void refcnt_chain_add(struct refcnt_events *ev, u64 set, u32 slot)
+{
+	u32 *last = refcnt_chain_last(ev, set);
+
+	*refcnt_chain_next(ev, slot) = 0;
+	if (*last)
+		*refcnt_chain_next(ev, *last - 1) = slot + 1;
+	else
+		*refcnt_chain_first(ev, set) = slot + 1;
+	*last = slot + 1;
+}
+
+/*
+ * The record at @slot, the oldest queued, is read: off its chain, if it
+ * was offered, and then it is its chain's first.
+ */
+static void refcnt_chain_del(struct refcnt_events *ev, u64 set, u32 slot)
+{
+	u32 *first = refcnt_chain_first(ev, set);
+
+	if (*first != slot + 1)
+		return;
+	*first = *refcnt_chain_next(ev, slot);
+	if (!*first)
+		*refcnt_chain_last(ev, set) = 0;
+}
+
+/* The offered record of @set still queued, or NULL. */
+static struct rcb_event *refcnt_chain_find(struct refcnt_events *ev, u64 set)
+{
+	u32 at;
+
+	for (at = *refcnt_chain_first(ev, set); at;
+	     at = *refcnt_chain_next(ev, at - 1))
+		if (ev->ring[at - 1].set == set)
+			return &ev->ring[at - 1];
+	return NULL;
+}
+
+/*
+ * Queue @rec if there is room; else drop it, or with !@drop refuse it.
+ * An offered record (!@drop) of a set that has one queued updates that
+ * one instead, which keeps its seq and time.
+ */
 static bool refcnt_events_put(struct refcnt_events *ev, struct rcb_event *rec,
 			      bool drop)
 {
-	struct rcb_event *ring = NULL;
+	struct rcb_event *ring = NULL, *old;
 	bool queued = false;
+	u32 slot;
 
 	ring = refcnt_events_ring_new(ev);
 	rec->time_ns = ktime_get_ns();
 	spin_lock(&ev->lock);
 	refcnt_events_ring_install(ev, &ring);
+	old = !drop && ev->ring ? refcnt_chain_find(ev, rec->set) : NULL;
+	if (old) {
+		rec->seq = old->seq;
+		rec->time_ns = old->time_ns;
+		*old = *rec;
+		spin_unlock(&ev->lock);
+		kvfree(ring);
+		return true;
+	}
 	if (ev->ring && ev->head - ev->tail < ev->size) {
 		rec->seq = ev->seq++;
-		ev->ring[ev->head & (ev->size - 1)] = *rec;
+		slot = ev->head & (ev->size - 1);
+		ev->ring[slot] = *rec;
+		if (!drop)
+			refcnt_chain_add(ev, rec->set, slot);
 		/* refcnt_events_ready() reads these without the lock */
 		WRITE_ONCE(ev->head, ev->head + 1);
 		queued = true;
@@ -140,7 +224,10 @@ bool refcnt_events_queue(struct refcnt_events *ev, struct rcb_event *rec)
  * @ev:		the queue
  * @rec:	the record; its seq and time are stamped if it is queued
  *
- * A full queue refuses it: it takes no seq and no drop is counted, the
+ * One offered record per set at most waits in the queue: if the set of
+ * @rec has one that no reader has taken yet, @rec replaces it there,
+ * with the seq and time it had (coalesced), and takes no room. Else a
+ * full queue refuses it: it takes no seq and no drop is counted, the
  * caller keeps it owed and offers it again once a reader has made room
  * (refcnt_events_room_wanted()).
  *
@@ -345,7 +432,10 @@ unsigned int refcnt_events_take(struct refcnt_events *ev,
 		n++;
 	}
 	while (n < max && ev->tail != ev->head) {
-		out[n++] = ev->ring[ev->tail & (ev->size - 1)];
+		u32 slot = ev->tail & (ev->size - 1);
+
+		out[n++] = ev->ring[slot];
+		refcnt_chain_del(ev, ev->ring[slot].set, slot);
 		WRITE_ONCE(ev->tail, ev->tail + 1);
 	}
 	spin_unlock(&ev->lock);

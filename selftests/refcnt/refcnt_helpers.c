@@ -697,6 +697,23 @@ int rc_reset_node(int node)
 	return ret;
 }
 
+int rc_drain_events(int node)
+{
+	struct rcb_event ev[64];
+	int fd = rc_open_node(node, O_RDONLY | O_NONBLOCK), ret = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	do
+		n = read(fd, ev, sizeof(ev));
+	while (n > 0);
+	if (n < 0 && errno != EAGAIN)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 /* ------------------------------------------------------------- children */
 
 pid_t rc_fork(void)

@@ -79,6 +79,8 @@ bool rc_list_has(const struct rc_nodes *l, int id);
 void rc_dev_path(char *buf, size_t size, int node);
 int rc_open_node(int node, int flags);
 int rc_reset_node(int node);			/* RCB_RESET: 0 or -errno */
+/* Read and forget the records queued on node's event queue: 0 or -errno. */
+int rc_drain_events(int node);
 int rc_node_present_pages(int node, unsigned long long *pages);
 
 /* Memory blocks of a node as sorted disjoint [start, end) ranges. */

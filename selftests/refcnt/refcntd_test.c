@@ -19,6 +19,10 @@
  *    by its reverse map, rebuilt on the miss, and exactly those move;
  *  - refcnt-run --migrate moves its command's page (the command sees it
  *    arrive) and its JSON report says from which node to which;
+ *  - refcntd answers SIGUSR1 and SIGTERM while it drains a flood of
+ *    records that never lets its queues empty;
+ *  - its target respects the process's cpuset: the nearest allowed node
+ *    with room (fallback = nearest), or none (fallback = none);
  *  - refcntd as an unprivileged user, with a bad configuration, or with the
  *    module missing (hidden in a mount namespace): one line on stderr and exit 4, 2 and 3.
  *
@@ -52,6 +56,7 @@
 #pragma GCC diagnostic pop
 
 #include "refcnt_helpers.h"
+#include "refcnt_counters.h"
 #include "harness_filter.h"
 
 #define DIR_	"/tmp/refcntd-test"
@@ -273,6 +278,7 @@ FIXTURE(refcntd) {
 	char *buf;
 	int home, dst;		/* nids: the page's node, the users' node */
 	int home_c, dst_c;	/* their cnodeids */
+	pid_t child;		/* a child to kill at the end, or 0 */
 };
 
 FIXTURE_SETUP(refcntd)
@@ -281,6 +287,7 @@ FIXTURE_SETUP(refcntd)
 	int i, hg, dg, tfd;
 
 	self->buf = NULL;
+	self->child = 0;
 	if (find_refcntd())
 		RC_SETUP_SKIP("no refcntd (make tools; REFCNT_TOOLS=dir)");
 	tfd = rc_test_open();
@@ -304,9 +311,14 @@ FIXTURE_SETUP(refcntd)
 	}
 	if (self->dst_c < 0)
 		RC_SETUP_SKIP("no node with memory counted apart from node %d", self->home);
-	/* Sets left with a raised migration by earlier tests stay silent. */
-	for (i = 0; i < mem.n; i++)
+	/*
+	 * Sets left with a raised migration by earlier tests stay silent,
+	 * and their records still queued are gone.
+	 */
+	for (i = 0; i < mem.n; i++) {
 		ASSERT_EQ(0, rc_reset_node(mem.id[i]));
+		ASSERT_EQ(0, rc_drain_events(mem.id[i]));
+	}
 	mkdir(DIR_, 0755);
 	self->buf = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -317,8 +329,16 @@ FIXTURE_SETUP(refcntd)
 	}
 }
 
+#define CG	"/sys/fs/cgroup"
+#define CG_DIR	CG "/refcntd-test"
+
 FIXTURE_TEARDOWN(refcntd)
 {
+	if (self->child > 0) {
+		kill(self->child, SIGKILL);
+		waitpid(self->child, NULL, 0);
+	}
+	rmdir(CG_DIR);
 	if (self->buf)
 		munmap(self->buf, 8 * 4096);
 }
@@ -585,6 +605,236 @@ TEST_F(refcntd, sighup_reloads_or_keeps)
 	EXPECT_EQ(1, stat_of("dry_run"));
 	EXPECT_EQ(0, stat_of("moved"));
 	EXPECT_EQ(self->home, node_of(self->buf));
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* SIGUSR1, and the seconds until the stats file is there (-1: not in wait_s). */
+static double stats_answer(pid_t pid, double wait_s)
+{
+	double t0 = now_s();
+
+	unlink(STATS);
+	kill(pid, SIGUSR1);
+	while (access(STATS, R_OK)) {
+		if (now_s() - t0 > wait_s)
+			return -1;
+		usleep(10000);
+	}
+	return now_s() - t0;
+}
+
+/*
+ * A flood: a child injects, as fast as it can, FLOOD_SETS sets of the
+ * home node across the differential and to the fold (RCB_INJECT: no
+ * context, so nothing is named or moved), faster than refcntd reads: each
+ * event's page is unknown to its reverse map, and rmap_ms = 1 has nearly
+ * every one rebuild it, so refcntd's queue never empties. ppoll() delivers
+ * no signal while a node has records: refcntd must look for them between
+ * its batches. It answers SIGUSR1 with its stats and SIGTERM by stopping
+ * cleanly, each within SIGNAL_WAIT_S (the times are printed: under TCG a
+ * batch's work is a fraction of a second).
+ */
+#define FLOOD_SETS	1024
+#define FLOOD_EVENTS	100	/* migration events refcntd read first */
+#define SIGNAL_WAIT_S	10
+
+TEST_F_TIMEOUT(refcntd, answers_signals_under_flood, 120)
+{
+	static struct rcb_ref refs[FLOOD_SETS];
+	double t, worst = 0, t0;
+	struct rc_dev d = { .fd = -1 };
+	long long events;
+	pid_t pid;
+	int i, st;
+
+	write_conf("rmap_ms = 1\n");
+	pid = start();
+	ASSERT_EQ(0, stat_of("moved")) TH_LOG("refcntd did not start");
+	ASSERT_EQ(0, rcd_open(&d, self->home));
+	for (i = 0; i < FLOOD_SETS; i++)
+		refs[i] = (struct rcb_ref){ rcd_set_paddr(&d, rcd_mid_set(&d, i)),
+					    self->dst_c, d.info.rcb_abs_threshold };
+	self->child = rc_fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child)
+		for (;;)
+			if (rc_inject(d.fd, refs, FLOOD_SETS, RCB_INJECT_SYNC))
+				_exit(1);
+	rcd_close(&d);
+	events = wait_stat(pid, "events", FLOOD_EVENTS);
+	ASSERT_LE(FLOOD_EVENTS, events) TH_LOG("refcntd answers no SIGUSR1 under the flood");
+	for (i = 0; i < 3; i++) {
+		t = stats_answer(pid, SIGNAL_WAIT_S);
+		ASSERT_LE(0, t) TH_LOG("no stats %d s after SIGUSR1 %d", SIGNAL_WAIT_S, i);
+		worst = t > worst ? t : worst;
+	}
+	/* Still flooding: the answers came while records waited. */
+	ASSERT_EQ(0, waitpid(self->child, NULL, WNOHANG));
+	t0 = now_s();
+	kill(pid, SIGTERM);
+	while (!waitpid(pid, &st, WNOHANG) && now_s() - t0 < SIGNAL_WAIT_S)
+		usleep(10000);
+	t = now_s() - t0;
+	ASSERT_GT(SIGNAL_WAIT_S, t) TH_LOG("refcntd still running %d s after SIGTERM",
+					   SIGNAL_WAIT_S);
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	printf("refcntd-flood: %lld migration events read, then SIGUSR1 answered in %.3f s at worst, SIGTERM in %.3f s; lost %lld, rmap_rebuilds %lld\n",
+	       events, worst, t, stat_of("lost"), stat_of("rmap_rebuilds"));
+	EXPECT_EQ(0, stat_of("moved"));
+}
+
+static int write_str(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, strlen(v)) != (ssize_t)strlen(v))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * A cpuset cgroup (v2, mounted here if nothing is) whose processes may
+ * have memory on mems only: 0, -ENOENT when the kernel has no cpuset
+ * controller, or -errno.
+ */
+static int cpuset_make(const char *mems)
+{
+	char buf[4096];
+
+	if (access(CG "/cgroup.controllers", R_OK) &&
+	    mount("none", CG, "cgroup2", 0, NULL))
+		return -ENOENT;
+	if (rc_read_file(CG "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
+	    !strstr(buf, "cpuset"))
+		return -ENOENT;
+	if (write_str(CG "/cgroup.subtree_control", "+cpuset") ||
+	    (mkdir(CG_DIR, 0755) && errno != EEXIST) ||
+	    rc_read_file(CG "/cpuset.cpus.effective", buf, sizeof(buf)) <= 0)
+		return -errno ?: -EIO;
+	return write_str(CG_DIR "/cpuset.cpus", buf) ?:
+	       write_str(CG_DIR "/cpuset.mems", mems);
+}
+
+/* nid's distance to each online node, in /sys's order; the online list. */
+static int distance(int from, int to)
+{
+	char path[96], buf[1024], *p = buf, *end;
+	struct rc_nodes on;
+	int i, d = -1;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/distance", from);
+	if (rc_read_file(path, buf, sizeof(buf)) <= 0 || rc_node_list("online", &on))
+		return -1;
+	for (i = 0; i < on.n; i++, p = end) {
+		d = strtol(p, &end, 10);
+		if (on.id[i] == to)
+			return d;
+	}
+	return -1;
+}
+
+/*
+ * A child in the cpuset of mems {home, far}: its page on far, sampled
+ * from the users' node (not in its cpuset) once told to. Returns its pid;
+ * *page: the page's address.
+ */
+static pid_t cpuset_child(int far, int src, int go, char **page)
+{
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pid_t pid;
+	char c;
+
+	*page = p;
+	pid = rc_fork();
+	if (pid)
+		return pid;
+	if (write_str(CG_DIR "/cgroup.procs", "0"))
+		_exit(1);
+	p[0] = 1;
+	if (move_to(p, far))
+		_exit(2);
+	if (read(go, &c, 1) != 1 || feed(p, 1, src) != 1)
+		_exit(3);
+	for (;;)
+		pause();
+}
+
+/*
+ * refcntd's target respects the process's cpuset: a page on a third node
+ * X, of a process whose cpuset has the home node and X, referenced from
+ * the users' node, outside it. The first choice (the users' node) is not
+ * allowed: fallback = nearest takes the nearest allowed node with room
+ * (home, or X itself when it is nearer: then the page stays, refused as
+ * not_allowed); fallback = none refuses (not_allowed), the page stays.
+ * Never a move_pages(2) that fails EACCES.
+ */
+static void cpuset_case(struct __test_metadata *_metadata,
+			FIXTURE_DATA(refcntd) *self, const char *fallback)
+{
+	struct rc_nodes mem;
+	int far = -1, i, go[2], st = -1, want, g;
+	char conf[128], mems[32], *page;
+	void *addr;
+	pid_t pid;
+
+	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
+	for (i = 0; i < mem.n && far < 0; i++)
+		if (mem.id[i] != self->home && mem.id[i] != self->dst)
+			far = mem.id[i];
+	if (far < 0)
+		SKIP(return, "needs a third node with memory");
+	snprintf(mems, sizeof(mems), "%d,%d", self->home, far);
+	i = cpuset_make(mems);
+	if (i == -ENOENT)
+		SKIP(return, "no cpuset cgroup controller");
+	ASSERT_EQ(0, i);
+	ASSERT_EQ(0, pipe(go));
+	self->child = cpuset_child(far, self->dst_c, go[0], &page);
+	ASSERT_LT(0, self->child);
+	snprintf(conf, sizeof(conf), "pids = %d\nfallback = %s\n", self->child, fallback);
+	write_conf(conf);
+	pid = start();
+	ASSERT_EQ(0, stat_of("moved")) TH_LOG("refcntd did not start");
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	EXPECT_EQ(1, wait_stat(pid, "events", 1));
+	EXPECT_EQ(0, stop(pid));
+	addr = page;
+	ASSERT_EQ(0, syscall(SYS_move_pages, self->child, 1UL, &addr, NULL, &st, 0));
+	/* The nearest allowed node to the users', the lower cnodeid on a tie */
+	want = distance(self->dst, self->home) < distance(self->dst, far) ||
+	       (distance(self->dst, self->home) == distance(self->dst, far) &&
+		cnode_of(self->home, &g) < cnode_of(far, &g)) ? self->home : far;
+	if (!strcmp(fallback, "none"))
+		want = far;
+	printf("refcntd-cpuset: fallback = %s: page on node %d, referenced from node %d, cpuset %s: on node %d\n",
+	       fallback, far, self->dst, mems, st);
+	EXPECT_EQ(want, st);
+	EXPECT_EQ(want == far ? 0 : 1, stat_of("moved"));
+	EXPECT_EQ(want == far ? 1 : 0, stat_of("not_allowed"));
+	EXPECT_EQ(want == far ? 1 : 0, stat_of("refused"));
+	close(go[0]);
+	close(go[1]);
+}
+
+TEST_F(refcntd, target_in_cpuset_nearest)
+{
+	cpuset_case(_metadata, self, "nearest");
+}
+
+TEST_F(refcntd, target_in_cpuset_fallback_none)
+{
+	cpuset_case(_metadata, self, "none");
 }
 
 /*

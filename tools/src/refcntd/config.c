@@ -149,6 +149,13 @@ int rd_config_set(struct rd_config *c, const char *key, const char *v,
 			return -EINVAL;
 		}
 		snprintf(c->feed, sizeof(c->feed), "%s", v);
+	} else if (!strcmp(key, "fallback")) {
+		if (strcmp(v, "nearest") && strcmp(v, "none")) {
+			snprintf(why, size, "fallback: '%s' is not one of nearest, none", v);
+			return -EINVAL;
+		}
+		c->fallback = strcmp(v, "nearest") ? RD_FALLBACK_NONE :
+			      RD_FALLBACK_NEAREST;
 	} else if (!strcmp(key, "min_free_mb")) {
 		err = parse_uint(v, UINT64_MAX >> 20, &c->min_free_mb);
 	} else {

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <numa.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -255,14 +257,51 @@ static void handle(struct rd_engine *e, const struct rcb_event *ev)
 	}
 }
 
-static int drain(struct rd_engine *e, int i)
+/*
+ * A signal the caller waits for (blocked now, not in @sigmask) is pending.
+ * ppoll() delivers none while a node has records: it returns them first,
+ * and under a flood there always are some, so a drain stops for it.
+ */
+static int signal_waiting(const sigset_t *sigmask)
 {
-	struct rcb_event ev[64];
+	sigset_t pend;
+	int sig;
+
+	if (!sigmask || sigpending(&pend))
+		return 0;
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigismember(&pend, sig) == 1 && sigismember(sigmask, sig) == 0)
+			return 1;
+	return 0;
+}
+
+/* Have those signals delivered now: their handlers run before it returns. */
+static void signal_deliver(const sigset_t *sigmask)
+{
+	sigset_t cur;
+
+	if (!signal_waiting(sigmask))
+		return;
+	pthread_sigmask(SIG_SETMASK, sigmask, &cur);
+	pthread_sigmask(SIG_SETMASK, &cur, NULL);
+}
+
+/*
+ * Read and act on node i's records, a batch of RD_BATCH at a time, until
+ * its queue is empty, RD_DRAIN_READS batches are done (the other nodes
+ * get their turn), the deadline has passed or a signal waits: however
+ * long the flood, SIGUSR1 and SIGTERM are answered within a batch's work.
+ */
+static int drain(struct rd_engine *e, int i, uint64_t deadline,
+		 const sigset_t *sigmask)
+{
+	struct rcb_event ev[RD_BATCH];
 	ssize_t n;
 	size_t k;
 
-	/* At most 16 reads, so the scan and the stats keep their times. */
-	for (int r = 0; r < 16; r++) {
+	for (int r = 0; r < RD_DRAIN_READS; r++) {
+		if (r && (rd_now_ns() >= deadline || signal_waiting(sigmask)))
+			return 0;
 		n = read(e->pfd[i].fd, ev, sizeof(ev));
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
@@ -281,22 +320,30 @@ int rd_engine_run_once(struct rd_engine *e, int timeout_ms,
 		       const sigset_t *sigmask)
 {
 	struct timespec ts = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
-	uint64_t now;
-	int i, n, err;
+	uint64_t now, deadline;
+	int i, j, n, err;
 
 	if (e->cfg.scan_ms && timeout_ms > (int)e->cfg.scan_ms)
 		ts = (struct timespec){ e->cfg.scan_ms / 1000,
 					(e->cfg.scan_ms % 1000) * 1000000L };
+	/* Woken by the first record of any node: the module wakes pollers. */
 	n = ppoll(e->pfd, e->nr_nodes, timeout_ms < 0 ? NULL : &ts, sigmask);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
-	for (i = 0; n > 0 && i < e->nr_nodes; i++) {
+	deadline = rd_now_ns() + RD_DRAIN_NS;
+	/* From the node after the last one served: each gets its turn. */
+	for (j = 0; n > 0 && j < e->nr_nodes; j++) {
+		i = (e->next_node + j) % e->nr_nodes;
 		if (!(e->pfd[i].revents & (POLLIN | POLLERR | POLLHUP)))
 			continue;
-		err = drain(e, i);
+		if (rd_now_ns() >= deadline || signal_waiting(sigmask))
+			break;
+		err = drain(e, i, deadline, sigmask);
 		if (err)
 			return err;
+		e->next_node = (i + 1) % e->nr_nodes;
 	}
+	signal_deliver(sigmask);
 	now = rd_now_ns();
 	if (e->cfg.scan_ms && now - e->last_scan_ns >= e->cfg.scan_ms * 1000000ULL) {
 		e->last_scan_ns = now;

@@ -36,12 +36,23 @@ struct rd_cached {
 #define RD_CACHE_SLOTS	256
 #define RD_CACHE_NS	1000000000ULL
 
+/* A process's cpuset: the nodes its memory may be on (Mems_allowed). */
+#define RD_MEMS_WORDS	16		/* nids below 1024 */
+
+struct rd_mems {
+	pid_t pid;
+	uint64_t time_ns;		/* kept a second, as rd_cached */
+	int known;			/* 0: /proc said nothing: any node */
+	uint64_t mask[RD_MEMS_WORDS];
+};
+
 struct rd_policy {
 	double tok_pages, tok_bytes;	/* the rate limit's token buckets */
 	uint64_t tok_ns;		/* when they were last filled */
 	struct rd_frozen *frozen;	/* RD_FROZEN_SLOTS, open addressing */
 	struct rd_cached opted[RD_CACHE_SLOTS], room[RD_CACHE_SLOTS];
 	struct rd_cached locked[RD_CACHE_SLOTS];	/* 0: VmLck 0 */
+	struct rd_mems mems[RD_CACHE_SLOTS];
 };
 
 
@@ -70,6 +81,15 @@ struct rd_pending {
 #define RD_PEND_MAX	256
 
 /*
+ * The drain: records per read(2), reads of one node in a row, and the
+ * time one pass over the nodes may take before the stats, the scan and
+ * the signals get their turn.
+ */
+#define RD_BATCH	64
+#define RD_DRAIN_READS	16
+#define RD_DRAIN_NS	100000000ULL
+
+/*
  * Physical page -> (pid, address) of the opted-in processes, built by the
  * scan from /proc/pid/pagemap: names the page of a migration event whose
  * context the kernel's lossy cache dropped. Entries of an older
@@ -92,6 +112,7 @@ struct rd_engine {
 	struct rcb_info *info;
 	uint32_t *old_diff, *old_abs;	/* thresholds found, restored */
 	struct pollfd *pfd;
+	int next_node;			/* the drain's first node next time */
 	struct rt_counters ctr;		/* cnodeid <-> nid */
 	int *has_mem, *has_cpu;		/* by cnodeid */
 	uint64_t granularity;

@@ -133,34 +133,110 @@ static int has_room(struct rd_engine *e, int nid)
 		     (uint64_t)free_b >= (e->cfg.min_free_mb << 20) + (2ULL << 20));
 }
 
+/* "0-1,3" (a Mems_allowed_list) into mask; -1 if it is not one. */
+static int parse_nodes(const char *s, uint64_t *mask)
+{
+	unsigned long a, b;
+	char *end;
+
+	memset(mask, 0, RD_MEMS_WORDS * sizeof(*mask));
+	while (*s && *s != '\n') {
+		a = b = strtoul(s, &end, 10);
+		if (end == s)
+			return -1;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		if (b < a || b >= RD_MEMS_WORDS * 64)
+			return -1;
+		for (; a <= b; a++)
+			mask[a / 64] |= 1ULL << (a % 64);
+		s = *end == ',' ? end + 1 : end;
+		if (*end != ',' && *end && *end != '\n')
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The nodes pid's memory may be on: its cpuset's mems, which
+ * move_pages(2) refuses to leave (EACCES). Unknown (NULL): any node.
+ */
+static const uint64_t *mems_allowed(struct rd_engine *e, pid_t pid)
+{
+	struct rd_mems *m = &e->pol.mems[(unsigned int)pid % RD_CACHE_SLOTS];
+	char path[64], line[4096];
+	uint64_t now = rd_now_ns();
+	FILE *f;
+
+	if (m->pid == pid && m->time_ns && now - m->time_ns < RD_CACHE_NS)
+		return m->known ? m->mask : NULL;
+	m->pid = pid;
+	m->time_ns = now;
+	m->known = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Mems_allowed_list:", 18)) {
+			m->known = !parse_nodes(line + 18 + strspn(line + 18, " \t"),
+						m->mask);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return m->known ? m->mask : NULL;
+}
+
+static int allowed(const uint64_t *mems, int nid)
+{
+	return !mems || (nid < RD_MEMS_WORDS * 64 &&
+			 (mems[nid / 64] >> (nid % 64)) & 1);
+}
+
 /*
  * The node to move to for references from counter src (a cnodeid, or
- * the first of a group): the nearest node with memory and room, from a
- * node of the group that has CPUs. -1: none.
+ * the first of a group), from a node of the group that has CPUs: the
+ * nearest node with memory (the first choice); when that one has no room
+ * or is outside the process's cpuset, the nearest one that has room and
+ * is inside (fallback = nearest), or none (fallback = none). -1 with
+ * *why: none to go to.
  */
-static int target_nid(struct rd_engine *e, unsigned int src)
+static int target_nid(struct rd_engine *e, unsigned int src, pid_t pid,
+		      enum rd_refusal *why)
 {
-	int from = -1, best = -1, bestd = INT_MAX, i;
+	int from = -1, best = -1, bestd = INT_MAX, first = -1, firstd = INT_MAX, i;
+	const uint64_t *mems = mems_allowed(e, pid);
 	unsigned int c;
 
 	for (c = src; c < src + e->ctr.nodes_per_counter &&
 	     c < (unsigned int)e->ctr.nr_cnodes; c++)
 		if (from < 0 || (e->has_cpu[c] && !e->has_cpu[rd_nid_cnode(e, from)]))
 			from = e->ctr.cnode_nid[c];
+	*why = RD_REF_NO_MEMORY;
 	if (from < 0)
 		return -1;
+	*why = RD_REF_NR;	/* the first choice, unless said below */
 	for (i = 0; i < e->ctr.nr_cnodes; i++) {
 		int nid = e->ctr.cnode_nid[i], d;
 
-		if (!e->has_mem[i] || !has_room(e, nid))
+		if (!e->has_mem[i])
 			continue;
 		d = nid == from ? 0 : rt_distance(from, nid);
 		if (d < 0)
 			d = INT_MAX - 1;
-		if (d < bestd) {
+		if (d < firstd) {
+			firstd = d;
+			first = nid;
+		}
+		if (d < bestd && allowed(mems, nid) && has_room(e, nid)) {
 			bestd = d;
 			best = nid;
 		}
+	}
+	if (best != first) {
+		*why = first >= 0 && !allowed(mems, first) ? RD_REF_NOT_ALLOWED :
+		       RD_REF_NO_MEMORY;
+		if (e->cfg.fallback == RD_FALLBACK_NONE)
+			return -1;
 	}
 	return best;
 }
@@ -326,6 +402,7 @@ void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 {
 	unsigned int home = ev->home_cnodeid;
 	const struct rd_config *c = &e->cfg;
+	enum rd_refusal why;
 	uint64_t remote, local;
 
 	memset(d, 0, sizeof(*d));
@@ -356,10 +433,14 @@ void rd_policy_decide(struct rd_engine *e, const struct rcb_event *ev,
 			return;
 		e->st.over_time++;
 	}
-	d->to_nid = target_nid(e, ev->src_cnodeid);
-	if (d->to_nid < 0) {
+	d->to_nid = target_nid(e, ev->src_cnodeid, ev->pid, &why);
+	/*
+	 * No node to go to, or only the one it is on because the nearer
+	 * ones are full or out of its cpuset: refused, and why.
+	 */
+	if (d->to_nid < 0 || (d->to_nid == d->from_nid && why != RD_REF_NR)) {
 		d->verdict = RD_REFUSE;
-		d->why = RD_REF_NO_MEMORY;
+		d->why = why;
 		return;
 	}
 	if (d->to_nid == d->from_nid)

@@ -37,6 +37,7 @@ struct rd_config {
 	uint32_t freeze_ms;		/* no move of a page again within */
 	uint32_t melt_events;		/* events from one node melt a freeze */
 	uint64_t min_free_mb;		/* a target keeps this much free */
+	int fallback;			/* RD_FALLBACK_*: the first choice refused */
 	int all;			/* every process, else the lists below */
 	pid_t root_pid;			/* >0: it and its descendants too */
 	int nr_pids, nr_trees, nr_comms, nr_cgroups;
@@ -53,6 +54,12 @@ struct rd_config {
 	char feed[16];			/* auto, pebs, hinting, faults, hub, none */
 	uint32_t feed_period;		/* its period; 0: the feed's default */
 };
+
+/*
+ * When the node nearest the references has no room or is outside the
+ * process's cpuset: the nearest one that has room and is inside, or none.
+ */
+enum { RD_FALLBACK_NEAREST, RD_FALLBACK_NONE };
 
 /* Why a move was refused: the order of the statistics. */
 enum rd_refusal {
@@ -76,7 +83,7 @@ extern const char *const rd_refusal_names[RD_REF_NR];
 /* Counts of what happened to the migration events. */
 struct rd_stats {
 	uint64_t events;	/* migration events read */
-	uint64_t lost;		/* events the kernel dropped (RCB_EVENT_LOST) */
+	uint64_t lost;		/* fold/peg records dropped (RCB_EVENT_LOST) */
 	uint64_t below;		/* below refcntd's own thresholds */
 	uint64_t moved;		/* pages moved */
 	uint64_t moved_bytes;

@@ -505,6 +505,71 @@ TEST_F(core, migrate_events_are_never_dropped)
 }
 
 /*
+ * A set whose MIGRATE record is still queued, unread, when it crosses the
+ * differential again (after a fold) gets no second record: the queued one
+ * is updated in place, with the new counts and context but its seq and
+ * time. No room is taken and nothing is dropped; every crossing counts in
+ * migrations. Once read, the set's next crossing queues a new record.
+ */
+TEST_F(core, migrate_record_queued_is_updated_in_place)
+{
+	struct refcnt_ctx ctx = { .pid = 42, .vaddr = 0x7000 };
+	struct rcb_event ev[64];
+	struct core_totals t;
+	u64 time0[10];
+	unsigned int s;
+
+	ASSERT_EQ(0, refcnt_node_set_thresholds(self->n0, 100, 10));
+	for (s = 0; s < 10; s++)
+		ASSERT_TRUE(refer(self->n0, s, 1, 20));		/* crosses */
+	sync_node(self->n0);
+	for (s = 0; s < 10; s++)
+		ASSERT_TRUE(refer(self->n0, s, 1, 80));		/* folds */
+	sync_node(self->n0);
+	for (s = 0; s < 10; s++)		/* crosses again, queued unread */
+		ASSERT_TRUE(refcnt_reference(refcnt_set_paddr(self->n0, s), 2,
+					     30, &ctx));
+	sync_node(self->n0);
+	ASSERT_EQ(20, read_events(self->n0, ev, 64));
+	for (s = 0; s < 10; s++) {
+		ASSERT_EQ(RCB_EVENT_MIGRATE, ev[s].type);
+		ASSERT_EQ(s, ev[s].set);
+		ASSERT_EQ(s, ev[s].seq);
+		ASSERT_EQ(RCB_EVENT_F_CONTEXT, ev[s].flags);
+		ASSERT_EQ(42, ev[s].pid);
+		ASSERT_EQ(0x7000, ev[s].vaddr);
+		ASSERT_EQ(2, ev[s].counter);
+		ASSERT_EQ(30, ev[s].count);
+		ASSERT_EQ(0, ev[s].home_count);
+		time0[s] = ev[s].time_ns;
+		ASSERT_EQ(RCB_EVENT_FOLD, ev[10 + s].type);
+		ASSERT_EQ(s, ev[10 + s].set);
+		ASSERT_EQ(10 + s, ev[10 + s].seq);
+		ASSERT_EQ(100, ev[10 + s].count);
+		ASSERT_LE(time0[s], ev[10 + s].time_ns);
+	}
+	core_totals(self->n0, &t);
+	ASSERT_EQ(20, t.st.migrations);
+	ASSERT_EQ(0, t.st.events_dropped);
+
+	/* Read: the next crossing is a record of its own. */
+	ASSERT_TRUE(refer(self->n0, 3, 2, 70));		/* 3 folds */
+	sync_node(self->n0);
+	ASSERT_TRUE(refer(self->n0, 3, 1, 25));
+	sync_node(self->n0);
+	ASSERT_EQ(2, read_events(self->n0, ev, 64));
+	ASSERT_EQ(RCB_EVENT_FOLD, ev[0].type);
+	ASSERT_EQ(20, ev[0].seq);
+	ASSERT_EQ(RCB_EVENT_MIGRATE, ev[1].type);
+	ASSERT_EQ(3, ev[1].set);
+	ASSERT_EQ(21, ev[1].seq);
+	ASSERT_EQ(1, ev[1].counter);
+	ASSERT_EQ(25, ev[1].count);
+	ASSERT_EQ(0, ev[1].flags);
+	check_conservation(_metadata, self->n0);
+}
+
+/*
  * The reference path as a PEBS/IBS overflow handler runs it, in NMI
  * (in_nmi() true): where the counter page does not exist yet it allocates
  * nothing; the references are dropped and counted in refs_dropped (they

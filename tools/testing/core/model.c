@@ -33,7 +33,10 @@
  *   references whose lost count has no page are dropped;
  * - a full queue drops a FOLD or PEG record (it takes a seq), but refuses
  *   a MIGRATE record: the set owes one, takes no seq, and a set that owes
- *   one raises no second record;
+ *   one raises no second record; (a set whose MIGRATE record is still
+ *   queued has it updated in place: the fuzzer reads every record at each
+ *   sync, and one service queues at most one record per set, so that
+ *   never happens here; core_test checks it)
  * - a reset discards every count and everything pending.
  */
 #include <stdlib.h>
