@@ -685,9 +685,14 @@ TEST_F_TIMEOUT(refcntd, answers_signals_under_flood, 120)
 	ASSERT_GT(SIGNAL_WAIT_S, t) TH_LOG("refcntd still running %d s after SIGTERM",
 					   SIGNAL_WAIT_S);
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
-	printf("refcntd-flood: %lld migration events read, then SIGUSR1 answered in %.3f s at worst, SIGTERM in %.3f s; lost %lld, rmap_rebuilds %lld\n",
-	       events, worst, t, stat_of("lost"), stat_of("rmap_rebuilds"));
-	EXPECT_EQ(0, stat_of("moved"));
+	/*
+	 * Not asserted: what moved. The flooded sets are physical pages the
+	 * test does not choose, and one may hold a page of the process
+	 * refcntd acts on (seen once: moved 1 on 6.1).
+	 */
+	printf("refcntd-flood: %lld migration events read, then SIGUSR1 answered in %.3f s at worst, SIGTERM in %.3f s; lost %lld, rmap_rebuilds %lld, moved %lld\n",
+	       events, worst, t, stat_of("lost"), stat_of("rmap_rebuilds"),
+	       stat_of("moved"));
 }
 
 static int write_str(const char *path, const char *v)
