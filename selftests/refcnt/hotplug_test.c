@@ -48,25 +48,12 @@
 #define MADV_NOHUGEPAGE	15
 #endif
 
-static int write_str(const char *path, const char *val)
-{
-	int fd, ret = 0;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static int set_period(unsigned long period)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%lu\n", period);
-	return write_str(RC_PARAMDIR "/fault_period", buf);
+	return rc_write_file(RC_PARAMDIR "/fault_period", buf);
 }
 
 /* A sysfs file's first line, without its newline. */
@@ -83,7 +70,7 @@ static int cpu_online(int cpu, bool on)
 	char path[96];
 
 	snprintf(path, sizeof(path), SYSCPU "/cpu%d/online", cpu);
-	return write_str(path, on ? "1\n" : "0\n");
+	return rc_write_file(path, on ? "1\n" : "0\n");
 }
 
 /* The last CPU above 0 that can go offline, or -1. */
@@ -319,7 +306,7 @@ static int block_online(int block, bool on)
 	char path[96];
 
 	snprintf(path, sizeof(path), RC_SYSMEM "/memory%d/online", block);
-	return write_str(path, on ? "1\n" : "0\n");
+	return rc_write_file(path, on ? "1\n" : "0\n");
 }
 
 static bool block_is_online(int block)
@@ -722,7 +709,7 @@ static int blocks_state(const int *blocks, int n, bool on)
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), RC_SYSMEM "/memory%d/state",
 			 blocks[i]);
-		err = write_str(path, on ? "online_movable\n" : "offline\n");
+		err = rc_write_file(path, on ? "online_movable\n" : "offline\n");
 		if (err)
 			return err;
 	}

@@ -39,18 +39,6 @@ static int first_node(void)
 	return mem.id[0];
 }
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /* A field of /proc/meminfo in kB, or 0. */
 static uint64_t meminfo(const char *field)
 {
@@ -118,7 +106,7 @@ FIXTURE_SETUP(lstress)
 
 FIXTURE_TEARDOWN(lstress)
 {
-	write_str("/proc/sys/vm/nr_hugepages", "0");
+	rc_write_file("/proc/sys/vm/nr_hugepages", "0");
 	if (rc_ko_path())
 		EXPECT_EQ(0, rc_restore_default());
 }
@@ -197,7 +185,7 @@ TEST_F_TIMEOUT(lstress, unload_while_busy, 300)
 	for (i = 0; i < 10; i++) {
 		if (!rc_module_loaded())
 			ASSERT_EQ(0, rc_load(""));
-		ASSERT_EQ(0, write_str(RC_PARAMDIR "/fault_period", "1"));
+		ASSERT_EQ(0, rc_write_file(RC_PARAMDIR "/fault_period", "1"));
 		child = start_faulter();
 		ASSERT_LE(0, child);
 		usleep(100000 + 20000 * i);
@@ -225,7 +213,7 @@ TEST_F_TIMEOUT(lstress, unload_while_busy, 300)
 		ASSERT_EQ(RC_KILLED(SIGKILL), rc_wait(child))
 			TH_LOG("the faulter could not map memory");
 		if (rc_module_loaded())
-			write_str(RC_PARAMDIR "/fault_period", "0");
+			rc_write_file(RC_PARAMDIR "/fault_period", "0");
 	}
 	ksft_print_msg("unload with the fault feed live: %d done, %d refused\n",
 		       done, refused);
@@ -307,7 +295,7 @@ static int enomem_reserve(struct enomem *e)
 	e->pages = hp_kb && free_kb > leave_kb + 96 * 1024 ?
 		   (free_kb - leave_kb - 96 * 1024) / hp_kb : 0;
 	snprintf(buf, sizeof(buf), "%llu", U64(e->pages));
-	if (write_str("/proc/sys/vm/nr_hugepages", buf))
+	if (rc_write_file("/proc/sys/vm/nr_hugepages", buf))
 		return -1;
 	usleep(200000);
 	e->left_kb = meminfo("MemAvailable");
@@ -332,7 +320,7 @@ static void enomem_release(struct enomem *e)
 	if (e->rest)
 		munmap(e->rest, e->rest_len);
 	e->rest = NULL;
-	write_str("/proc/sys/vm/nr_hugepages", "0");
+	rc_write_file("/proc/sys/vm/nr_hugepages", "0");
 }
 
 /* The prealloc load, with free memory and slab measured around it. */

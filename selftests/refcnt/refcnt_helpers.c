@@ -504,22 +504,27 @@ int rc_restore_default(void)
 	return ret ? ret : rc_load("");
 }
 
+/* Write a string to a file (sysfs, procfs) in one write. 0 or -errno. */
+int rc_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 /* ---------------------------------------------------------------- misc */
 
 int rc_knob_set(struct rc_knob *k, const char *path, const char *val)
 {
-	int fd, n;
-
 	k->path = path;
 	if (!k->saved && rc_read_file(path, k->old, sizeof(k->old)) >= 0)
 		k->saved = true;
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return n;
+	return rc_write_file(path, val);
 }
 
 void rc_knob_restore(struct rc_knob *k)

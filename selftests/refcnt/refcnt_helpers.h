@@ -60,6 +60,7 @@
 
 /* Files: length or -errno (trailing whitespace stripped). */
 int rc_read_file(const char *path, char *buf, size_t size);
+int rc_write_file(const char *path, const char *s);	/* one write: 0 or -errno */
 int rc_read_u64(const char *path, uint64_t *v);	/* one decimal: 0 or -errno */
 uint64_t rc_feed_stat(const char *name);	/* RC_FEEDDIR/name, 0 if unreadable */
 bool rc_exists(const char *path);

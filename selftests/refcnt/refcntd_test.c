@@ -695,18 +695,6 @@ TEST_F_TIMEOUT(refcntd, answers_signals_under_flood, 120)
 	       stat_of("moved"));
 }
 
-static int write_str(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, v, strlen(v)) != (ssize_t)strlen(v))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /*
  * A cpuset cgroup (v2, mounted here if nothing is) whose processes may
  * have memory on mems only: 0, -ENOENT when the kernel has no cpuset
@@ -722,12 +710,12 @@ static int cpuset_make(const char *mems)
 	if (rc_read_file(CG "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
 	    !strstr(buf, "cpuset"))
 		return -ENOENT;
-	if (write_str(CG "/cgroup.subtree_control", "+cpuset") ||
+	if (rc_write_file(CG "/cgroup.subtree_control", "+cpuset") ||
 	    (mkdir(CG_DIR, 0755) && errno != EEXIST) ||
 	    rc_read_file(CG "/cpuset.cpus.effective", buf, sizeof(buf)) <= 0)
 		return -errno ?: -EIO;
-	return write_str(CG_DIR "/cpuset.cpus", buf) ?:
-	       write_str(CG_DIR "/cpuset.mems", mems);
+	return rc_write_file(CG_DIR "/cpuset.cpus", buf) ?:
+	       rc_write_file(CG_DIR "/cpuset.mems", mems);
 }
 
 /* nid's distance to each online node, in /sys's order; the online list. */
@@ -764,7 +752,7 @@ static pid_t cpuset_child(int far, int src, int go, char **page)
 	pid = rc_fork();
 	if (pid)
 		return pid;
-	if (write_str(CG_DIR "/cgroup.procs", "0"))
+	if (rc_write_file(CG_DIR "/cgroup.procs", "0"))
 		_exit(1);
 	p[0] = 1;
 	if (move_to(p, far))
