@@ -100,7 +100,13 @@ static bool refcnt_pmu_deliver(struct perf_sample_data *data,
 	if (out)
 		*out = (struct refcnt_outcome){ -1, weight };
 	if (flags & PERF_SAMPLE_PHYS_ADDR && data->phys_addr) {
-		if (current->mm)
+		/*
+		 * Whose: the task the overflow interrupted, unless the feed
+		 * says (one that emulates a PMU delivers from a work item).
+		 */
+		if (flags & PERF_SAMPLE_TID)
+			ctx.pid = data->tid_entry.pid;
+		else if (current->mm)
 			ctx.pid = task_tgid_nr(current);
 		if (flags & PERF_SAMPLE_ADDR)
 			ctx.vaddr = data->addr;
@@ -117,7 +123,8 @@ static bool refcnt_pmu_deliver(struct perf_sample_data *data,
  * @s:		its stream: what its event samples, in which mode
  * @ranges:	a counting session's address ranges, or NULL
  * @nr_ranges:	entries of @ranges; 0 counts every address
- * @data:	the sample: addr, phys_addr and data_src as sample_flags says
+ * @data:	the sample: addr, phys_addr, data_src and tid_entry as
+ *		sample_flags says
  * @regs:	its registers: user_mode() says where it was taken
  * @src_cnode:	cnodeid of the CPU that took it
  * @weight:	the references it stands for (the period, scaled when the
@@ -306,7 +313,10 @@ EXPORT_SYMBOL_NS_GPL(refcnt_feed_references, REFCNT_NS);
  * @weight:	the references it stands for
  *
  * For feeds that emulate a PMU: the sample goes through
- * refcnt_pmu_sample(), the code a real PMU's overflow handler runs.
+ * refcnt_pmu_sample(), the code a real PMU's overflow handler runs. Such
+ * a feed delivers from a context of its own, not the sampled task's: it
+ * says whose the sample was in @data->tid_entry.pid with
+ * PERF_SAMPLE_TID, as the handler would have known from current.
  *
  * Return: what became of the sample.
  */

@@ -15,7 +15,11 @@
  * are empty. The records go to refcnt.ko as the device feed "hub"
  * (kmod/feed.h), from their vCPU's node as the header gives it; the
  * emulated PMU's samples in the same rings go as the feed "hubpmu",
- * through the PMU feed's own sample code (refcnt_pmu_sample()).
+ * through the PMU feed's own sample code (refcnt_pmu_sample()). The
+ * device stamps each record with the pid in its vCPU's ring, which this
+ * driver writes at every context switch (the sched_switch tracepoint):
+ * the work item that drains runs in no sampled task, and a record names
+ * the process whose reference it is as a real PMU's handler would.
  *
  * A pass adds up the records of a ring (one vCPU, so one node) that fall
  * in one hardware page: each page's sum goes to refcnt.ko as one delivery
@@ -72,7 +76,9 @@
 #include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/sysfs.h>
+#include <linux/tracepoint.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/refcnt_hub.h>
 
@@ -376,6 +382,11 @@ static void refcnt_hub_pmu_sample(int cnode,
 					  &data, &regs);
 		return;
 	}
+	/* Whose it was: the drain runs in none of the sampled tasks. */
+	data.tid_entry.pid = READ_ONCE(r->pid);
+	data.tid_entry.tid = data.tid_entry.pid;
+	if (data.tid_entry.pid)
+		data.sample_flags |= PERF_SAMPLE_TID;
 	refcnt_feed_pmu_sample(&refcnt_hub_pmu_feed,
 			       refcnt_pmu_stream(ops[kind]), &data, &regs,
 			       cnode, weight);
@@ -683,6 +694,70 @@ static int refcnt_hub_event_add(struct perf_event *event, int flags)
 	return 0;
 }
 
+/*
+ * Whose the machine's samples and records are, as a PMU's overflow
+ * handler knows from current: at each context switch the task switched
+ * to goes in this CPU's ring (@task), its process's pid, 0 for a kernel
+ * thread. Not while counting sessions hold the emulated PMU: their
+ * events stamp their own thread (add() and del()), and a CPU with none
+ * scheduled says nobody's. A stamp that races a session's start lasts
+ * until that CPU's next switch.
+ */
+static void refcnt_hub_sched_switch(void *data, bool preempt,
+				    struct task_struct *prev,
+				    struct task_struct *next,
+				    unsigned int prev_state)
+{
+	struct refcnt_hub_ring *ring = this_cpu_read(refcnt_hub_cpu_ring);
+
+	if (ring && !atomic_read(&refcnt_hub_sessions) &&
+	    !this_cpu_read(refcnt_hub_cpu_active))
+		WRITE_ONCE(ring->task, next->mm ? task_tgid_nr(next) : 0);
+}
+
+static struct tracepoint *refcnt_hub_switch_tp;
+
+static void refcnt_hub_find_switch(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_switch"))
+		refcnt_hub_switch_tp = tp;
+}
+
+/* The sched_switch tracepoint's probe, or a warning that pids are 0. */
+static void refcnt_hub_stamp_tasks(void)
+{
+	for_each_kernel_tracepoint(refcnt_hub_find_switch, NULL);
+	if (!refcnt_hub_switch_tp ||
+	    tracepoint_probe_register(refcnt_hub_switch_tp,
+				      (void *)refcnt_hub_sched_switch, NULL)) {
+		refcnt_hub_switch_tp = NULL;
+		pr_warn("no sched_switch tracepoint: the machine's samples name no process\n");
+	}
+}
+
+static void refcnt_hub_unstamp_tasks(void)
+{
+	if (!refcnt_hub_switch_tp)
+		return;
+	tracepoint_probe_unregister(refcnt_hub_switch_tp,
+				    (void *)refcnt_hub_sched_switch, NULL);
+	/* No probe runs on past here. */
+	tracepoint_synchronize_unregister();
+}
+
+/* Every CPU's ring says nobody's; rings mapped (refcnt_hub_get()). */
+static void refcnt_hub_clear_tasks(void)
+{
+	struct refcnt_hub_ring *ring;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		ring = per_cpu(refcnt_hub_cpu_ring, cpu);
+		if (ring)
+			WRITE_ONCE(ring->task, 0);
+	}
+}
+
 /* The thread's last event here is off: nobody's samples. */
 static void refcnt_hub_event_del(struct perf_event *event, int flags)
 {
@@ -737,7 +812,9 @@ static int refcnt_hub_pmu_prepare(struct refcnt_feed *feed, bool task,
 		return -EOPNOTSUPP;
 	mutex_lock(&refcnt_hub_lock);
 	if (refcnt_hub_get()) {
-		atomic_inc(&refcnt_hub_sessions);
+		/* The first session: the machine's stamps are nobody's now. */
+		if (atomic_inc_return(&refcnt_hub_sessions) == 1)
+			refcnt_hub_clear_tasks();
 		/* Not NULL: attr() describes the events of a session. */
 		*setup = &refcnt_hub_perf_pmu;
 	} else {
@@ -1226,9 +1303,10 @@ static int __init refcnt_hub_init(void)
 	err = refcnt_feed_register(&refcnt_hub_pmu_feed);
 	if (err)
 		goto out_hub;
+	refcnt_hub_stamp_tasks();
 	err = pci_register_driver(&refcnt_hub_driver);
 	if (err)
-		goto out_pmu;
+		goto out_stamp;
 	mutex_lock(&refcnt_hub_lock);
 	refcnt_hub_ready = true;
 	if (enable && refcnt_hub_start())
@@ -1236,7 +1314,8 @@ static int __init refcnt_hub_init(void)
 	mutex_unlock(&refcnt_hub_lock);
 	return 0;
 
-out_pmu:
+out_stamp:
+	refcnt_hub_unstamp_tasks();
 	refcnt_feed_unregister(&refcnt_hub_pmu_feed);
 out_hub:
 	refcnt_feed_unregister(&refcnt_hub_feed);
@@ -1252,6 +1331,7 @@ static void __exit refcnt_hub_exit(void)
 	refcnt_hub_ready = false;
 	mutex_unlock(&refcnt_hub_lock);
 	pci_unregister_driver(&refcnt_hub_driver);
+	refcnt_hub_unstamp_tasks();
 	refcnt_feed_unregister(&refcnt_hub_pmu_feed);
 	refcnt_feed_unregister(&refcnt_hub_feed);
 	perf_pmu_unregister(&refcnt_hub_perf_pmu);
