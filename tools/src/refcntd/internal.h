@@ -103,6 +103,13 @@ struct rd_rmap {
 };
 
 #define RD_RMAP_SLOTS	(1U << 18)
+/*
+ * A rebuild on a miss waits at least this many times what the last one
+ * took (and rmap_ms): the walk of a large process's pagemap costs most
+ * of a CPU when misses come faster than it, the program's CPU on a
+ * machine of few. 20 keeps refcntd's map under 5% of a CPU.
+ */
+#define RD_RMAP_DUTY	20
 
 struct rd_engine {
 	struct rd_config cfg;
@@ -121,6 +128,7 @@ struct rd_engine {
 	uint64_t last_stats_ns, last_scan_ns;
 	struct rd_rmap *rmap;		/* RD_RMAP_SLOTS */
 	uint64_t rmap_ns;		/* when it was last built */
+	uint64_t rmap_cost_ns;		/* how long that build took */
 	struct rd_pending pend[RD_PEND_MAX];
 	size_t nr_pend;
 	uint32_t rmap_gen, rmap_nr;

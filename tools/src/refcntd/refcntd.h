@@ -95,6 +95,7 @@ struct rd_stats {
 	uint64_t scans;		/* soft-dirty scans done */
 	uint64_t rmapped;	/* events without context named by the rmap */
 	uint64_t rmap_rebuilds;	/* reverse map rebuilt on a miss */
+	uint64_t rmap_ns;	/* time the builds took */
 	uint64_t over_time;	/* past the thresholds on the counts over time */
 };
 

@@ -131,6 +131,10 @@ static void walk(struct rd_engine *e, int clear, int map)
 			rmap_process(e, pid);
 	}
 	closedir(d);
+	if (map) {
+		e->rmap_cost_ns = rd_now_ns() - e->rmap_ns;
+		e->st.rmap_ns += e->rmap_cost_ns;
+	}
 }
 
 /*
@@ -145,13 +149,6 @@ void rd_scan(struct rd_engine *e)
 	walk(e, 1, e->rmap != NULL);
 }
 
-/*
- * The process and address of the page of a set: any base page of the set
- * the map knows (a set of granularity above 4 KiB holds several; the
- * event's address is its first byte). On a miss the map is rebuilt, at
- * most once per rmap_ms, so a page allocated, or a process forked or
- * moved into a cgroup, since the last build is named within that time.
- */
 /*
  * Does pid still have the page at vaddr? A page freed since the map was
  * built may be another process's now (a worker's new page where the
@@ -173,6 +170,14 @@ static int rmap_current(pid_t pid, uint64_t vaddr, uint64_t pfn)
 	return ok;
 }
 
+/*
+ * The process and address of the page of a set: any base page of the set
+ * the map knows (a set of granularity above 4 KiB holds several; the
+ * event's address is its first byte). On a miss the map is rebuilt, at
+ * most once per rmap_ms, or RD_RMAP_DUTY times the last build's time if
+ * longer, so a page allocated, or a process forked or moved into a
+ * cgroup, since the last build is named within that time.
+ */
 int rd_rmap_name(struct rd_engine *e, uint64_t paddr, pid_t *pid,
 		 uint64_t *vaddr)
 {
@@ -183,6 +188,8 @@ int rd_rmap_name(struct rd_engine *e, uint64_t paddr, pid_t *pid,
 
 	if (!e->rmap)
 		return -1;
+	if (every < RD_RMAP_DUTY * e->rmap_cost_ns)
+		every = RD_RMAP_DUTY * e->rmap_cost_ns;
 	for (tries = 0; tries < 2; tries++) {
 		for (a = base; a < base + gran; a += 4096)
 			if (!rd_rmap_find(e, a, pid, vaddr) &&
