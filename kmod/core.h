@@ -136,8 +136,26 @@ struct refcnt_stats {
 /* Statistics in struct refcnt_stats. */
 #define REFCNT_NR_STATS		(sizeof(struct refcnt_stats) / sizeof(u64))
 
-/* Event contexts remembered per node, indexed by set; a lossy cache. */
-#define REFCNT_CTX_SLOTS	64
+/*
+ * Event contexts remembered per node, indexed by set; a lossy cache. A
+ * raise's context must outlive the raises of other sets until the fold
+ * work reads it, which lags most when the feed is busiest: 64 slots left
+ * a fifth of the events of make placement's PEBS runs unnamed.
+ */
+#define REFCNT_CTX_SLOTS	1024
+
+/**
+ * struct refcnt_ctx_slot - the context of the last reference to raise
+ *			    something for a set, in refcnt_node.ctx
+ * @set:	the set, or U64_MAX for none
+ * @vaddr:	virtual address referenced
+ * @pid:	its process
+ */
+struct refcnt_ctx_slot {
+	u64 set;
+	u64 vaddr;
+	pid_t pid;
+};
 
 /**
  * struct refcnt_events - a node's bounded queue of event records
@@ -286,11 +304,7 @@ struct refcnt_node {
 	u64 nr_owed;
 	unsigned long *attention;
 	unsigned long nr_attention;
-	struct refcnt_ctx_slot {
-		u64 set;
-		u64 vaddr;
-		pid_t pid;
-	} ctx[REFCNT_CTX_SLOTS];
+	struct refcnt_ctx_slot *ctx;	/* REFCNT_CTX_SLOTS */
 	struct mutex fold_lock;	/* interrupt service, resets, set reads */
 	struct irq_work irq_work;
 	struct delayed_work fold_work;

@@ -42,6 +42,7 @@ static void refcnt_node_free(struct refcnt_node *node)
 	refcnt_table_destroy(&node->table);
 	refcnt_sparse_destroy(&node->lost);
 	refcnt_sparse_destroy(&node->hw);
+	kvfree(node->ctx);
 	kvfree(node->attention);
 	kvfree(node->migrate_owed);
 	kvfree(node->migrated);
@@ -57,6 +58,7 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 	u64 words = node->nr_sets * refcnt_topo.counters_per_set;
 	size_t *fixed = &node->fixed_bytes;
 	int nid = node->nid, err;
+	unsigned int i;
 
 	refcnt_events_init(&node->events, nid, refcnt_cfg.event_queue_len);
 	node->stats = alloc_percpu(struct refcnt_stats);
@@ -68,10 +70,15 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 	node->migrate_owed = refcnt_bitmap(node->nr_sets, nid, fixed);
 	node->nr_attention = DIV_ROUND_UP_ULL(node->nr_sets, BITS_PER_LONG);
 	node->attention = refcnt_bitmap(node->nr_attention, nid, fixed);
+	node->ctx = kvzalloc_node(REFCNT_CTX_SLOTS * sizeof(*node->ctx),
+				  REFCNT_LOAD_GFP, nid);
+	*fixed += REFCNT_CTX_SLOTS * sizeof(*node->ctx);
 	if (!node->stats || !node->fold_pending || !node->peg_pending ||
 	    !node->migrate_pending || !node->pegged || !node->migrated ||
-	    !node->migrate_owed || !node->attention)
+	    !node->migrate_owed || !node->attention || !node->ctx)
 		return -ENOMEM;
+	for (i = 0; i < REFCNT_CTX_SLOTS; i++)
+		node->ctx[i].set = U64_MAX;	/* no set: no context */
 
 	err = refcnt_sparse_init(&node->hw, nid, words);
 	if (!err)
@@ -106,7 +113,6 @@ struct refcnt_node *refcnt_node_create(int nid, u32 generation,
 				       const struct refcnt_stats *inherited)
 {
 	struct refcnt_node *node;
-	unsigned int i;
 	size_t len;
 	int err;
 
@@ -122,8 +128,6 @@ struct refcnt_node *refcnt_node_create(int nid, u32 generation,
 	node->cnodeid = refcnt_topo.nid_to_cnode[nid];
 	node->home_counter = node->cnodeid < 0 ? U32_MAX :
 			     node->cnodeid >> refcnt_topo.counter_shift;
-	for (i = 0; i < REFCNT_CTX_SLOTS; i++)
-		node->ctx[i].set = U64_MAX;	/* no set: no context */
 	node->abs_threshold = refcnt_cfg.abs_threshold;
 	node->diff_threshold = refcnt_cfg.diff_threshold;
 	mutex_init(&node->fold_lock);

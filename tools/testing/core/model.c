@@ -93,7 +93,7 @@ void m_boot(struct model *m, unsigned int nr_online, bool premium,
 		n->migrated = calloc(n->nr_sets + 1, 1);
 		n->owed = calloc(n->nr_sets + 1, 1);
 		n->nr_owed = 0;
-		for (i = 0; i < 64; i++)
+		for (i = 0; i < M_CTX_SLOTS; i++)
 			n->ctx[i].set = UINT64_MAX;
 		n->abs = abs;
 		n->diff = diff;
@@ -325,11 +325,11 @@ static void node_reference(struct model *m, struct m_node *n, uint64_t set,
 	if (!lost && n->hw[idx] < n->abs && !migrate && !tried)
 		return;
 	if (ctx) {
-		n->ctx[set % 64].set = set;
-		n->ctx[set % 64].pid = ctx->pid;
-		n->ctx[set % 64].vaddr = ctx->vaddr;
-	} else if (n->ctx[set % 64].set == set) {
-		n->ctx[set % 64].set = UINT64_MAX;
+		n->ctx[set % M_CTX_SLOTS].set = set;
+		n->ctx[set % M_CTX_SLOTS].pid = ctx->pid;
+		n->ctx[set % M_CTX_SLOTS].vaddr = ctx->vaddr;
+	} else if (n->ctx[set % M_CTX_SLOTS].set == set) {
+		n->ctx[set % M_CTX_SLOTS].set = UINT64_MAX;
 	}
 }
 
@@ -388,10 +388,10 @@ static bool event(struct model *m, struct m_node *n, int nid, uint64_t set,
 		.src_cnodeid = counter << m->shift, .count = count,
 	};
 
-	if (n->ctx[set % 64].set == set) {
+	if (n->ctx[set % M_CTX_SLOTS].set == set) {
 		ev.flags = RCB_EVENT_F_CONTEXT;
-		ev.pid = n->ctx[set % 64].pid;
-		ev.vaddr = n->ctx[set % 64].vaddr;
+		ev.pid = n->ctx[set % M_CTX_SLOTS].pid;
+		ev.vaddr = n->ctx[set % M_CTX_SLOTS].vaddr;
 	}
 	if (type == RCB_EVENT_MIGRATE) {
 		ev.home_count = n->hw[set * m->cps + n->home];
@@ -581,7 +581,7 @@ void m_reset(struct model *m, int nid)
 	memset(n->migrated, 0, n->nr_sets);
 	memset(n->owed, 0, n->nr_sets);
 	n->nr_owed = 0;
-	for (i = 0; i < 64; i++)
+	for (i = 0; i < M_CTX_SLOTS; i++)
 		n->ctx[i].set = UINT64_MAX;
 }
 

@@ -23,6 +23,9 @@ struct m_range {
 	uint64_t first_set;	/* of its node */
 };
 
+/* The module's lossy context cache: REFCNT_CTX_SLOTS per node. */
+#define M_CTX_SLOTS	1024
+
 /* What a feed knows of a reference: struct refcnt_ctx, for the model. */
 struct m_ctx {
 	int32_t pid;
@@ -43,7 +46,7 @@ struct m_node {
 	bool *fold_p, *peg_p, *mig_p, *pegged, *migrated;	/* per set */
 	bool *owed;	/* per set: a MIGRATE record a full queue refused */
 	uint64_t nr_owed;
-	struct { uint64_t set, vaddr; int32_t pid; } ctx[64];
+	struct { uint64_t set, vaddr; int32_t pid; } ctx[M_CTX_SLOTS];
 	uint32_t abs, diff;
 	uint64_t want_hw;		/* 1 + counter an NMI found no page for */
 	/* FOLD events of folds made inline, queued first at sync. */

@@ -293,6 +293,11 @@ static void refcnt_hub_add(struct refcnt_hub *h, int cnode, u64 paddr,
 
 	if (s->page == page && s->records < U32_MAX) {
 		s->records++;
+		/* A process's reference names the page, not the kernel's. */
+		if (!s->pid && pid) {
+			s->pid = pid;
+			s->vaddr = vaddr;
+		}
 		return;
 	}
 	if (s->page)
@@ -431,9 +436,11 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 		rec.s.ip = READ_ONCE(r->ip);
 		rec.s.kind = READ_ONCE(r->flags) & REFCNT_HUB_F_STORE ?
 			     REFCNT_SAMPLE_STORE : REFCNT_SAMPLE_LOAD;
+		/* A kernel-mode reference is no process's page to move. */
 		if (machine)
 			refcnt_hub_add(h, rx->cnode, rec.paddr, rec.s.vaddr,
-				       READ_ONCE(r->pid));
+				       READ_ONCE(r->flags) & REFCNT_HUB_F_USER ?
+				       READ_ONCE(r->pid) : 0);
 		refcnt_feed_record(&refcnt_hub_feed, &rec, false);
 		if ((i + 1) % REFCNT_HUB_TAIL_EVERY)
 			continue;
