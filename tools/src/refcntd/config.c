@@ -30,6 +30,7 @@ void rd_config_defaults(struct rd_config *c)
 	c->log_moves = 1;
 	c->stats_interval = 60;
 	c->rmap_ms = 1000;
+	c->rmap_cpu_pct = 5;
 	strcpy(c->feed, "auto");
 }
 
@@ -158,6 +159,13 @@ int rd_config_set(struct rd_config *c, const char *key, const char *v,
 			      RD_FALLBACK_NEAREST;
 	} else if (!strcmp(key, "min_free_mb")) {
 		err = parse_uint(v, UINT64_MAX >> 20, &c->min_free_mb);
+	} else if (!strcmp(key, "rmap_cpu_pct")) {
+		err = parse_uint(v, 100, &n);
+		if (!err)
+			c->rmap_cpu_pct = n;
+		else
+			snprintf(why, size, "rmap_cpu_pct: '%s' is not 0 to 100", v);
+		return err;
 	} else {
 		static const struct { const char *k; size_t off; } u32s[] = {
 			{ "diff_threshold", offsetof(struct rd_config, diff_threshold) },

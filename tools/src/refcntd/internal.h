@@ -103,13 +103,6 @@ struct rd_rmap {
 };
 
 #define RD_RMAP_SLOTS	(1U << 18)
-/*
- * A rebuild on a miss waits at least this many times what the last one
- * took (and rmap_ms): the walk of a large process's pagemap costs most
- * of a CPU when misses come faster than it, the program's CPU on a
- * machine of few. 20 keeps refcntd's map under 5% of a CPU.
- */
-#define RD_RMAP_DUTY	20
 
 struct rd_engine {
 	struct rd_config cfg;

@@ -51,6 +51,7 @@ struct rd_config {
 	uint32_t stats_interval;	/* s between stats file writes, 0: never */
 	uint32_t scan_ms;		/* soft-dirty scan of opted-in processes */
 	uint32_t rmap_ms;		/* reverse map rebuilt on a miss, at most */
+	uint32_t rmap_cpu_pct;		/* of a CPU its builds may take; 0: any */
 	char feed[16];			/* auto, pebs, hinting, faults, hub, none */
 	uint32_t feed_period;		/* its period; 0: the feed's default */
 };

@@ -174,8 +174,8 @@ static int rmap_current(pid_t pid, uint64_t vaddr, uint64_t pfn)
  * The process and address of the page of a set: any base page of the set
  * the map knows (a set of granularity above 4 KiB holds several; the
  * event's address is its first byte). On a miss the map is rebuilt, at
- * most once per rmap_ms, or RD_RMAP_DUTY times the last build's time if
- * longer, so a page allocated, or a process forked or moved into a
+ * most once per rmap_ms, or less often if the builds would take more than
+ * rmap_cpu_pct of a CPU, so a page allocated, or a process forked or moved into a
  * cgroup, since the last build is named within that time.
  */
 int rd_rmap_name(struct rd_engine *e, uint64_t paddr, pid_t *pid,
@@ -188,8 +188,14 @@ int rd_rmap_name(struct rd_engine *e, uint64_t paddr, pid_t *pid,
 
 	if (!e->rmap)
 		return -1;
-	if (every < RD_RMAP_DUTY * e->rmap_cost_ns)
-		every = RD_RMAP_DUTY * e->rmap_cost_ns;
+	/*
+	 * And no sooner than keeps the builds to rmap_cpu_pct of a CPU:
+	 * the walk of a large process's pagemap takes most of one when
+	 * misses come faster than it, the program's CPU on a small machine.
+	 */
+	if (e->cfg.rmap_cpu_pct &&
+	    every < e->rmap_cost_ns * 100 / e->cfg.rmap_cpu_pct)
+		every = e->rmap_cost_ns * 100 / e->cfg.rmap_cpu_pct;
 	for (tries = 0; tries < 2; tries++) {
 		for (a = base; a < base + gran; a += 4096)
 			if (!rd_rmap_find(e, a, pid, vaddr) &&
