@@ -139,10 +139,12 @@ struct refcnt_stats {
 /*
  * Event contexts remembered per node, indexed by set; a lossy cache. A
  * raise's context must outlive the raises of other sets until the fold
- * work reads it, which lags most when the feed is busiest: 64 slots left
- * a fifth of the events of make placement's PEBS runs unnamed.
+ * work reads it, which lags most when the feed is busiest: one slot per
+ * 64 sets, a power of two from 64 to 1,024 (64 slots left a fifth of the
+ * events of make placement's PEBS runs on 512 MiB nodes unnamed).
  */
-#define REFCNT_CTX_SLOTS	1024
+#define REFCNT_CTX_MIN		64
+#define REFCNT_CTX_MAX		1024
 
 /**
  * struct refcnt_ctx_slot - the context of the last reference to raise
@@ -254,7 +256,8 @@ struct refcnt_fold_log {
  * @nr_owed:		bits set in @migrate_owed; under @fold_lock
  * @attention:		per word of the bitmaps above: some bit may be set
  * @nr_attention:	bits in @attention
- * @ctx:		contexts of the references that raised events
+ * @ctx:		contexts of the references that raised events, by set
+ * @ctx_mask:		entries of @ctx less one (a power of two less one)
  * @fold_lock:		serialises interrupt service, resets and readers of
  *			hardware counters against each other
  * @irq_work:		raised from any context, NMI included
@@ -304,7 +307,8 @@ struct refcnt_node {
 	u64 nr_owed;
 	unsigned long *attention;
 	unsigned long nr_attention;
-	struct refcnt_ctx_slot *ctx;	/* REFCNT_CTX_SLOTS */
+	struct refcnt_ctx_slot *ctx;	/* ctx_mask + 1 */
+	u32 ctx_mask;
 	struct mutex fold_lock;	/* interrupt service, resets, set reads */
 	struct irq_work irq_work;
 	struct delayed_work fold_work;

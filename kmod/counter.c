@@ -83,7 +83,7 @@ u32 *refcnt_counter_word(struct refcnt_node *node, struct refcnt_sparse *sp,
 static void refcnt_ctx_note(struct refcnt_node *node, u64 set,
 			    const struct refcnt_ctx *ctx)
 {
-	struct refcnt_ctx_slot *slot = &node->ctx[set % REFCNT_CTX_SLOTS];
+	struct refcnt_ctx_slot *slot = &node->ctx[set & node->ctx_mask];
 
 	WRITE_ONCE(slot->set, U64_MAX);
 	/* Invalidate before the fields change; pairs with refcnt_event_init() */
@@ -106,9 +106,9 @@ static void refcnt_ctx_keep(struct refcnt_node *node, u64 set,
 	 */
 	if (ctx)
 		refcnt_ctx_note(node, set, ctx);
-	else if (READ_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set) == set)
+	else if (READ_ONCE(node->ctx[set & node->ctx_mask].set) == set)
 		/* This reference came without one: forget the old. */
-		WRITE_ONCE(node->ctx[set % REFCNT_CTX_SLOTS].set, U64_MAX);
+		WRITE_ONCE(node->ctx[set & node->ctx_mask].set, U64_MAX);
 }
 
 /* Does a remote counter at @now raise a migration event? */

@@ -74,7 +74,7 @@ void refcnt_irq_work(struct irq_work *work)
 static void refcnt_event_init(const struct refcnt_node *node, u64 set,
 			      u32 type, struct rcb_event *ev)
 {
-	const struct refcnt_ctx_slot *slot = &node->ctx[set % REFCNT_CTX_SLOTS];
+	const struct refcnt_ctx_slot *slot = &node->ctx[set & node->ctx_mask];
 
 	memset(ev, 0, sizeof(*ev));
 	ev->type = type;
@@ -587,7 +587,7 @@ int refcnt_node_reset(struct refcnt_node *node)
 	bitmap_zero(node->migrated, node->nr_sets);
 	bitmap_zero(node->migrate_owed, node->nr_sets);
 	node->nr_owed = 0;
-	for (i = 0; i < REFCNT_CTX_SLOTS; i++)
+	for (i = 0; i <= node->ctx_mask; i++)
 		WRITE_ONCE(node->ctx[i].set, U64_MAX);
 	/* Events of inline folds being logged now are kept: they come after. */
 	while (refcnt_fold_log_take(&node->fold_log, &e))

@@ -53,6 +53,16 @@ static void refcnt_node_free(struct refcnt_node *node)
 	free_percpu(node->stats);
 }
 
+/* One context slot per 64 sets, a power of two, REFCNT_CTX_MIN to _MAX. */
+static u32 refcnt_ctx_slots(u64 nr_sets)
+{
+	u32 n = REFCNT_CTX_MIN;
+
+	while (n < REFCNT_CTX_MAX && (u64)n * 64 < nr_sets)
+		n <<= 1;
+	return n;
+}
+
 static int refcnt_node_alloc(struct refcnt_node *node)
 {
 	u64 words = node->nr_sets * refcnt_topo.counters_per_set;
@@ -70,14 +80,15 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 	node->migrate_owed = refcnt_bitmap(node->nr_sets, nid, fixed);
 	node->nr_attention = DIV_ROUND_UP_ULL(node->nr_sets, BITS_PER_LONG);
 	node->attention = refcnt_bitmap(node->nr_attention, nid, fixed);
-	node->ctx = kvzalloc_node(REFCNT_CTX_SLOTS * sizeof(*node->ctx),
+	node->ctx_mask = refcnt_ctx_slots(node->nr_sets) - 1;
+	node->ctx = kvzalloc_node((node->ctx_mask + 1) * sizeof(*node->ctx),
 				  REFCNT_LOAD_GFP, nid);
-	*fixed += REFCNT_CTX_SLOTS * sizeof(*node->ctx);
+	*fixed += (node->ctx_mask + 1) * sizeof(*node->ctx);
 	if (!node->stats || !node->fold_pending || !node->peg_pending ||
 	    !node->migrate_pending || !node->pegged || !node->migrated ||
 	    !node->migrate_owed || !node->attention || !node->ctx)
 		return -ENOMEM;
-	for (i = 0; i < REFCNT_CTX_SLOTS; i++)
+	for (i = 0; i <= node->ctx_mask; i++)
 		node->ctx[i].set = U64_MAX;	/* no set: no context */
 
 	err = refcnt_sparse_init(&node->hw, nid, words);

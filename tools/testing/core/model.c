@@ -93,6 +93,10 @@ void m_boot(struct model *m, unsigned int nr_online, bool premium,
 		n->migrated = calloc(n->nr_sets + 1, 1);
 		n->owed = calloc(n->nr_sets + 1, 1);
 		n->nr_owed = 0;
+		for (n->ctx_mask = 64; n->ctx_mask < M_CTX_SLOTS &&
+		     (uint64_t)n->ctx_mask * 64 < n->nr_sets;)
+			n->ctx_mask <<= 1;
+		n->ctx_mask--;
 		for (i = 0; i < M_CTX_SLOTS; i++)
 			n->ctx[i].set = UINT64_MAX;
 		n->abs = abs;
@@ -325,11 +329,11 @@ static void node_reference(struct model *m, struct m_node *n, uint64_t set,
 	if (!lost && n->hw[idx] < n->abs && !migrate && !tried)
 		return;
 	if (ctx) {
-		n->ctx[set % M_CTX_SLOTS].set = set;
-		n->ctx[set % M_CTX_SLOTS].pid = ctx->pid;
-		n->ctx[set % M_CTX_SLOTS].vaddr = ctx->vaddr;
-	} else if (n->ctx[set % M_CTX_SLOTS].set == set) {
-		n->ctx[set % M_CTX_SLOTS].set = UINT64_MAX;
+		n->ctx[set & n->ctx_mask].set = set;
+		n->ctx[set & n->ctx_mask].pid = ctx->pid;
+		n->ctx[set & n->ctx_mask].vaddr = ctx->vaddr;
+	} else if (n->ctx[set & n->ctx_mask].set == set) {
+		n->ctx[set & n->ctx_mask].set = UINT64_MAX;
 	}
 }
 
@@ -388,10 +392,10 @@ static bool event(struct model *m, struct m_node *n, int nid, uint64_t set,
 		.src_cnodeid = counter << m->shift, .count = count,
 	};
 
-	if (n->ctx[set % M_CTX_SLOTS].set == set) {
+	if (n->ctx[set & n->ctx_mask].set == set) {
 		ev.flags = RCB_EVENT_F_CONTEXT;
-		ev.pid = n->ctx[set % M_CTX_SLOTS].pid;
-		ev.vaddr = n->ctx[set % M_CTX_SLOTS].vaddr;
+		ev.pid = n->ctx[set & n->ctx_mask].pid;
+		ev.vaddr = n->ctx[set & n->ctx_mask].vaddr;
 	}
 	if (type == RCB_EVENT_MIGRATE) {
 		ev.home_count = n->hw[set * m->cps + n->home];

@@ -23,7 +23,10 @@ struct m_range {
 	uint64_t first_set;	/* of its node */
 };
 
-/* The module's lossy context cache: REFCNT_CTX_SLOTS per node. */
+/*
+ * The module's lossy context cache: one slot per 64 sets, a power of
+ * two from 64 to M_CTX_SLOTS (kmod/node.c's refcnt_ctx_slots()).
+ */
 #define M_CTX_SLOTS	1024
 
 /* What a feed knows of a reference: struct refcnt_ctx, for the model. */
@@ -47,6 +50,7 @@ struct m_node {
 	bool *owed;	/* per set: a MIGRATE record a full queue refused */
 	uint64_t nr_owed;
 	struct { uint64_t set, vaddr; int32_t pid; } ctx[M_CTX_SLOTS];
+	uint32_t ctx_mask;
 	uint32_t abs, diff;
 	uint64_t want_hw;		/* 1 + counter an NMI found no page for */
 	/* FOLD events of folds made inline, queued first at sync. */
