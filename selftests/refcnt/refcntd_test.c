@@ -659,11 +659,33 @@ static double stats_answer(pid_t pid, double wait_s)
 #define FLOOD_EVENTS	100	/* migration events refcntd read first */
 #define SIGNAL_WAIT_S	10
 
-TEST_F_TIMEOUT(refcntd, answers_signals_under_flood, 120)
+/*
+ * The flooding child: FLOOD_SETS sets of home across the differential
+ * from dst_c and to the fold, injected as fast as it can until killed.
+ */
+static int flood(int home, int dst_c, pid_t *child)
 {
 	static struct rcb_ref refs[FLOOD_SETS];
-	double t, worst = 0, t0;
 	struct rc_dev d = { .fd = -1 };
+	int i;
+
+	if (rcd_open(&d, home))
+		return -1;
+	for (i = 0; i < FLOOD_SETS; i++)
+		refs[i] = (struct rcb_ref){ rcd_set_paddr(&d, rcd_mid_set(&d, i)),
+					    dst_c, d.info.rcb_abs_threshold };
+	*child = rc_fork();
+	if (!*child)
+		for (;;)
+			if (rc_inject(d.fd, refs, FLOOD_SETS, RCB_INJECT_SYNC))
+				_exit(1);
+	rcd_close(&d);
+	return *child < 0 ? -1 : 0;
+}
+
+TEST_F_TIMEOUT(refcntd, answers_signals_under_flood, 120)
+{
+	double t, worst = 0, t0;
 	long long events;
 	pid_t pid;
 	int i, st;
@@ -671,17 +693,7 @@ TEST_F_TIMEOUT(refcntd, answers_signals_under_flood, 120)
 	write_conf("rmap_ms = 1\nrmap_cpu_pct = 0\n");
 	pid = start();
 	ASSERT_EQ(0, stat_of("moved")) TH_LOG("refcntd did not start");
-	ASSERT_EQ(0, rcd_open(&d, self->home));
-	for (i = 0; i < FLOOD_SETS; i++)
-		refs[i] = (struct rcb_ref){ rcd_set_paddr(&d, rcd_mid_set(&d, i)),
-					    self->dst_c, d.info.rcb_abs_threshold };
-	self->child = rc_fork();
-	ASSERT_LE(0, self->child);
-	if (!self->child)
-		for (;;)
-			if (rc_inject(d.fd, refs, FLOOD_SETS, RCB_INJECT_SYNC))
-				_exit(1);
-	rcd_close(&d);
+	ASSERT_EQ(0, flood(self->home, self->dst_c, &self->child));
 	events = wait_stat(pid, "events", FLOOD_EVENTS);
 	ASSERT_LE(FLOOD_EVENTS, events) TH_LOG("refcntd answers no SIGUSR1 under the flood");
 	for (i = 0; i < 3; i++) {
@@ -717,28 +729,15 @@ TEST_F_TIMEOUT(refcntd, answers_signals_under_flood, 120)
  */
 TEST_F_TIMEOUT(refcntd, rmap_builds_keep_to_cpu_pct, 120)
 {
-	static struct rcb_ref refs[FLOOD_SETS];
-	struct rc_dev d = { .fd = -1 };
 	long long builds, spent;
 	double t0, ran;
 	pid_t pid;
-	int i;
 
 	write_conf("rmap_ms = 1\nrmap_cpu_pct = 10\n");
 	t0 = now_s();
 	pid = start();
 	ASSERT_EQ(0, stat_of("moved")) TH_LOG("refcntd did not start");
-	ASSERT_EQ(0, rcd_open(&d, self->home));
-	for (i = 0; i < FLOOD_SETS; i++)
-		refs[i] = (struct rcb_ref){ rcd_set_paddr(&d, rcd_mid_set(&d, i)),
-					    self->dst_c, d.info.rcb_abs_threshold };
-	self->child = rc_fork();
-	ASSERT_LE(0, self->child);
-	if (!self->child)
-		for (;;)
-			if (rc_inject(d.fd, refs, FLOOD_SETS, RCB_INJECT_SYNC))
-				_exit(1);
-	rcd_close(&d);
+	ASSERT_EQ(0, flood(self->home, self->dst_c, &self->child));
 	ASSERT_LE(FLOOD_EVENTS, wait_stat(pid, "events", FLOOD_EVENTS));
 	ASSERT_LE(0, stats_answer(pid, SIGNAL_WAIT_S));
 	ran = (now_s() - t0) * 1000;
