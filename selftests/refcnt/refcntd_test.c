@@ -574,44 +574,37 @@ TEST_F_TIMEOUT(refcntd, names_forked_workers_pages_from_paddr, 60)
 	}
 }
 
+/* Write conf, SIGHUP refcntd, and read its log until it says want (10 s). */
+static void reload(pid_t pid, const char *conf, const char *want, char *log,
+		   size_t size)
+{
+	int i;
+
+	write_conf(conf);
+	kill(pid, SIGHUP);
+	for (i = 0; i < 100; i++) {
+		usleep(100000);
+		if (rc_read_file(ERRF, log, size) > 0 && strstr(log, want))
+			break;
+	}
+}
+
 /* SIGHUP: a bad file is refused and the running policy kept; a good one
  * is taken (here: dry-run from then on). */
 TEST_F(refcntd, sighup_reloads_or_keeps)
 {
 	char log[8192];
 	pid_t pid;
-	int i;
 
 	write_conf("");
 	pid = start();
-	write_conf("rate_pages = lots\n");
-	kill(pid, SIGHUP);
-	for (i = 0; i < 100; i++) {
-		usleep(100000);
-		if (rc_read_file(ERRF, log, sizeof(log)) > 0 &&
-		    strstr(log, "reload refused"))
-			break;
-	}
+	reload(pid, "rate_pages = lots\n", "reload refused", log, sizeof(log));
 	EXPECT_NE(NULL, strstr(log, CONF ":8: rate_pages: bad value 'lots'")) TH_LOG("%s", log);
-	write_conf("rmap_cpu_pct = 101\n");
-	kill(pid, SIGHUP);
-	for (i = 0; i < 100; i++) {
-		usleep(100000);
-		if (rc_read_file(ERRF, log, sizeof(log)) > 0 &&
-		    strstr(log, "rmap_cpu_pct"))
-			break;
-	}
+	reload(pid, "rmap_cpu_pct = 101\n", "rmap_cpu_pct", log, sizeof(log));
 	EXPECT_NE(NULL, strstr(log, CONF ":8: rmap_cpu_pct: '101' is not 0 to 100")) TH_LOG("%s", log);
 	EXPECT_NE(NULL, strstr(log, "reload refused")) TH_LOG("%s", log);
 	EXPECT_EQ(0, kill(pid, 0));
-	write_conf("dry_run = yes\n");
-	kill(pid, SIGHUP);
-	for (i = 0; i < 100; i++) {
-		usleep(100000);
-		if (rc_read_file(ERRF, log, sizeof(log)) > 0 &&
-		    strstr(log, "configuration reloaded"))
-			break;
-	}
+	reload(pid, "dry_run = yes\n", "configuration reloaded", log, sizeof(log));
 	EXPECT_NE(NULL, strstr(log, "configuration reloaded")) TH_LOG("%s", log);
 	ASSERT_EQ(1, feed(self->buf, 1, self->dst_c));
 	EXPECT_EQ(1, wait_stat(pid, "events", 1));
