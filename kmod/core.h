@@ -467,6 +467,7 @@ void refcnt_irq_work(struct irq_work *work);
 void refcnt_fold_work(struct work_struct *work);
 void refcnt_node_stop(struct refcnt_node *node);
 void refcnt_node_sync(struct refcnt_node *node);
+void refcnt_node_fold_sets(struct refcnt_node *node, u64 first, u64 nr);
 void refcnt_node_hold(struct refcnt_node *node);
 void refcnt_node_unhold(struct refcnt_node *node);
 u32 *refcnt_fold_inline(struct refcnt_node *node, u64 set, u64 idx,

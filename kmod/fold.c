@@ -482,6 +482,39 @@ void refcnt_node_sync(struct refcnt_node *node)
 }
 
 /**
+ * refcnt_node_fold_sets() - run the threshold interrupt of sets now
+ * @node:	the node
+ * @first:	the first set
+ * @nr:		sets, @first + @nr <= @node->nr_sets
+ *
+ * What the threshold interrupt does to each set, whatever its counts:
+ * the hardware counts go to the extended counters (a FOLD record if
+ * there were any), and the set may peg and raise a migration event
+ * again. The node's pending interrupts run first, so that their records
+ * report the counts before. A fold that finds no memory leaves its set
+ * raised, and the service is retried later: nothing is lost.
+ * Process context.
+ */
+void refcnt_node_fold_sets(struct refcnt_node *node, u64 first, u64 nr)
+{
+	bool folded;
+	u64 set;
+
+	mutex_lock(&node->fold_lock);
+	folded = refcnt_service(node);
+	for (set = first; set < first + nr; set++) {
+		if (!refcnt_fold_set(node, set))
+			folded = false;
+		cond_resched();
+	}
+	if (folded)
+		node->fold_backoff = 0;
+	else
+		refcnt_fold_retry(node);
+	mutex_unlock(&node->fold_lock);
+}
+
+/**
  * refcnt_fold_work() - the interrupt service of a node, deferred
  * @work:	the node's fold_work
  *

@@ -176,35 +176,55 @@ static long refcnt_range_query_ioctl(void __user *argp)
 	return err;
 }
 
+static int refcnt_sets_fold_get(const struct refcnt_node *node,
+				struct rcb_sets_fold *f, void __user *argp)
+{
+	u64 end;
+
+	if (copy_from_user(f, argp, sizeof(*f)))
+		return -EFAULT;
+	if (f->flags || f->pad)
+		return -EINVAL;
+	if (check_add_overflow(f->first_set, f->nr_sets, &end) ||
+	    end > node->nr_sets)
+		return -EINVAL;
+	return 0;
+}
+
 /* The commands that change counters. */
 static bool refcnt_cmd_privileged(unsigned int cmd)
 {
 	return cmd == RCB_INJECT || cmd == RCB_RESET ||
-	       cmd == RCB_THRESHOLDS_SET;
+	       cmd == RCB_THRESHOLDS_SET || cmd == RCB_SETS_FOLD;
 }
 
 /*
- * RCB_RESET and RCB_THRESHOLDS_SET on the file's layout, which must not
- * be retired meanwhile (its counts would be moved, then reset): they run
- * with the layout fixed, and fail with -ESTALE on a retired one. The
- * argument is read before: no user memory is touched with the rwsem held.
+ * RCB_RESET, RCB_THRESHOLDS_SET and RCB_SETS_FOLD on the file's layout,
+ * which must not be retired meanwhile (its counts would be moved, then
+ * changed): they run with the layout fixed, and fail with -ESTALE on a
+ * retired one. The argument is read before: no user memory is touched
+ * with the rwsem held.
  */
 static long refcnt_ioctl_change(struct refcnt_file *rf, unsigned int cmd,
 				void __user *argp)
 {
 	struct rcb_thresholds t = {};
-	long ret;
+	struct rcb_sets_fold f = {};
+	long ret = 0;
 
-	if (cmd == RCB_THRESHOLDS_SET) {
+	if (cmd == RCB_THRESHOLDS_SET)
 		ret = refcnt_thresholds_get(&t, argp);
-		if (ret)
-			return ret;
-	}
+	else if (cmd == RCB_SETS_FOLD)
+		ret = refcnt_sets_fold_get(rf->node, &f, argp);
+	if (ret)
+		return ret;
 	down_read(&refcnt_layout_rwsem);
 	if (READ_ONCE(rf->node->retired))
 		ret = -ESTALE;
 	else if (cmd == RCB_RESET)
 		ret = refcnt_node_reset(rf->node);
+	else if (cmd == RCB_SETS_FOLD)
+		refcnt_node_fold_sets(rf->node, f.first_set, f.nr_sets);
 	else
 		ret = refcnt_node_set_thresholds(rf->node, t.abs_threshold,
 						 t.diff_threshold);
@@ -233,6 +253,7 @@ static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
 		return refcnt_inject(argp);
 	case RCB_RESET:
 	case RCB_THRESHOLDS_SET:
+	case RCB_SETS_FOLD:
 		return refcnt_ioctl_change(rf, cmd, argp);
 	case RCB_COUNT_START:
 		return refcnt_session_start(argp);

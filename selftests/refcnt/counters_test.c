@@ -799,6 +799,91 @@ TEST_F(counters, migrate_against_home_count)
 		    rcd_counter(d, r), H + D + 1, H);
 }
 
+static int sets_fold(int fd, uint64_t first, uint64_t nr)
+{
+	struct rcb_sets_fold f = { .first_set = first, .nr_sets = nr };
+
+	return ioctl(fd, RCB_SETS_FOLD, &f) ? -errno : 0;
+}
+
+/*
+ * RCB_SETS_FOLD folds a set below the threshold: its counts go to the
+ * extended counters (one FOLD record), nothing else's, and the set raises
+ * a migration event again, on the counts since (a daemon's moved page's
+ * old frame: the next page there is judged on its own references).
+ */
+TEST_F(counters, sets_fold_rearms_migration)
+{
+	const struct rc_dev *d = &self->d;
+	uint64_t y = rcd_mid_set(d, 55), n0 = rcd_mid_set(d, 56);
+	unsigned int r, rc;
+	uint32_t D = 100;
+	struct rcb_event ev[8];
+	struct rc_set st;
+	int n;
+
+	if (d->cps < 2)
+		SKIP(return, "one counter per set: no remote node");
+	r = remote_cnode(d);
+	rc = rcd_counter(d, r);
+	ASSERT_EQ(0, rc_thresholds(d->fd, self->max, D));
+	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, n0), r, 7,
+				RCB_INJECT_SYNC));
+	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, y), r, D + 1,
+				RCB_INJECT_SYNC));
+	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, y), r, 50,
+				RCB_INJECT_SYNC));
+	n = rc_events(d->fd, ev, 8);
+	ASSERT_EQ(1, n) log_events(_metadata, ev, n);
+	check_event(_metadata, d, &ev[0], RCB_EVENT_MIGRATE, y, rc, D + 1, 0);
+
+	ASSERT_EQ(0, sets_fold(d->fd, y, 1));
+	n = rc_events(d->fd, ev, 8);
+	ASSERT_EQ(1, n) log_events(_metadata, ev, n);
+	check_event(_metadata, d, &ev[0], RCB_EVENT_FOLD, y, rc, D + 51, 0);
+	ASSERT_EQ(0, rcd_read_set(d, y, &st));
+	EXPECT_EQ(0U, st.hw[rc]);
+	EXPECT_EQ(D + 51, st.ext[rc]);
+	ASSERT_EQ(0, rcd_read_set(d, n0, &st));
+	EXPECT_EQ(7U, st.hw[rc]);	/* the set next to it: as it was */
+
+	/* D references since the fold raise nothing, D + 1 raise it again. */
+	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, y), r, D,
+				RCB_INJECT_SYNC));
+	n = rc_events(d->fd, ev, 8);
+	EXPECT_EQ(0, n) log_events(_metadata, ev, n);
+	ASSERT_EQ(0, rc_inject1(d->fd, rcd_set_paddr(d, y), r, 1,
+				RCB_INJECT_SYNC));
+	n = rc_events(d->fd, ev, 8);
+	ASSERT_EQ(1, n) log_events(_metadata, ev, n);
+	check_event(_metadata, d, &ev[0], RCB_EVENT_MIGRATE, y, rc, D + 1, 0);
+
+	/* Nothing to fold: no record. No sets: nothing at all. */
+	ASSERT_EQ(0, sets_fold(d->fd, n0 + 1, 1));
+	ASSERT_EQ(0, sets_fold(d->fd, n0, 0));
+	n = rc_events(d->fd, ev, 8);
+	EXPECT_EQ(0, n) log_events(_metadata, ev, n);
+}
+
+TEST_F(counters, sets_fold_bad_args)
+{
+	const struct rc_dev *d = &self->d;
+	uint64_t sets = d->info.rcb_sw_sets;
+	struct rcb_sets_fold f = { .nr_sets = 1, .flags = 1 };
+
+	EXPECT_EQ(-1, ioctl(d->fd, RCB_SETS_FOLD, &f));
+	EXPECT_EQ(EINVAL, errno);
+	f = (struct rcb_sets_fold){ .nr_sets = 1, .pad = 1 };
+	EXPECT_EQ(-1, ioctl(d->fd, RCB_SETS_FOLD, &f));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-EINVAL, sets_fold(d->fd, sets - 1, 2));
+	EXPECT_EQ(-EINVAL, sets_fold(d->fd, 1, UINT64_MAX));
+	EXPECT_EQ(-EINVAL, sets_fold(d->fd, sets + 1, 0));
+	EXPECT_EQ(0, sets_fold(d->fd, sets - 1, 1));
+	EXPECT_EQ(-1, ioctl(d->fd, RCB_SETS_FOLD, NULL));
+	EXPECT_EQ(EFAULT, errno);
+}
+
 /* diff 0 is off; references from the home counter's group never migrate. */
 TEST_F(counters, no_migrate_when_off_or_home)
 {

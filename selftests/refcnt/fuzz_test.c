@@ -206,6 +206,7 @@ static bool errno_ok(unsigned long cmd, int e)
 	case RCB_INJECT:	return e == EINVAL || e == EFAULT || e == ENOMEM;
 	case RCB_RESET:		return e == ENOMEM;
 	case RCB_THRESHOLDS_SET: return e == EINVAL || e == EFAULT;
+	case RCB_SETS_FOLD:	return e == EINVAL || e == EFAULT;
 	}
 	return e == ENOTTY;
 }
@@ -222,6 +223,7 @@ static const char *cmd_name(unsigned long cmd)
 	case RCB_INJECT: return "RCB_INJECT";
 	case RCB_RESET: return "RCB_RESET";
 	case RCB_THRESHOLDS_SET: return "RCB_THRESHOLDS_SET";
+	case RCB_SETS_FOLD: return "RCB_SETS_FOLD";
 	}
 	return "unknown";
 }
@@ -229,6 +231,7 @@ static const char *cmd_name(unsigned long cmd)
 static const unsigned long known_cmds[] = {
 	RCB_INFO_GET, RCB_SLOT_GET, RCB_SLOT_QUERY, RCB_SETS_READ, RCB_SYNC,
 	RCB_RANGE_QUERY, RCB_INJECT, RCB_RESET, RCB_THRESHOLDS_SET,
+	RCB_SETS_FOLD,
 };
 #define NKNOWN (sizeof(known_cmds) / sizeof(known_cmds[0]))
 
@@ -398,6 +401,16 @@ static uint64_t known_arg(struct fthread *t, unsigned long cmd, int fd)
 		th->diff_threshold = rnd(t) & 1 ? rndn(t, max + 1) : edge32(t);
 		th->flags = rnd(t) & 7 ? 0 : edge32(t);
 		th->pad = rnd(t) & 7 ? 0 : edge32(t);
+		break;
+	}
+	case RCB_SETS_FOLD: {
+		struct rcb_sets_fold *f = (void *)p;
+		uint64_t sets = d0->info.rcb_sw_sets;
+
+		f->first_set = rnd(t) & 3 ? rndn(t, sets) : edge64(t);
+		f->nr_sets = rnd(t) & 3 ? rndn(t, 16) : edge64(t);
+		f->flags = rnd(t) & 7 ? 0 : edge32(t);
+		f->pad = rnd(t) & 7 ? 0 : edge32(t);
 		break;
 	}
 	default:

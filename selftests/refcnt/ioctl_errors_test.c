@@ -149,7 +149,7 @@ TEST_F(ioctl_err, unknown_commands_enotty)
 static const unsigned int abi_cmds[] = {
 	RCB_INFO_GET, RCB_SLOT_GET, RCB_SLOT_QUERY, RCB_SETS_READ,
 	RCB_SYNC, RCB_RANGE_QUERY, RCB_INJECT, RCB_RESET,
-	RCB_THRESHOLDS_SET, RCB_COUNT_START, RCB_FEEDS_GET,
+	RCB_THRESHOLDS_SET, RCB_COUNT_START, RCB_FEEDS_GET, RCB_SETS_FOLD,
 };
 
 static bool abi_cmd(unsigned int cmd)

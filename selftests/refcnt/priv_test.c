@@ -89,6 +89,7 @@ TEST(admin_ioctls_eperm_reads_work)
 	struct rcb_ref ref;
 	struct rcb_inject in = { .refs = (uintptr_t)&ref, .nr_refs = 1 };
 	struct rcb_thresholds th;
+	struct rcb_sets_fold fold = { .nr_sets = 1 };
 	struct rcb_info info;
 	struct rcb_slot slots[64];
 	struct rcb_slot_query sq = { .slots = (uintptr_t)slots, .num_slots = 64 };
@@ -102,6 +103,7 @@ TEST(admin_ioctls_eperm_reads_work)
 	ASSERT_EQ(0, rcd_open(&d, nid));
 	set = rcd_mid_set(&d, 7);
 	paddr = rcd_set_paddr(&d, set);
+	fold.first_set = set;
 	c = rcd_counter(&d, d.info.rcb_cnodeid);
 	/* As root: a known count in one set. */
 	ASSERT_EQ(0, rc_reset(d.fd));
@@ -120,6 +122,9 @@ TEST(admin_ioctls_eperm_reads_work)
 	errno = 0;
 	EXPECT_EQ(-1, ioctl(d.fd, RCB_THRESHOLDS_SET, &th));
 	EXPECT_EQ(EPERM, errno);
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(d.fd, RCB_SETS_FOLD, &fold));
+	EXPECT_EQ(EPERM, errno);
 	/* Checked before the argument is read. */
 	errno = 0;
 	EXPECT_EQ(-1, ioctl(d.fd, RCB_INJECT, NULL));
@@ -134,6 +139,7 @@ TEST(admin_ioctls_eperm_reads_work)
 	EXPECT_EQ(0, rc_sync(d.fd));
 	EXPECT_EQ(0, rcd_read_set(&d, set, &s));
 	EXPECT_EQ(5U, s.ext[c] + s.hw[c] + s.lost[c]);
+	EXPECT_EQ(5U, s.hw[c]);		/* not folded */
 	m = mmap(NULL, d.info.rcb_len, PROT_READ, MAP_SHARED, d.fd, 0);
 	ASSERT_NE(MAP_FAILED, m);
 	EXPECT_EQ(s.ext[c], ((uint32_t *)m)[set * d.cps + c]);

@@ -162,6 +162,20 @@ struct rcb_thresholds {
 };
 
 /**
+ * struct rcb_sets_fold - argument of RCB_SETS_FOLD
+ * @first_set:	first set to fold
+ * @nr_sets:	sets to fold; first_set + nr_sets <= rcb_sw_sets
+ * @flags:	must be zero
+ * @pad:	must be zero
+ */
+struct rcb_sets_fold {
+	__u64 first_set;
+	__u64 nr_sets;
+	__u32 flags;
+	__u32 pad;
+};
+
+/**
  * struct rcb_sets_read - argument of RCB_SETS_READ
  * @first_set:	first set to read
  * @nr_sets:	sets to read; first_set + nr_sets <= rcb_sw_sets
@@ -572,6 +586,12 @@ struct rcb_feeds_query {
 /* Set the node's absolute and differential thresholds. */
 #define RCB_THRESHOLDS_SET _IOW(RCB_IOC_MAGIC, 0x12, struct rcb_thresholds)
 /* 0x13 and 0x14 were test hooks before any release: never reused. */
+/*
+ * Run the threshold interrupt of a range of sets now, as if a counter of
+ * each had reached the absolute threshold: e.g. a page's old frame after
+ * a daemon moved it, so that the next page there is judged on its own.
+ */
+#define RCB_SETS_FOLD	_IOW(RCB_IOC_MAGIC, 0x18, struct rcb_sets_fold)
 
 /*
  * Start counting one process: returns the session's file descriptor.

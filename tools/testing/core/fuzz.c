@@ -271,6 +271,22 @@ static void do_sync(void)
 		compare_stats(nid);
 		compare_events(nid);
 	}
+	m_events_read(&model);
+}
+
+/* RCB_SETS_FOLD of a few sets: folded below the threshold, re-armed. */
+static void do_fold_sets(struct input *in)
+{
+	int nid = pick_node(in);
+	uint64_t sets = model.n[nid].nr_sets;
+	uint64_t first = take(in, 2) % sets;
+	uint64_t nr = take(in, 1) % 5;
+
+	if (nr > sets - first)
+		nr = sets - first;
+	/* Nothing pending runs first: other nodes' services wait for a sync. */
+	refcnt_node_fold_sets(core_nodes[nid], first, nr);
+	m_fold_sets(&model, nid, first, nr);
 }
 
 /* Set an extended counter near 2^32-1, as years of folds would. */
@@ -330,7 +346,10 @@ static void run_ops(struct input *in)
 			break;
 		}
 		case 14:
-			do_saturate(in);
+			if (op & 0x80)
+				do_fold_sets(in);
+			else
+				do_saturate(in);
 			break;
 		default:	/* a burst to one set from every cnodeid */
 			nid = pick_node(in);

@@ -398,8 +398,18 @@ static bool event(struct model *m, struct m_node *n, int nid, uint64_t set,
 		ev.vaddr = n->ctx[set & n->ctx_mask].vaddr;
 	}
 	if (type == RCB_EVENT_MIGRATE) {
+		unsigned int k;
+
 		ev.home_count = n->hw[set * m->cps + n->home];
 		ev.flags |= late ? RCB_EVENT_F_LATE : 0;
+		/* The set's record still unread takes it, seq and all. */
+		for (k = 0; k < n->queued; k++)
+			if (n->ev[k].type == RCB_EVENT_MIGRATE &&
+			    n->ev[k].set == set) {
+				ev.seq = n->ev[k].seq;
+				n->ev[k] = ev;
+				return true;
+			}
 		if (n->queued == m->qlen) {
 			/* Refused: owed, no seq, no drop */
 			n->owed[set] = true;
@@ -542,23 +552,49 @@ static void service(struct model *m, struct m_node *n, int nid)
 	}
 }
 
+static void sync_node(struct model *m, struct m_node *n, int nid)
+{
+	if (n->want_hw) {
+		n->hw_page[(n->want_hw - 1) / WORDS_PER_PAGE] = true;
+		n->want_hw = 0;
+	}
+	service(m, n, nid);
+	n->nr_ev = n->queued;
+}
+
 void m_sync(struct model *m)
 {
 	unsigned int nid;
 
-	for (nid = 0; nid < m->nr_cnodes; nid++) {
-		struct m_node *n = &m->n[nid];
+	for (nid = 0; nid < m->nr_cnodes; nid++)
+		if (m->n[nid].present)
+			sync_node(m, &m->n[nid], nid);
+}
 
-		if (!n->present)
-			continue;
-		n->nr_ev = n->queued = 0;
-		n->dropped = 0;
-		if (n->want_hw) {
-			n->hw_page[(n->want_hw - 1) / WORDS_PER_PAGE] = true;
-			n->want_hw = 0;
-		}
-		service(m, n, nid);
-		n->nr_ev = n->queued;
+/*
+ * RCB_SETS_FOLD: the node's pending interrupts, then each set folded. A
+ * counter page an NMI reference wanted is made by the irq_work, at the
+ * next sync.
+ */
+void m_fold_sets(struct model *m, int nid, uint64_t first, uint64_t nr)
+{
+	struct m_node *n = &m->n[nid];
+	uint64_t s;
+
+	service(m, n, nid);
+	for (s = first; s < first + nr; s++)
+		fold(m, n, nid, s);
+	n->nr_ev = n->queued;
+}
+
+/* The records were read: every queue is empty. */
+void m_events_read(struct model *m)
+{
+	unsigned int nid;
+
+	for (nid = 0; nid < m->nr_cnodes; nid++) {
+		m->n[nid].nr_ev = m->n[nid].queued = 0;
+		m->n[nid].dropped = 0;
 	}
 }
 

@@ -83,6 +83,8 @@ bool m_reference(struct model *m, uint64_t paddr, unsigned int src,
 		 uint32_t count, const struct m_ctx *ctx, bool nmi);
 uint64_t m_set_paddr(const struct model *m, int nid, uint64_t set);
 void m_sync(struct model *m);		/* every node; fills its ev[] */
+void m_fold_sets(struct model *m, int nid, uint64_t first, uint64_t nr);
+void m_events_read(struct model *m);	/* after the records were compared */
 void m_reset(struct model *m, int nid);
 int m_thresholds(struct model *m, int nid, uint32_t abs, uint32_t diff);
 
