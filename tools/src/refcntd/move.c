@@ -6,7 +6,10 @@
  * (it moved meanwhile: the event is stale). The page is moved whole:
  * move_pages(2) of a transparent or hugetlb huge page's first address
  * moves the huge page, so the size the range query reports is what is
- * counted. Then move_pages' status tells the refusal's reason.
+ * counted. Then move_pages' status tells the refusal's reason. A page
+ * moved leaves its counts and its raised migration event to its old
+ * frame (counters belong to physical memory): those sets are folded, so
+ * that the next page there raises its own event.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +17,7 @@
 #include <numaif.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -208,6 +212,37 @@ void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
 	e->pend[e->nr_pend++] = (struct rd_pending){ .ev = *ev, .d = *d, .m = m };
 }
 
+/*
+ * Fold the sets of the old frame, on node nid, of a page of size bytes
+ * that moved away from the event's address: the module raises at most
+ * one migration event per set between two folds, and the next page in
+ * that frame must not be judged on the counts of the one that left.
+ */
+static void fold_old_frame(struct rd_engine *e, const struct rcb_event *ev,
+			   int nid, uint64_t size)
+{
+	uint64_t base = ev->paddr & ~(size - 1);
+	struct rcb_sets_fold f = { .first_set = ev->set, .nr_sets = 1 };
+	int i;
+
+	if (size > e->granularity) {
+		f.first_set -= (ev->paddr - base) / e->granularity;
+		f.nr_sets = size / e->granularity;
+	}
+	for (i = 0; i < e->nr_nodes; i++)
+		if (refcnt_node_nid(e->node[i]) == nid)
+			break;
+	if (i == e->nr_nodes || f.first_set > ev->set)
+		return;
+	if (ioctl(refcnt_node_fd(e->node[i]), RCB_SETS_FOLD, &f)) {
+		rd_log(7, "RCB_SETS_FOLD on node %d, sets %" PRIu64 "+%" PRIu64 ": %s",
+		       nid, (uint64_t)f.first_set, (uint64_t)f.nr_sets,
+		       strerror(errno));
+		return;
+	}
+	e->st.frames_folded++;
+}
+
 /* The pending moves of the process of entry i, in one move_pages(2). */
 static size_t flush_pid(struct rd_engine *e, size_t i, char *done)
 {
@@ -245,6 +280,7 @@ static size_t flush_pid(struct rd_engine *e, size_t i, char *done)
 		} else {
 			e->st.moved++;
 			e->st.moved_bytes += p->m.size;
+			fold_old_frame(e, &p->ev, p->m.from_nid, p->m.size);
 			rd_policy_moved(e, pid, p->m.vaddr, p->m.size);
 			log_move(e, &p->m);
 			if (e->hooks.moved)

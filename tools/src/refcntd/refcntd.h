@@ -98,6 +98,7 @@ struct rd_stats {
 	uint64_t rmap_rebuilds;	/* reverse map rebuilt on a miss */
 	uint64_t rmap_ns;	/* time the builds took */
 	uint64_t over_time;	/* past the thresholds on the counts over time */
+	uint64_t frames_folded;	/* moved pages' old frames folded */
 };
 
 /* One page moved (or, dry-run, that would have been). */

@@ -73,11 +73,12 @@ static void print_json(FILE *f, const struct rd_stats *s)
 		", \"rmap_rebuilds\": %" PRIu64
 		", \"rmap_ms\": %" PRIu64
 		", \"over_time\": %" PRIu64
+		", \"frames_folded\": %" PRIu64
 		", \"refused\": %" PRIu64 ", \"refused_by_reason\": {",
 		s->events, s->lost, s->below, s->moved, s->moved_bytes,
 		s->dry_run, s->rate_limited, s->frozen, s->melted, s->scans,
 		s->rmapped, s->rmap_rebuilds, s->rmap_ns / 1000000,
-		s->over_time, refused_total(s));
+		s->over_time, s->frames_folded, refused_total(s));
 	for (i = 0; i < RD_REF_NR; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "",
 			rd_refusal_names[i], s->refused[i]);
