@@ -389,7 +389,8 @@ TEST_F(refcntd, moves_page_counters_start_from_zero)
  * raise an event again (here samples at the old physical address).
  * Without the fold, the second feed raises nothing.
  */
-TEST_F(refcntd, folds_moved_pages_old_frame)
+/* Up to 30 s for each of its three waits: a failure says which. */
+TEST_F_TIMEOUT(refcntd, folds_moved_pages_old_frame, 100)
 {
 	struct refcnt_test_sample smp;
 	struct refcnt_test_samples f = { .samples = (uintptr_t)&smp,
