@@ -385,9 +385,9 @@ TEST_F(refcntd, moves_page_counters_start_from_zero)
 /*
  * The page's old frame keeps the counts of the page that left, and the
  * module raises one migration event per set between two folds: refcntd
- * folds the old frame's set after the move, so the frame's next users
- * raise an event again (here samples at the old physical address).
- * Without the fold, the second feed raises nothing.
+ * folds the frames the page left and took after the move, so the old
+ * frame's next users raise an event again (here samples at the old
+ * physical address). Without the fold, the second feed raises nothing.
  */
 /* Up to 30 s for each of its three waits: a failure says which. */
 TEST_F_TIMEOUT(refcntd, folds_moved_pages_old_frame, 100)
@@ -405,7 +405,7 @@ TEST_F_TIMEOUT(refcntd, folds_moved_pages_old_frame, 100)
 	pid = start();
 	ASSERT_EQ(1, feed(self->buf, 1, self->dst_c));
 	EXPECT_EQ(1, wait_stat(pid, "moved", 1));
-	EXPECT_EQ(1, wait_stat(pid, "frames_folded", 1));
+	EXPECT_EQ(2, wait_stat(pid, "frames_folded", 2));
 	ASSERT_EQ(self->dst, node_of(self->buf));
 
 	smp = (struct refcnt_test_sample){ .paddr = old_paddr + 64,
@@ -419,7 +419,7 @@ TEST_F_TIMEOUT(refcntd, folds_moved_pages_old_frame, 100)
 	EXPECT_EQ(2, wait_stat(pid, "events", 2));
 	EXPECT_EQ(0, stop(pid));
 	EXPECT_EQ(1, stat_of("moved"));
-	EXPECT_EQ(1, stat_of("frames_folded"));
+	EXPECT_EQ(2, stat_of("frames_folded"));
 }
 
 /* 1 page/s: of 8 pages' events at once, 1 moves, 7 are rate-limited. */
@@ -598,7 +598,7 @@ TEST_F_TIMEOUT(refcntd, names_forked_workers_pages_from_paddr, 60)
 	 * The root's old frame, which a worker page may get, was folded:
 	 * it raises the worker page's event.
 	 */
-	EXPECT_EQ(1, wait_stat(pid, "frames_folded", 1));
+	EXPECT_EQ(2, wait_stat(pid, "frames_folded", 2));
 	w = rc_fork();
 	if (!w)
 		_exit(worker_main(self->home, self->dst, self->dst_c));
@@ -611,6 +611,7 @@ TEST_F_TIMEOUT(refcntd, names_forked_workers_pages_from_paddr, 60)
 	EXPECT_EQ(1 + WORKER_FED, stat_of("context_from_rmap"));
 	EXPECT_EQ(2, stat_of("rmap_rebuilds"));
 	EXPECT_EQ(1 + WORKER_FED, stat_of("moved"));
+	EXPECT_EQ(2 * (1 + WORKER_FED), stat_of("frames_folded"));
 	EXPECT_EQ(0, stat_of("refused")) {
 		char buf[4096];
 

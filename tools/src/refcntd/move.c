@@ -6,10 +6,9 @@
  * (it moved meanwhile: the event is stale). The page is moved whole:
  * move_pages(2) of a transparent or hugetlb huge page's first address
  * moves the huge page, so the size the range query reports is what is
- * counted. Then move_pages' status tells the refusal's reason. A page
- * moved leaves its counts and its raised migration event to its old
- * frame (counters belong to physical memory): those sets are folded, so
- * that the next page there raises its own event.
+ * counted. Then move_pages' status tells the refusal's reason. Counters
+ * belong to physical memory: the frames a moved page left and took are
+ * folded, so that each page there is judged on its own references.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -213,34 +212,54 @@ void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
 }
 
 /*
- * Fold the sets of the old frame, on node nid, of a page of size bytes
- * that moved away from the event's address: the module raises at most
- * one migration event per set between two folds, and the next page in
- * that frame must not be judged on the counts of the one that left.
+ * Fold the sets of the frame of size bytes at paddr on node nid: the
+ * module raises one migration event per set between two folds, and a
+ * page must not be judged on the counts of the frame's earlier page.
  */
-static void fold_old_frame(struct rd_engine *e, const struct rcb_event *ev,
-			   int nid, uint64_t size)
+static void fold_frame(struct rd_engine *e, int nid, uint64_t paddr,
+		       uint64_t size)
 {
-	uint64_t base = ev->paddr & ~(size - 1);
-	struct rcb_sets_fold f = { .first_set = ev->set, .nr_sets = 1 };
+	struct refcnt_node *node = NULL;
+	struct rcb_sets_fold f = { 0 };
+	int64_t first, last;
 	int i;
 
-	if (size > e->granularity) {
-		f.first_set -= (ev->paddr - base) / e->granularity;
-		f.nr_sets = size / e->granularity;
-	}
-	for (i = 0; i < e->nr_nodes; i++)
+	for (i = 0; i < e->nr_nodes && !node; i++)
 		if (refcnt_node_nid(e->node[i]) == nid)
-			break;
-	if (i == e->nr_nodes || f.first_set > ev->set)
+			node = e->node[i];
+	if (!node)
 		return;
-	if (ioctl(refcnt_node_fd(e->node[i]), RCB_SETS_FOLD, &f)) {
+	first = refcnt_node_locate(node, paddr);
+	last = refcnt_node_locate(node, paddr + size - 1);
+	if (first < 0 || last < first)
+		return;
+	f.first_set = first;
+	f.nr_sets = last - first + 1;
+	if (ioctl(refcnt_node_fd(node), RCB_SETS_FOLD, &f)) {
 		rd_log(7, "RCB_SETS_FOLD on node %d, sets %" PRIu64 "+%" PRIu64 ": %s",
 		       nid, (uint64_t)f.first_set, (uint64_t)f.nr_sets,
 		       strerror(errno));
 		return;
 	}
 	e->st.frames_folded++;
+}
+
+/*
+ * A page moved: the frame it left keeps its counts and its raised event,
+ * the frame it took those of its earlier page. Fold both, so that each
+ * page is judged on its own references from now on.
+ */
+static void fold_frames(struct rd_engine *e, const struct rd_pending *p)
+{
+	uint64_t size = p->m.size;
+	struct rcb_page_counters pc;
+	size_t nr = 0;
+
+	fold_frame(e, p->m.from_nid, p->ev.paddr & ~(size - 1), size);
+	if (!refcnt_node_range_query(e->node[0], p->m.pid, p->m.vaddr, 1, 0,
+				     &pc, 1, &nr) && nr == 1 &&
+	    (pc.flags & RCB_PAGE_PRESENT) && pc.paddr)
+		fold_frame(e, p->m.to_nid, pc.paddr & ~(size - 1), size);
 }
 
 /* The pending moves of the process of entry i, in one move_pages(2). */
@@ -280,7 +299,7 @@ static size_t flush_pid(struct rd_engine *e, size_t i, char *done)
 		} else {
 			e->st.moved++;
 			e->st.moved_bytes += p->m.size;
-			fold_old_frame(e, &p->ev, p->m.from_nid, p->m.size);
+			fold_frames(e, p);
 			rd_policy_moved(e, pid, p->m.vaddr, p->m.size);
 			log_move(e, &p->m);
 			if (e->hooks.moved)
