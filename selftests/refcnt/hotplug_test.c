@@ -481,6 +481,7 @@ TEST_F_TIMEOUT(mem, offline_online_cycles_conserve, 600)
 	uint64_t r = 17, sum, sets0 = self->d.info.rcb_sw_sets, refused = 0;
 	uint64_t gen0 = self->d.info.rcb_generation, t0 = rc_now_ns();
 	pthread_t cyc, flt, map;
+	struct rcb_sets_fold fold = { .nr_sets = 1 };
 	struct rc_stats st;
 	struct rcb_ref refs[16];
 	struct rc_dev now;
@@ -522,6 +523,8 @@ TEST_F_TIMEOUT(mem, offline_online_cycles_conserve, 600)
 	EXPECT_EQ(RCB_INFO_RETIRED, self->d.info.rcb_flags);
 	EXPECT_EQ(gen0, self->d.info.rcb_generation);
 	EXPECT_EQ(-1, ioctl(self->d.fd, RCB_RESET));
+	EXPECT_EQ(ESTALE, errno);
+	EXPECT_EQ(-1, ioctl(self->d.fd, RCB_SETS_FOLD, &fold));
 	EXPECT_EQ(ESTALE, errno);
 
 	/* Two layouts a cycle; the sets of the start; the books exact. */
