@@ -114,21 +114,28 @@ static int refcnt_put_words(u64 uptr, u64 offset, const u32 *words, u64 n)
 	return 0;
 }
 
+/* Sets [@first, @first + @nr) of @node: all of them exist. */
+static bool refcnt_sets_in_node(const struct refcnt_node *node, u64 first,
+				u64 nr)
+{
+	u64 end;
+
+	return !check_add_overflow(first, nr, &end) && end <= node->nr_sets;
+}
+
 static long refcnt_sets_read(struct refcnt_file *rf, void __user *argp)
 {
 	unsigned int cps = refcnt_topo.counters_per_set;
 	struct refcnt_node *node = rf->node;
-	u64 per_round = max(REFCNT_READ_WORDS / cps, 1U), done = 0, end;
+	u64 per_round = max(REFCNT_READ_WORDS / cps, 1U), done = 0;
 	struct rcb_sets_read r;
 	u32 *buf;
 	long err = 0;
 
 	if (copy_from_user(&r, argp, sizeof(r)))
 		return -EFAULT;
-	if (r.flags || r.pad)
-		return -EINVAL;
-	if (check_add_overflow(r.first_set, r.nr_sets, &end) ||
-	    end > node->nr_sets)
+	if (r.flags || r.pad ||
+	    !refcnt_sets_in_node(node, r.first_set, r.nr_sets))
 		return -EINVAL;
 
 	buf = kvmalloc_array(3 * per_round * cps, sizeof(u32), GFP_KERNEL);
@@ -179,14 +186,10 @@ static long refcnt_range_query_ioctl(void __user *argp)
 static int refcnt_sets_fold_get(const struct refcnt_node *node,
 				struct rcb_sets_fold *f, void __user *argp)
 {
-	u64 end;
-
 	if (copy_from_user(f, argp, sizeof(*f)))
 		return -EFAULT;
-	if (f->flags || f->pad)
-		return -EINVAL;
-	if (check_add_overflow(f->first_set, f->nr_sets, &end) ||
-	    end > node->nr_sets)
+	if (f->flags || f->pad ||
+	    !refcnt_sets_in_node(node, f->first_set, f->nr_sets))
 		return -EINVAL;
 	return 0;
 }
