@@ -223,6 +223,19 @@ shellcheck:
 	@command -v shellcheck >/dev/null || { echo "no shellcheck: install it (tools/testing/refcnt-setup deps)" >&2; exit 1; }
 	@files="$(SHELL_SCRIPTS)"; shellcheck $$files && echo "  SHELLCHECK clean: $$(echo $$files | wc -w) scripts"
 
+# The rig (tools/testing/rig/, Python): its unit tests (on the host, in
+# seconds, before anything boots), mypy --strict and flake8, on Debian's
+# python3 and its packages.
+RIG_PY := /usr/bin/python3
+RIG_FILES := tools/testing/rig $(shell grep -lsx '\#!/usr/bin/python3' tools/testing/* tools/testing/*/* 2>/dev/null)
+.PHONY: rig-check
+rig-check:
+	@cd tools/testing && $(RIG_PY) -m unittest discover -s rig/tests -t . -q
+	@$(RIG_PY) -m mypy --strict --no-error-summary --cache-dir $(BUILD)/mypy-cache \
+		--scripts-are-modules $(RIG_FILES)
+	@$(RIG_PY) -m flake8 $(RIG_FILES)
+	@echo "  RIG     unit tests, mypy --strict, flake8: $(words $(RIG_FILES)) files"
+
 check:
 	@tools/testing/refcnt-check
 
