@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import List, Sequence
 
-from . import tap
+from . import debugkernel, tap
 
 TAP_SUMMARY_EPILOG = """\
 Counts the TAP results in each FILE (a guest serial log or any TAP stream;
@@ -67,3 +67,57 @@ def tap_summary(argv: Sequence[str]) -> int:
                 print(f"{s.name}: {s.counts.line()}")
         print(t.line())
     return 1 if t.failed else 0
+
+
+DEBUG_KERNEL_EPILOG = """\
+Commands:
+  build     build the kernel unless it is cached, then print its build
+            directory (the KDIR external modules build against; bzImage,
+            the image to boot, and include/config/kernel.release are in
+            it).  Progress and the compiler's output go to stderr.
+  dir       print the build directory if the kernel is built, else exit 1
+  release   print the built kernel's release (e.g. 6.1.192-refcnt-debug),
+            or exit 1 if it is not built
+  key       print the cache key
+
+The build runs under nice 19: make check starts it in the background, so
+it takes only what the guest runs leave idle.  Building needs flex, bison,
+bc, libelf-dev and linux-source-6.1 (tools/testing/refcnt-setup deps).
+Old builds of the same variant are deleted when a new key is built.
+"""
+
+
+def debug_kernel(argv: Sequence[str], root: str) -> int:
+    ap = argparse.ArgumentParser(
+        prog=debugkernel.PROG, epilog=DEBUG_KERNEL_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="The guest kernel with lockdep, KASAN, kmemleak and "
+        "debug objects that make check runs part of the suite on.")
+    ap.add_argument("--variant", default="debug",
+                    help="the checkers: tools/testing/debug-kernel/"
+                    "NAME.config, added to guest.config (default debug: "
+                    "lockdep, KASAN, kmemleak, debug objects; kcsan: KCSAN, "
+                    "which cannot go with KASAN)")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="make -j N (default: the number of CPUs)")
+    ap.add_argument("command", choices=("build", "dir", "release", "key"))
+    args = ap.parse_args(argv)
+    try:
+        if args.jobs is not None and args.jobs < 1:
+            raise debugkernel.BuildError(
+                f"--jobs: '{args.jobs}' is not a positive number")
+        k = debugkernel.DebugKernel(root, args.variant, args.jobs)
+        if args.command == "key":
+            print(k.key())
+            return 0
+        if args.command == "build":
+            print(k.build())
+            return 0
+        d = k.built_dir()
+        if d is None:
+            return 1
+        print(d if args.command == "dir" else debugkernel.release(d))
+        return 0
+    except debugkernel.BuildError as e:
+        print(f"{debugkernel.PROG}: error: {e}", file=sys.stderr)
+        return 1

@@ -8,6 +8,8 @@ import subprocess
 from dataclasses import dataclass
 from typing import List, Optional
 
+from .debugkernel import DebugKernel
+
 # The kernels built here: debug (lockdep, KASAN, kmemleak), and kcsan
 # (make check-long).
 BUILT = ("debug", "kcsan")
@@ -37,11 +39,7 @@ def debian(release: str) -> Kernel:
 
 def built_dir(root: str, variant: str = "debug") -> Optional[str]:
     """The build directory of a built kernel, or None if not built."""
-    tool = os.path.join(root, "tools/testing/refcnt-debug-kernel")
-    r = subprocess.run([tool, "--variant", variant, "dir"], cwd=root,
-                       capture_output=True, text=True)
-    d = r.stdout.strip()
-    return d if r.returncode == 0 and d else None
+    return DebugKernel(root, variant).built_dir()
 
 
 def built(root: str, variant: str = "debug") -> Optional[Kernel]:
