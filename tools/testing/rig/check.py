@@ -489,6 +489,15 @@ def host_steps(c: Check) -> List[Step]:
         make("track-check", "track-check", est=1),
         make("lib-check", "-C", "lib", "check", f"O={c.path('lib')}",
              "WERROR=1", est=6),
+        Step("papi-host", estimate=120, action=c.papi_host),
+        # The rig itself, before anything boots: its unit tests, mypy
+        # --strict and flake8.
+        make("rig-check", "rig-check", est=3),
+    ]
+    # Checks no guest needs, each in a directory of its own or reading
+    # only: beside the guests once the debug kernel is built (they need
+    # the harness and checkpatch that make selftests extracted).
+    side = [
         # The core of kmod/ natively: unit tests, the conservation stress
         # under TSan and ASan+UBSan, a bounded fuzz run.
         make("core-check", "-C", "tools/testing/core", "check",
@@ -496,14 +505,13 @@ def host_steps(c: Check) -> List[Step]:
         # The PEBS/IBS attributes against the kernels' rules (a second).
         make("pmu-check", "-C", "tools/testing/pmu", "check",
              f"O={c.path('pmu')}", est=1),
-        Step("papi-host", estimate=120, action=c.papi_host),
         make("checkpatch", "checkpatch", est=18),
         make("kernel-doc", "kernel-doc", est=1),
         make("shellcheck", "shellcheck", est=16),
-        # The rig itself: its unit tests, mypy --strict and flake8.
-        make("rig-check", "rig-check", est=20),
     ]
-    return steps
+    for s in side:
+        s.needs, s.lane = ("selftests",), "side"
+    return steps + side
 
 
 def debian_guest_steps(c: Check, k: Kernel) -> List[Step]:
@@ -633,5 +641,7 @@ def first_kernel_steps(c: Check, first: Kernel, second: Kernel) -> List[Step]:
                    action=partial(c.objects_run, first)),
               Step("demo", (f"module-{first.name}", "tools"), 172,
                    action=c.demo),
-              Step("deb", (), 94, action=partial(c.deb_run, first, second))]
+              # make deb builds in a copy of the tree: beside the guests.
+              Step("deb", (), 94, lane="side",
+                   action=partial(c.deb_run, first, second))]
     return steps

@@ -13,6 +13,7 @@ from typing import Dict, List, NoReturn, Optional, Sequence
 
 from . import kernels as K
 from .check import GUEST_TIMEOUT, Check, Config, plan
+from .execute import Execution
 from .run import Runner
 from .suite import Step, budget_report, order, schedule, select
 
@@ -83,6 +84,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                     help="run only the steps whose names match (repeatable; "
                     "--plan lists the names); what they need must have been "
                     "built by an earlier run")
+    ap.add_argument("--jobs", type=int, choices=(1, 2), default=2,
+                    help="2 (the default): the host checks no guest needs "
+                    "run beside the guests once the debug kernel is built; "
+                    "1: every step one after the other")
     ap.add_argument("--plan", action="store_true",
                     help="print the steps, what each needs and the planned "
                     "time, and run nothing")
@@ -103,12 +108,13 @@ def config(args: argparse.Namespace, root: str,
                   guest_timeout=timeout)
 
 
-def print_plan(c: Check, only: Sequence[str]) -> None:
+def print_plan(c: Check, only: Sequence[str], jobs: int) -> None:
     steps = select(order(plan(c)), only)
-    for s in schedule(steps):
+    for s in schedule(steps, lanes=jobs):
         step = next(t for t in steps if t.name == s.name)
         needs = f" (needs {', '.join(step.needs)})" if step.needs else ""
-        bg = " [background]" if step.background else ""
+        bg = " [background]" if step.background else \
+            " [side]" if step.lane == "side" and jobs > 1 else ""
         print(f"{s.start:5d} {s.end:5d}  {s.name}{bg}{needs}")
 
 
@@ -170,14 +176,10 @@ def _run(args: argparse.Namespace, root: str, runner: Runner) -> int:
             return finish(runner)
     c = Check(config(args, root, kernels), runner)
     if args.plan:
-        print_plan(c, args.only)
+        print_plan(c, args.only, args.jobs)
         return 0
     res.progress(f"kernels: {' '.join(kernels)}")
-    took: Dict[str, int] = {}
     steps = select(order(plan(c)), args.only)
-    for step in steps:
-        t0 = time.time()
-        if step.action is not None:
-            step.action()
-        took[step.name] = int(time.time() - t0)
+    took = Execution(steps, args.jobs, lambda: runner.background_done(
+        "debug-kernel")).run()
     return finish(runner, steps, took)

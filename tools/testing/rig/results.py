@@ -4,9 +4,10 @@ progress lines and the last line CI reads ("N passed, N failed, N
 skipped")."""
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 from .tap import Counts
 
@@ -32,39 +33,48 @@ class Results:
     records: List[Record] = field(default_factory=list)
     t_start: float = field(default_factory=time.time)
     out: Callable[[str], None] = print
+    # Two lanes of steps report here (rig.execute).
+    lock: threading.RLock = field(default_factory=threading.RLock,
+                                  compare=False, repr=False)
 
     def progress(self, text: str) -> None:
         self.out(f"==> [{int(time.time() - self.t_start)}s] {text}")
 
     def passed(self, text: str, shown: Optional[str] = None) -> None:
-        self.counts.passed += 1
-        self.out(f"ok      {shown or text}")
-        self.records.append(Record("ok", text))
+        with self.lock:
+            self.counts.passed += 1
+            self.out(f"ok      {shown or text}")
+            self.records.append(Record("ok", text))
 
     def failed(self, text: str, shown: Optional[str] = None) -> None:
-        self.counts.failed += 1
-        self.out(f"not ok  {shown or text}")
-        self.records.append(Record("not ok", text))
+        with self.lock:
+            self.counts.failed += 1
+            self.out(f"not ok  {shown or text}")
+            self.records.append(Record("not ok", text))
 
     def skipped(self, name: str, reason: str) -> None:
-        self.counts.skipped += 1
-        self.out(f"skip    {name}: {reason}")
-        self.records.append(Record("skip", f"{name}: {reason}"))
+        with self.lock:
+            self.counts.skipped += 1
+            self.out(f"skip    {name}: {reason}")
+            self.records.append(Record("skip", f"{name}: {reason}"))
 
-    def add_tap(self, name: str, counts: Counts, rc: int, t0: float) -> bool:
+    def add_tap(self, name: str, counts: Counts, rc: int,
+                t0: float) -> Tuple[bool, str]:
         """A step made of TAP results; one failure more when the step
-        failed (RC) without a failed result.  True if nothing failed."""
+        failed (RC) without a failed result.  Whether nothing failed, and
+        the step's line."""
         what = counts.line()
         failed = counts.failed
-        self.counts += counts
-        if rc != 0 and failed == 0:
-            self.counts.failed += 1
-            failed = 1
-            what += f" + 1 failed: exit {rc}"
-        text = f"{name}: {what} ({seconds(t0)})"
-        status = "ok" if failed == 0 else "not ok"
-        self.records.append(Record(status, text))
-        return failed == 0
+        with self.lock:
+            self.counts += counts
+            if rc != 0 and failed == 0:
+                self.counts.failed += 1
+                failed = 1
+                what += f" + 1 failed: exit {rc}"
+            text = f"{name}: {what} ({seconds(t0)})"
+            status = "ok" if failed == 0 else "not ok"
+            self.records.append(Record(status, text))
+        return failed == 0, text
 
     def summary(self) -> List[str]:
         lines = ["", "==> refcnt-check summary "

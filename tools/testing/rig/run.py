@@ -77,10 +77,11 @@ class Runner:
         if rc == 0:
             self.results.passed(f"{name} ({seconds(t0)})")
             return True
-        self.results.failed(f"{name}: exit {rc} ({seconds(t0)})",
-                            f"{name}: exit {rc} ({seconds(t0)}); "
-                            f"last lines of {log}:")
-        self.say(indent(tail(log), "    | "))
+        with self.results.lock:
+            self.results.failed(f"{name}: exit {rc} ({seconds(t0)})",
+                                f"{name}: exit {rc} ({seconds(t0)}); "
+                                f"last lines of {log}:")
+            self.say(indent(tail(log), "    | "))
         return False
 
     def tap_step(self, name: str, rc: int, t0: float, detail: str,
@@ -90,18 +91,18 @@ class Runner:
         the failed results and DETAIL (a command's output)."""
         streams = [tap.parse_file(f) for f in files if os.path.exists(f)]
         counts = tap.total(streams)
-        ok = self.results.add_tap(name, counts, rc, t0)
-        line = self.results.records[-1].text
+        ok, line = self.results.add_tap(name, counts, rc, t0)
         if ok:
             self.say(f"ok      {line}")
             return True
-        self.say(f"not ok  {line}, log {files[0] if files else '-'}")
-        if detail:
-            self.say(indent(detail.splitlines(), "    "))
-        for s in streams:
-            for f in s.failures:
-                self.say(f"    {s.name}: {f.what}")
-                self.say(indent(f.context, "        "))
+        with self.results.lock:
+            self.say(f"not ok  {line}, log {files[0] if files else '-'}")
+            if detail:
+                self.say(indent(detail.splitlines(), "    "))
+            for s in streams:
+                for f in s.failures:
+                    self.say(f"    {s.name}: {f.what}")
+                    self.say(indent(f.context, "        "))
         return False
 
     def run_tap(self, name: str, cmd: Sequence[str], tap_file: str,
@@ -131,6 +132,13 @@ class Runner:
                 full, cwd=self.root, stdout=out,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True)
+
+    def background_done(self, name: str) -> None:
+        """Wait for a background job to end, if it runs; it stays for
+        wait_background to reap (Popen.wait is safe from two threads)."""
+        p = self.background.get(name)
+        if p is not None:
+            p.wait()
 
     def wait_background(self, name: str) -> Optional[int]:
         p = self.background.pop(name, None)

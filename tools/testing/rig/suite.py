@@ -34,6 +34,9 @@ class Step:
     # on a quiet 2-CPU machine (a background step: beside the others).
     estimate: int = 60
     background: bool = False
+    # "main", or "side": a host check no guest needs, which writes nothing
+    # the main lane reads, run beside it (rig.execute).
+    lane: str = "main"
     # What runs it; what it returns is not used (the runner keeps results).
     action: Optional[Callable[[], object]] = field(default=None,
                                                    compare=False, repr=False)
@@ -63,12 +66,14 @@ class Slot:
     end: int
 
 
-def schedule(steps: Sequence[Step], cpus: int = 2) -> List[Slot]:
+def schedule(steps: Sequence[Step], cpus: int = 2,
+             lanes: int = 2) -> List[Slot]:
     """Lay the plan out in time on CPUS CPUs: background steps from the
-    start, beside the rest (their estimates were measured so); the others
-    one after the other, each once its needs are done.  With more than
-    two CPUs a background step gets the CPUs beyond the two the
-    foreground keeps busy, and ends sooner in proportion."""
+    start, beside the rest (their estimates were measured so); the main
+    lane's steps one after the other, each once its needs are done; with
+    two LANES, the side lane's likewise, from the end of the background
+    steps (rig.execute), else in the main lane.  With more than two CPUs
+    a background step gets the CPUs beyond two and ends sooner."""
     plan = order(steps)
     end: Dict[str, int] = {}
     slots: List[Slot] = []
@@ -76,14 +81,16 @@ def schedule(steps: Sequence[Step], cpus: int = 2) -> List[Slot]:
         if s.background:
             end[s.name] = s.estimate * 2 // max(cpus, 2)
             slots.append(Slot(s.name, 0, end[s.name]))
-    t = 0
+    side_t = max(end.values(), default=0)
+    lane_t = {"main": 0, "side": side_t}
     for s in plan:
         if s.background:
             continue
-        start = max([t] + [end[n] for n in s.needs])
+        lane = s.lane if lanes > 1 else "main"
+        start = max([lane_t[lane]] + [end[n] for n in s.needs])
         end[s.name] = start + s.estimate
         slots.append(Slot(s.name, start, end[s.name]))
-        t = end[s.name]
+        lane_t[lane] = end[s.name]
     return slots
 
 

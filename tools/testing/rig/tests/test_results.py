@@ -30,16 +30,18 @@ class Summary(unittest.TestCase):
 
     def test_tap_step_counts_a_silent_failure(self) -> None:
         self.assertFalse(self.r.add_tap("guest x/four", Counts(5, 0, 1),
-                                        124, 0.0))
+                                        124, 0.0)[0])
         self.assertEqual(self.r.counts, Counts(5, 1, 1))
         self.assertRegex(self.r.records[-1].text,
                          r"^guest x/four: 5 passed, 0 failed, 1 skipped "
                          r"\+ 1 failed: exit 124 \(\d+s\)$")
 
     def test_tap_step_failures_are_not_counted_twice(self) -> None:
-        self.assertFalse(self.r.add_tap("hub", Counts(3, 2, 0), 1, 0.0))
+        self.assertFalse(self.r.add_tap("hub", Counts(3, 2, 0), 1, 0.0)[0])
         self.assertEqual(self.r.counts, Counts(3, 2, 0))
-        self.assertTrue(self.r.add_tap("ok", Counts(1, 0, 0), 0, 0.0))
+        ok, line = self.r.add_tap("ok", Counts(1, 0, 0), 0, 0.0)
+        self.assertTrue(ok)
+        self.assertRegex(line, r"^ok: 1 passed, 0 failed, 0 skipped \(\d+s\)$")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,15 @@ class Order(unittest.TestCase):
 
 
 class Schedule(unittest.TestCase):
+    def test_side_lane_after_the_background(self) -> None:
+        slots = suite.schedule([Step("bg", estimate=100, background=True),
+                                Step("a", estimate=30),
+                                Step("s", ("a",), 20, lane="side"),
+                                Step("b", ("a",), 200)])
+        self.assertEqual([(s.name, s.start, s.end) for s in slots],
+                         [("bg", 0, 100), ("a", 0, 30), ("s", 100, 120),
+                          ("b", 30, 230)])
+
     def test_foreground_in_order_background_beside(self) -> None:
         slots = suite.schedule([Step("bg", estimate=100, background=True),
                                 Step("a", estimate=30),
@@ -91,9 +100,9 @@ class CheckPlan(unittest.TestCase):
         self.assertEqual([s.name for s in steps], [
             "debug-kernel-build", "debian-root-build",
             f"module-{K1}", f"module-{K2}", "selftests", "tools", "pmda",
-            "fleet-host", "track-check", "lib-check", "core-check",
-            "pmu-check", "papi-host", "checkpatch", "kernel-doc",
-            "shellcheck", "rig-check",
+            "fleet-host", "track-check", "lib-check", "papi-host",
+            "rig-check", "core-check", "pmu-check", "checkpatch",
+            "kernel-doc", "shellcheck",
             f"guest {K1}/one", f"guest {K1}/four", f"guest {K1}/72",
             f"guest {K1}/hotplug-memhp",
             f"guest {K2}/four", f"guest {K2}/hotplug-memhp",
@@ -103,6 +112,9 @@ class CheckPlan(unittest.TestCase):
             "hub debug/four (part)"])
         self.assertEqual([s.name for s in steps if s.background],
                          ["debug-kernel-build", "debian-root-build"])
+        self.assertEqual([s.name for s in steps if s.lane == "side"],
+                         ["core-check", "pmu-check", "checkpatch",
+                          "kernel-doc", "shellcheck", "deb"])
 
     def test_guests_need_their_module(self) -> None:
         needs = {s.name: s.needs for s in make_plan()}
@@ -120,6 +132,14 @@ class CheckPlan(unittest.TestCase):
                              by["debug-kernel"].start)
         self.assertEqual(by[f"module-{K1}"].start, 0)
         self.assertEqual(by[f"guest {K1}/one"].start, by["rig-check"].end)
+        # The side lane's checks start once the debug kernel is built.
+        self.assertEqual(by["core-check"].start, by["debug-kernel-build"].end)
+        self.assertEqual(by["deb"].start, by["shellcheck"].end)
+        one_lane = {s.name: s for s in suite.schedule(make_plan(), lanes=1)}
+        self.assertEqual(one_lane["core-check"].start,
+                         one_lane["rig-check"].end)
+        self.assertLess(suite.makespan(list(by.values())),
+                        suite.makespan(list(one_lane.values())))
 
     def test_check_long(self) -> None:
         names = [s.name for s in make_plan(long=True)]
