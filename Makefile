@@ -346,7 +346,7 @@ install-lib: lib
 
 install-tools: tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/lib/refcnt \
+		$(DESTDIR)$(PREFIX)/share/man/man4 $(DESTDIR)$(PREFIX)/lib/refcnt \
 		$(DESTDIR)$(PREFIX)/share/refcnt/examples $(DESTDIR)$(UDEVDIR)
 	install -m 0755 $(addprefix $(BUILD)/tools/,$(TOOLS_BIN)) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(BUILD)/demo/demo-workload $(BUILD)/tools/librefcnt-track.so \
@@ -355,6 +355,7 @@ install-tools: tools
 		$(DESTDIR)$(PREFIX)/share/refcnt/examples/
 	$(if $(wildcard tools/man/*.1),install -m 0644 $(wildcard tools/man/*.1) \
 		$(DESTDIR)$(PREFIX)/share/man/man1/)
+	install -m 0644 tools/man/refcnt.4 $(DESTDIR)$(PREFIX)/share/man/man4/
 	install -m 0644 packaging/60-refcnt.rules $(DESTDIR)$(UDEVDIR)/
 
 # make deb: the Debian packages of debian/ into build/deb/ (README,
