@@ -272,7 +272,7 @@ PMDA_OUT := $(BUILD)/pmda
 pmda: $(PMDA_OUT)/pmdarefcnt $(addprefix $(PMDA_OUT)/,$(PMDA_FILES))
 $(PMDA_OUT)/pmdarefcnt: tools/pmda/pmdarefcnt.c tools/pmda/domain.h $(RCSNAP) \
 		$(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
-	@test -f /usr/include/pcp/pmda.h || { echo "no /usr/include/pcp/pmda.h: install libpcp-pmda3-dev and libpcp3-dev (tools/testing/refcnt-setup deps)" >&2; exit 1; }
+	@test -f /usr/include/pcp/pmda.h || { echo "no /usr/include/pcp/pmda.h: install libpcp-pmda3-dev and libpcp3-dev (sudo apt-get build-dep ./)" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -I$(TOP)/tools/pmda -o $@ \
@@ -359,17 +359,18 @@ install-tools: tools
 	install -m 0644 packaging/60-refcnt.rules $(DESTDIR)$(UDEVDIR)/
 
 # make deb: the Debian packages of debian/ into build/deb/ (README,
-# "Installing on a real host"), by dpkg-buildpackage -us -uc on a copy of the tree: the
+# "Install on a real server"), by dpkg-buildpackage -us -uc on a copy of the tree: the
 # files git knows or would add (uncommitted changes too, never build/),
 # or, outside git, everything but build/. Debian 12 with the Build-Depends
-# of debian/control (tools/testing/refcnt-setup deps installs them).
+# of debian/control (sudo apt-get build-dep ./ installs them; the test
+# rig's refcnt-setup deps, far more, is not for a server).
 # make deb-check: the packages' tests (tools/testing/deb/deb-check).
 DEB_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 DEB_OUT := $(BUILD)/deb
 DEB_SRC := $(DEB_OUT)/refcnt-$(DEB_VERSION)
 .PHONY: deb deb-check
 deb:
-	@cd $(TOP) && dpkg-checkbuilddeps || { echo "make deb: install the build dependencies above (tools/testing/refcnt-setup deps)" >&2; exit 1; }
+	@cd $(TOP) && dpkg-checkbuilddeps || { echo "make deb: install the build dependencies above (sudo apt-get build-dep ./)" >&2; exit 1; }
 	@rm -rf $(DEB_OUT) && mkdir -p $(DEB_SRC)
 	@if git -C $(TOP) rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
 		git -C $(TOP) ls-files -z --cached --others --exclude-standard | \
