@@ -45,6 +45,10 @@
 
 SHELL := /bin/bash
 TOP := $(CURDIR)
+# V=1 prints every compile and link command in full (a package build
+# passes it: Debian Policy 4.9); the default prints one line for each.
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
 BUILD := $(TOP)/build
 KVER ?= $(shell uname -r)
 KDIR ?= /usr/src/linux-headers-$(KVER)
@@ -106,14 +110,18 @@ TOOLS_USER_FLAGS = $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)
 # and zlib.
 TOOLS_LINK ?= static
 TOOLS_LIBREFCNT := $(BUILD)/lib/librefcnt.a
+# elfutils (refcnt-run): libdw.so brings its own dependencies; libdw.a
+# needs zlib, liblzma, libbz2 and libzstd named.
 ifeq ($(TOOLS_LINK),shared)
 TOOLS_STATIC :=
 TOOLS_LIBS := -L$(BUILD)/lib -lrefcnt -lnuma
 PMDA_LIBS := -L$(BUILD)/lib -lrefcnt -lnuma
+DW_LIBS := -ldw -lelf
 else ifeq ($(TOOLS_LINK),static)
 TOOLS_STATIC := -static
 TOOLS_LIBS := $(TOOLS_LIBREFCNT) -lnuma
 PMDA_LIBS := $(TOOLS_LIBREFCNT) -Wl,-Bstatic -lnuma -Wl,-Bdynamic
+DW_LIBS := -ldw -lelf -lz -llzma -lbz2 -lzstd
 else
 $(error TOOLS_LINK must be static or shared, not '$(TOOLS_LINK)')
 endif
@@ -129,13 +137,13 @@ $(BUILD)/tools/refcnt-run: $(wildcard tools/src/run/*.c tools/src/run/*.h) \
 $(BUILD)/tools/%: tools/src/%.c $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) $(TOOLS_STATIC) -o $@ $(filter %.c,$^) \
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) $(TOOLS_STATIC) -o $@ $(filter %.c,$^) \
 		$(TOOLS_LIBS) $(if $(filter %/heatmap.c,$^),-lpng -lz) -lm
 
 $(BUILD)/tools/demo-workload: examples/demo-workload.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread $(TOOLS_STATIC) -o $@ $< -lnuma
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread $(TOOLS_STATIC) -o $@ $< -lnuma
 
 # The demo again, linked dynamically: refcnt-run can preload its allocation
 # tracker into this one, and names its arrays after the functions that
@@ -145,7 +153,7 @@ tools: $(BUILD)/demo/demo-workload
 $(BUILD)/demo/demo-workload: examples/demo-workload.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread -o $@ $< -lnuma
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread -o $@ $< -lnuma
 
 $(LINUX_SOURCE_STAMP): $(LINUX_SOURCE)
 	@echo "  EXTRACT kselftest harness, checkpatch and kernel-doc from $(notdir $<)"
@@ -233,7 +241,7 @@ rig-check:
 	@cd tools/testing && $(RIG_PY) -m unittest discover -s rig/tests -t . -q
 	@$(RIG_PY) -m mypy --strict --no-error-summary --cache-dir $(BUILD)/mypy-cache \
 		--scripts-are-modules $(RIG_FILES)
-	@$(RIG_PY) -m flake8 $(RIG_FILES)
+	@$(RIG_PY) -m flake8 --max-line-length 100 $(RIG_FILES)
 	@echo "  RIG     unit tests, mypy --strict, flake8: $(words $(RIG_FILES)) files"
 
 check:
@@ -248,14 +256,14 @@ tools: $(BUILD)/tools/refcnt-compare
 $(BUILD)/tools/refcnt-compare: tools/src/refcnt-compare.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) $(TOOLS_STATIC) -o $@ $< -lm
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) $(TOOLS_STATIC) -o $@ $< -lm
 
 # Workloads for make accuracy (examples/access-patterns.c).
 tools: $(BUILD)/tools/access-patterns
 $(BUILD)/tools/access-patterns: examples/access-patterns.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread $(TOOLS_STATIC) -o $@ $< -lnuma
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread $(TOOLS_STATIC) -o $@ $< -lnuma
 
 # refcnt-exporter, Prometheus/OpenMetrics text (Documentation/admin-guide.rst,
 # "Fleet monitoring"); rcsnap.c, its snapshot of the module, is shared with
@@ -277,10 +285,10 @@ PMDA_OUT := $(BUILD)/pmda
 pmda: $(PMDA_OUT)/pmdarefcnt $(addprefix $(PMDA_OUT)/,$(PMDA_FILES))
 $(PMDA_OUT)/pmdarefcnt: tools/pmda/pmdarefcnt.c tools/pmda/domain.h $(RCSNAP) \
 		$(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
-	@test -f /usr/include/pcp/pmda.h || { echo "no /usr/include/pcp/pmda.h: install libpcp-pmda3-dev and libpcp3-dev (tools/testing/refcnt-setup deps)" >&2; exit 1; }
+	@test -f /usr/include/pcp/pmda.h || { echo "no /usr/include/pcp/pmda.h: install libpcp-pmda3-dev and libpcp3-dev (sudo apt-get build-dep ./)" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -I$(TOP)/tools/pmda -o $@ \
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -I$(TOP)/tools/pmda -o $@ \
 		$(filter %.c,$^) $(PMDA_LIBS) -lpcp_pmda -lpcp -lm
 $(PMDA_OUT)/%: tools/pmda/%
 	@mkdir -p $(dir $@)
@@ -351,7 +359,7 @@ install-lib: lib
 
 install-tools: tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/lib/refcnt \
+		$(DESTDIR)$(PREFIX)/share/man/man4 $(DESTDIR)$(PREFIX)/lib/refcnt \
 		$(DESTDIR)$(PREFIX)/share/refcnt/examples $(DESTDIR)$(UDEVDIR)
 	install -m 0755 $(addprefix $(BUILD)/tools/,$(TOOLS_BIN)) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(BUILD)/demo/demo-workload $(BUILD)/tools/librefcnt-track.so \
@@ -360,20 +368,22 @@ install-tools: tools
 		$(DESTDIR)$(PREFIX)/share/refcnt/examples/
 	$(if $(wildcard tools/man/*.1),install -m 0644 $(wildcard tools/man/*.1) \
 		$(DESTDIR)$(PREFIX)/share/man/man1/)
+	install -m 0644 tools/man/refcnt.4 $(DESTDIR)$(PREFIX)/share/man/man4/
 	install -m 0644 packaging/60-refcnt.rules $(DESTDIR)$(UDEVDIR)/
 
 # make deb: the Debian packages of debian/ into build/deb/ (README,
-# "Installing on a real host"), by dpkg-buildpackage -us -uc on a copy of the tree: the
+# "Install on a real server"), by dpkg-buildpackage -us -uc on a copy of the tree: the
 # files git knows or would add (uncommitted changes too, never build/),
 # or, outside git, everything but build/. Debian 12 with the Build-Depends
-# of debian/control (tools/testing/refcnt-setup deps installs them).
+# of debian/control (sudo apt-get build-dep ./ installs them; the test
+# rig's refcnt-setup deps, far more, is not for a server).
 # make deb-check: the packages' tests (tools/testing/deb/deb-check).
 DEB_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 DEB_OUT := $(BUILD)/deb
 DEB_SRC := $(DEB_OUT)/refcnt-$(DEB_VERSION)
 .PHONY: deb deb-check
 deb:
-	@cd $(TOP) && dpkg-checkbuilddeps || { echo "make deb: install the build dependencies above (tools/testing/refcnt-setup deps)" >&2; exit 1; }
+	@cd $(TOP) && dpkg-checkbuilddeps || { echo "make deb: install the build dependencies above (sudo apt-get build-dep ./)" >&2; exit 1; }
 	@rm -rf $(DEB_OUT) && mkdir -p $(DEB_SRC)
 	@if git -C $(TOP) rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
 		git -C $(TOP) ls-files -z --cached --others --exclude-standard | \
@@ -414,20 +424,20 @@ tools: $(BUILD)/tools/refcntd
 $(BUILD)/tools/refcntd.o/%.o: tools/src/refcntd/%.c $(REFCNTD_HDRS) $(TOOLS_COMMON)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) $(CPPFLAGS) $(CFLAGS) -I$(TOP)/tools/src/refcntd -c -o $@ $<
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(CPPFLAGS) $(CFLAGS) -I$(TOP)/tools/src/refcntd -c -o $@ $<
 
 $(REFCNTD_LIB): $(REFCNTD_OBJS)
 	@rm -f $@
-	@$(AR) rcs $@ $^
+	$(Q)$(AR) rcs $@ $^
 
 # refcnt-run --migrate (tools/src/run/migrate.c) runs the same engine.
 $(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -I$(TOP)/tools/src/refcntd -pthread
 $(BUILD)/tools/refcnt-run: TOOLS_LIBS := $(REFCNTD_LIB) $(TOOLS_LIBS)
 $(BUILD)/tools/refcnt-run: $(REFCNTD_LIB)
 # refcnt-run names objects with elfutils' libdwfl and libelf, linked
-# statically like the rest (the tools run in busybox guests): libdw.a needs
-# zlib, liblzma, libbz2 and libzstd. Its tracker's table layout is shared.
-$(BUILD)/tools/refcnt-run: TOOLS_LIBS += -ldw -lelf -lz -llzma -lbz2 -lzstd
+# statically like the rest (the tools run in busybox guests), or shared in
+# a package (DW_LIBS). Its tracker's table layout is shared.
+$(BUILD)/tools/refcnt-run: TOOLS_LIBS += $(DW_LIBS)
 $(BUILD)/tools/refcnt-run: TOOLS_CFLAGS += -DREFCNT_LIBDIR='"$(PREFIX)/lib/refcnt"'
 $(BUILD)/tools/refcnt-run: tools/src/track/track-table.h
 # --html: the page's template, built in as a C string.
@@ -440,7 +450,7 @@ $(BUILD)/tools/gen/report-html.h: tools/src/run/report.html
 
 $(BUILD)/tools/refcntd: tools/src/refcntd/main.c $(REFCNTD_LIB) $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -I$(TOP)/tools/src/refcntd \
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -I$(TOP)/tools/src/refcntd \
 		$(TOOLS_STATIC) -o $@ $< tools/src/rtools.c $(REFCNTD_LIB) $(TOOLS_LIBS) -lm
 
 # make placement: refcntd on each feed against NUMA balancing, memory
@@ -451,7 +461,7 @@ tools: $(BUILD)/tools/placement-workloads
 $(BUILD)/tools/placement-workloads: examples/placement-workloads.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread $(TOOLS_STATIC) -o $@ $< -lnuma
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -pthread $(TOOLS_STATIC) -o $@ $< -lnuma
 
 .PHONY: placement
 placement:
@@ -477,16 +487,19 @@ install-refcntd: tools
 # librefcnt-track.so, the allocation tracker refcnt-run preloads into its
 # command (tools/src/track/): shared, with librefcnt.a (position-independent)
 # inside; only the interposed functions are exported. Installed out of the
-# PATH, in $(PREFIX)/lib/refcnt/, where refcnt-run looks for it.
+# PATH, in $(PREFIX)/lib/refcnt/, where refcnt-run looks for it. It runs
+# inside users' programs: built with the user's (a package's: dpkg-buildflags,
+# hardening included) CPPFLAGS, CFLAGS and LDFLAGS, -Werror only with WERROR=1.
 TRACK_SRCS := $(wildcard tools/src/track/*.c)
 TRACK_HDRS := $(wildcard tools/src/track/*.h)
 tools: $(BUILD)/tools/librefcnt-track.so
 $(BUILD)/tools/librefcnt-track.so: $(TRACK_SRCS) $(TRACK_HDRS) $(TOOLS_LIBREFCNT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared \
-		-fvisibility=hidden -pthread -I$(TOP)/uapi -I$(TOP)/lib/include \
-		-Wl,-z,defs -Wl,-z,now -o $@ $(TRACK_SRCS) $(TOOLS_LIBREFCNT)
+	$(Q)$(CC) -O2 -g -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -D_GNU_SOURCE \
+		-I$(TOP)/uapi -I$(TOP)/lib/include $(CPPFLAGS) $(CFLAGS) \
+		-fPIC -shared -fvisibility=hidden -pthread \
+		-Wl,-z,defs -Wl,-z,now $(LDFLAGS) -o $@ $(TRACK_SRCS) $(TOOLS_LIBREFCNT)
 
 # refcnt-run's object tests (tools/testing/objects/objects-check): the
 # program they run, dynamic (so that the tracker preloads into it), a
@@ -497,13 +510,13 @@ objects-tests: $(addprefix $(OBJECTS_OUT)/,obj-workload obj-workload-stripped ob
 $(OBJECTS_OUT)/obj-workload: tools/testing/objects/obj-workload.c tools/testing/truth/truth-mark.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -o $@ $< -lnuma
+	$(Q)$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -o $@ $< -lnuma
 $(OBJECTS_OUT)/obj-workload-stripped: $(OBJECTS_OUT)/obj-workload
 	@strip --strip-all -o $@ $<
 $(OBJECTS_OUT)/obj-workload-static: tools/testing/objects/obj-workload.c tools/testing/truth/truth-mark.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -static -o $@ $< -lnuma 2>&1 | \
+	$(Q)$(CC) -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread -static -o $@ $< -lnuma 2>&1 | \
 		{ grep -v -e getaddrinfo -e affinity_ip || true; }
 
 # librefcnt-track.so on the host (make track-check, a make check step of
@@ -515,7 +528,7 @@ $(OBJECTS_OUT)/track_test: tools/testing/objects/track_test.c tools/src/track/tr
 		$(BUILD)/tools/librefcnt-track.so $(LINUX_SOURCE_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) -O2 -g -Wall -Werror -D_GNU_SOURCE -I$(KSFT_DIR) -o $@ $<
+	$(Q)$(CC) -O2 -g -Wall -Werror -D_GNU_SOURCE -I$(KSFT_DIR) -o $@ $<
 
 # refcnt-run's benchmarks (tools/testing/objects/objects-bench, in make
 # bench): the tracker's workloads, and refcnt-run's code resolving and
@@ -525,13 +538,13 @@ objects-bench-bin: $(OBJECTS_OUT)/track-bench $(OBJECTS_OUT)/resolve-bench
 $(OBJECTS_OUT)/track-bench: tools/testing/objects/track-bench.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+	$(Q)$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
 $(OBJECTS_OUT)/resolve-bench: tools/testing/objects/resolve-bench.c \
 		$(wildcard tools/src/run/*.c tools/src/run/*.h) $(TOOLS_COMMON) \
 		tools/src/trace/policy.c tools/src/heatmap.c $(REFCNTD_LIB) $(TOOLS_LIBREFCNT) $(BUILD)/tools/gen/report-html.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -I$(BUILD)/tools/gen -pthread \
+	$(Q)$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -I$(BUILD)/tools/gen -pthread \
 		-DREFCNT_LIBDIR='"$(PREFIX)/lib/refcnt"' -o $@ $< \
 		$(wildcard tools/src/run/*.c) tools/src/trace/policy.c tools/src/rtools.c tools/src/heatmap.c \
 		$(REFCNTD_LIB) $(TOOLS_LIBREFCNT) -lnuma -ldw -lelf -lz -llzma -lbz2 -lzstd \
@@ -559,5 +572,5 @@ tools: $(BUILD)/tools/conflict-arrays
 $(BUILD)/tools/conflict-arrays: examples/conflict-arrays.c tools/testing/truth/truth-mark.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -DTRUTH_MARKS -I$(TOP)/tools/testing/truth \
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -DTRUTH_MARKS -I$(TOP)/tools/testing/truth \
 		$(TOOLS_STATIC) -o $@ $<

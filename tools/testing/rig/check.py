@@ -189,6 +189,20 @@ class Check:
                                  "--root-only"],
                                 log, nice=10)
 
+    def deb_chroot_start(self) -> None:
+        """The clean chroot deb-check builds the packages in (deb-chroot
+        --prepare: debootstrap and the Build-Depends, about 5 minutes when
+        debian/control changed, cached by its hash); deb_run waits for
+        it (deb-chroot also serializes on its cache's lock)."""
+        tool = self.tool("deb/deb-chroot")
+        if not (os.access(tool, os.X_OK) and self.cfg.is_root):
+            return
+        log = self.r.log_path("deb-chroot-prepare")
+        self.r.results.progress("deb-chroot: preparing in the background "
+                                f"unless cached (log {log})")
+        self.r.start_background("deb-chroot", [tool, "--prepare"], log,
+                                nice=10)
+
     def debian_root_wait(self) -> None:
         rc = self.r.wait_background("debian-root")
         if rc not in (None, 0):
@@ -399,6 +413,7 @@ class Check:
         used, removed and purged in the Debian guest on GUEST."""
         if not os.access(self.tool("deb/deb-check"), os.X_OK):
             return
+        self.r.wait_background("deb-chroot")
         args = ["--kernel", guest.arg, "--host-kernel", host.arg]
         if self.cfg.long:
             name = f"deb: build, host DKMS {host.name}, guest {guest.name}"
@@ -591,7 +606,9 @@ def plan(c: Check) -> List[Step]:
     cfg = c.cfg
     # The two long builds start first and take what the rest leaves idle.
     steps = [Step("debian-root-build", estimate=120, background=True,
-                  action=c.debian_root_start)]
+                  action=c.debian_root_start),
+             Step("deb-chroot-build", estimate=280, background=True,
+                  action=c.deb_chroot_start)]
     if cfg.debug:
         steps.insert(0, Step("debug-kernel-build", estimate=2391,
                              background=True, action=c.debug_kernel_start))
@@ -642,6 +659,6 @@ def first_kernel_steps(c: Check, first: Kernel, second: Kernel) -> List[Step]:
               Step("demo", (f"module-{first.name}", "tools"), 172,
                    action=c.demo),
               # make deb builds in a copy of the tree: beside the guests.
-              Step("deb", (), 94, lane="side",
+              Step("deb", ("deb-chroot-build",), 280, lane="side",
                    action=partial(c.deb_run, first, second))]
     return steps

@@ -25,8 +25,9 @@ the durations; --plan prints the steps):
      installed; skipped with --no-deps)
   2. the debug kernel (tools/testing/refcnt-debug-kernel build), in the
      background unless it is cached; log build/logs/debug-kernel.log;
-     and the fleet tests' Debian root (fleet-check --root-only) under
-     nice 10, log build/logs/debian-root.log
+     and the fleet tests' Debian root (fleet-check --root-only) and the
+     packages' clean chroot (deb/deb-chroot --prepare) under nice 10, logs
+     build/logs/debian-root.log and deb-chroot-prepare.log
   3. host steps: the module for each Debian kernel (W=1, sparse; warnings
      fail), selftests, tools, pmda, fleet-host, track-check, lib-check,
      core-check, pmu-check, papi, checkpatch, kernel-doc, shellcheck, and
@@ -43,7 +44,9 @@ the durations; --plan prints the steps):
   7. the fleet tests in the Debian guest on the second kernel
   8. refcnt-run's object reports on the first kernel
   9. make demo, as the README has it
- 10. the Debian packages (tools/testing/deb/deb-check --no-guest)
+ 10. the Debian packages (tools/testing/deb/deb-check --no-guest): make
+     deb, lintian, the symbols file, DKMS on the host for the second
+     kernel, the build in the clean chroot from the Build-Depends alone
  11. the debug kernel (waiting for its build): the module built against
      it, the selftests on four, hotplug_test (25 memory cycles), the hub
      tests but the exact windows; any lockdep, KASAN, kmemleak or

@@ -98,7 +98,7 @@ class CheckPlan(unittest.TestCase):
     def test_make_check(self) -> None:
         steps = suite.order(make_plan())
         self.assertEqual([s.name for s in steps], [
-            "debug-kernel-build", "debian-root-build",
+            "debug-kernel-build", "debian-root-build", "deb-chroot-build",
             f"module-{K1}", f"module-{K2}", "selftests", "tools", "pmda",
             "fleet-host", "track-check", "lib-check", "papi-host",
             "rig-check", "core-check", "pmu-check", "checkpatch",
@@ -111,7 +111,8 @@ class CheckPlan(unittest.TestCase):
             "debug-kernel", "guest debug/four", "guest debug/hotplug-memhp",
             "hub debug/four (part)"])
         self.assertEqual([s.name for s in steps if s.background],
-                         ["debug-kernel-build", "debian-root-build"])
+                         ["debug-kernel-build", "debian-root-build",
+                          "deb-chroot-build"])
         self.assertEqual([s.name for s in steps if s.lane == "side"],
                          ["core-check", "pmu-check", "checkpatch",
                           "kernel-doc", "shellcheck", "deb"])
