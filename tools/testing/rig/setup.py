@@ -283,7 +283,9 @@ def run(s: Setup, cmd: str, args: Sequence[str]) -> int:
     if cmd == "deps":
         deps(s)
     elif cmd == "kernels":
-        print("\n".join(s.kernels()))
+        # One write: under PYTHONUNBUFFERED, print's second write (its
+        # newline) met a closed pipe after "kernels | head -n 1".
+        sys.stdout.write("".join(k + "\n" for k in s.kernels()))
     elif cmd == "vmlinuz":
         print(debpkg.vmlinuz(s.kdir, arg("vmlinuz VER")))
     elif cmd == "modules":
