@@ -419,10 +419,12 @@ static void report(FILE *out, char **argv, int exit_code)
 	int i;
 
 	for (p = procs; p; p = p->next) {
+		uint64_t total = p->snap ? snapshot_refs(p->snap) : 0;
+
 		for (i = 0; p->snap && i < p->snap->nr; i++)
-			advise(&p->snap->r[i]);
+			advise(&p->snap->r[i], total);
 		for (i = 0; p->snap && i < p->snap->nr_o; i++)
-			advise_object(&p->snap->o[i]);
+			advise_object(&p->snap->o[i], total);
 		names_resolve(p->snap);
 	}
 	if (opt.json)

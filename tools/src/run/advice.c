@@ -47,15 +47,27 @@ void home_str(const struct region *r, char *buf, size_t size)
 					pct(r->home_pages[i], r->counted));
 }
 
-/* Too little to judge: say why (no pages, too few references). */
+/* Nothing to judge: say why (no pages, never written). */
 static int no_judgement(const struct region *r, struct advice *a)
 {
+	if (!r->counted && r->zero) {
+		a->why_not = WHY_ZERO;
+		snprintf(a->reason, sizeof(a->reason),
+			 "never written: its %llu pages map the kernel's shared zero page, whose references are every reader's, not its own",
+			 (unsigned long long)r->zero);
+		return 1;
+	}
 	if (!r->counted) {
 		snprintf(a->reason, sizeof(a->reason), "%s",
 			 r->denied ? "its pages are not visible to this user (run as root)" :
 			 "no pages present at exit");
 		return 1;
 	}
+	return 0;
+}
+
+static int too_few(const struct region *r, struct advice *a)
+{
 	if (r->total < (uint64_t)opt.min_refs) {
 		snprintf(a->reason, sizeof(a->reason),
 			 "too few references (%llu < %ld) to judge",
@@ -173,7 +185,34 @@ static void advise_shared(struct region *r)
 		 pct(r->local, r->total));
 }
 
-void advise(struct region *r)
+/*
+ * Nothing to place: a file's code or read-only data (the page cache's,
+ * shared with every process that maps the file: a library's text), or a
+ * negligible share of the process's references. Say why.
+ */
+static int not_worth_it(const struct region *r, uint64_t proc_total,
+			struct advice *a)
+{
+	if (r->kind && !strcmp(r->kind, "file") && r->perms[1] != 'w' &&
+	    r->perms[3] == 'p' && (!r->obj || r->obj->kind == OBJ_MAPPING)) {
+		a->why_not = WHY_FILE;
+		snprintf(a->reason, sizeof(a->reason),
+			 "%s of a file: its pages are the page cache's, shared with every process that maps the file",
+			 r->perms[2] == 'x' ? "code" : "read-only data");
+		return 1;
+	}
+	if ((double)r->total < NEGLIGIBLE_SHARE * (double)proc_total) {
+		a->why_not = WHY_NEGLIGIBLE;
+		snprintf(a->reason, sizeof(a->reason),
+			 "negligible: %.2f%% of the process's %llu references (under %.0f%%)",
+			 pct(r->total, proc_total), (unsigned long long)proc_total,
+			 100 * NEGLIGIBLE_SHARE);
+		return 1;
+	}
+	return 0;
+}
+
+void advise(struct region *r, uint64_t proc_total)
 {
 	uint64_t best_refs;
 	int best;
@@ -181,7 +220,8 @@ void advise(struct region *r)
 	memset(&r->adv, 0, sizeof(r->adv));
 	r->adv.action = "none";
 	r->adv.node = -1;
-	if (no_judgement(r, &r->adv))
+	if (no_judgement(r, &r->adv) || not_worth_it(r, proc_total, &r->adv) ||
+	    too_few(r, &r->adv))
 		return;
 	best = busiest_counter(r, &best_refs);
 	if ((double)best_refs >= opt.min_share * (double)r->total)
@@ -196,13 +236,22 @@ void advise(struct region *r)
  * while its references come from elsewhere, was most likely placed by
  * that thread's first touch: initialise it from the thread that uses it.
  */
-void advise_object(struct region *r)
+void advise_object(struct region *r, uint64_t proc_total)
 {
 	const struct objinfo *oi = r->obj;
 	struct advice *a = &r->adv;
 	size_t len;
 
-	advise(r);
+	if (oi && oi->kind == OBJ_TRACKER) {
+		memset(a, 0, sizeof(*a));
+		a->action = "none";
+		a->node = -1;
+		a->why_not = WHY_TRACKER;
+		snprintf(a->reason, sizeof(a->reason),
+			 "librefcnt-track.so's own memory, not the program's");
+		return;
+	}
+	advise(r, proc_total);
 	if (strcmp(a->action, "move") || !oi || oi->kind != OBJ_ALLOC ||
 	    oi->alloc_node < 0 || oi->placed ||
 	    main_home(r, NULL) != oi->alloc_node)

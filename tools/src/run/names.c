@@ -147,8 +147,8 @@ static void name_variable(struct snapshot *s, struct region *r)
 {
 	struct objinfo *oi = r->obj;
 
-	if (!syms_var_decl(s->syms, oi->var_addr, oi->file, sizeof(oi->file),
-			   &oi->line))
+	if (oi->module && !syms_var_decl(s->syms, oi->module, oi->var_addr,
+					 oi->file, sizeof(oi->file), &oi->line))
 		return;
 	oi->file[0] = '\0';
 }

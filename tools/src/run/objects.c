@@ -180,6 +180,30 @@ static void label_objects(struct snapshot *s, struct cands *cs)
 	}
 }
 
+/*
+ * The tracker's own anonymous mappings (its header says where): an object
+ * of the tracker's each, before any of the program's, so that they are
+ * left out of its objects (objects_shown()).
+ */
+static void tracker_objects(struct snapshot *s, struct cands *cs)
+{
+	const struct track_header *h = &s->track->h;
+	int i, o;
+
+	for (i = 0; i < TRACK_OWN_MAX; i++) {
+		if (!h->own[i].len)
+			continue;
+		o = new_object(s, OBJ_TRACKER, "[refcnt-track memory]",
+			       h->own[i].start, h->own[i].start + h->own[i].len);
+		s->o[o].obj->size = h->own[i].len;
+		s->o[o].obj->own_memory = 1;
+		snprintf(s->o[o].mapping, sizeof(s->o[o].mapping), "[anon]");
+		s->o[o].kind = "anon";
+		add_cand(cs, h->own[i].start, h->own[i].start + h->own[i].len,
+			 o, -1, 0);
+	}
+}
+
 /* The tracker's large allocations and mappings; site -> count of them. */
 static void alloc_objects(struct snapshot *s, struct cands *cs, int *per_site)
 {
@@ -507,6 +531,7 @@ void objects_build(struct snapshot *s, pid_t tid)
 	label_objects(s, &cs);
 	if (s->track) {
 		per_site = xcalloc(s->track->nr_sites + 1, sizeof(int));
+		tracker_objects(s, &cs);
 		alloc_objects(s, &cs, per_site);
 	}
 	if (s->syms)

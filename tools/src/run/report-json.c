@@ -61,6 +61,8 @@ static void json_advice(FILE *f, const struct region *r)
 	rt_json_str(f, r->adv.reason);
 	fprintf(f, ", \"hint\": ");
 	json_str_or_null(f, r->adv.hint);
+	fprintf(f, ", \"why_not\": ");
+	json_str_or_null(f, r->adv.why_not);
 	fprintf(f, "}");
 }
 
@@ -75,13 +77,14 @@ static void json_region(FILE *f, const struct region *r)
 		fprintf(f, "null");
 	fprintf(f, ", \"mapping\": ");
 	rt_json_str(f, r->mapping);
-	fprintf(f, ", \"kind\": \"%s\", \"perms\": \"%s\", \"start\": %llu, \"end\": %llu, \"range\": \"0x%llx-0x%llx\", \"size\": %llu, \"pages\": %llu, \"pages_present\": %llu, \"pages_counted\": %llu, \"pages_denied\": %llu, \"pages_uncounted\": %llu, \"refs\": %llu, \"refs_by_node\": ",
+	fprintf(f, ", \"kind\": \"%s\", \"perms\": \"%s\", \"start\": %llu, \"end\": %llu, \"range\": \"0x%llx-0x%llx\", \"size\": %llu, \"pages\": %llu, \"pages_present\": %llu, \"pages_counted\": %llu, \"pages_zero\": %llu, \"pages_denied\": %llu, \"pages_uncounted\": %llu, \"refs\": %llu, \"refs_by_node\": ",
 		r->kind, r->perms, (unsigned long long)r->start,
 		(unsigned long long)r->end, (unsigned long long)r->start,
 		(unsigned long long)r->end,
 		(unsigned long long)(r->end - r->start),
 		(unsigned long long)r->pages, (unsigned long long)r->present,
-		(unsigned long long)r->counted, (unsigned long long)r->denied,
+		(unsigned long long)r->counted, (unsigned long long)r->zero,
+		(unsigned long long)r->denied,
 		(unsigned long long)r->uncounted, (unsigned long long)r->total);
 	json_by_counter(f, r->refs);
 	fprintf(f, ", \"local_refs\": %llu, \"local_share\": ",
@@ -229,12 +232,12 @@ static void json_object(FILE *f, const struct snapshot *s, const struct region *
 	json_object_origin(f, r);
 	fprintf(f, ", \"mapping\": ");
 	json_str_or_null(f, r->mapping);
-	fprintf(f, ", \"start\": %llu, \"end\": %llu, \"range\": \"0x%llx-0x%llx\", \"size\": %llu, \"pages\": %llu, \"pages_present\": %llu, \"pages_counted\": %llu, \"pages_shared\": %llu, \"refs\": %llu, \"refs_by_node\": ",
+	fprintf(f, ", \"start\": %llu, \"end\": %llu, \"range\": \"0x%llx-0x%llx\", \"size\": %llu, \"pages\": %llu, \"pages_present\": %llu, \"pages_counted\": %llu, \"pages_zero\": %llu, \"pages_shared\": %llu, \"refs\": %llu, \"refs_by_node\": ",
 		(unsigned long long)r->start, (unsigned long long)r->end,
 		(unsigned long long)r->start, (unsigned long long)r->end,
 		(unsigned long long)(oi->size ? oi->size : r->end - r->start),
 		(unsigned long long)r->pages, (unsigned long long)r->present,
-		(unsigned long long)r->counted,
+		(unsigned long long)r->counted, (unsigned long long)r->zero,
 		(unsigned long long)oi->pages_shared, (unsigned long long)r->total);
 	json_by_counter(f, r->refs);
 	fprintf(f, ", \"local_refs\": %llu, \"remote_refs\": %llu, \"remote_share\": ",
@@ -306,6 +309,7 @@ static void json_matrix(FILE *f, const struct snapshot *s)
 static void json_tracking(FILE *f, const struct snapshot *s)
 {
 	char buf[1024];
+	int i, n;
 
 	fprintf(f, "{\"executable\": ");
 	json_str_or_null(f, s ? s->exe : NULL);
@@ -322,7 +326,19 @@ static void json_tracking(FILE *f, const struct snapshot *s)
 					     s->track->h.dropped_objs +
 					     s->track->h.dropped_reads +
 					     s->track->h.dropped_pages));
-	fprintf(f, ", \"symbols_missing\": ");
+	fprintf(f, ", \"own_memory\": [");
+	for (i = 0, n = 0; s && i < s->nr_o; i++) {
+		const struct region *r = &s->o[i];
+
+		if (!r->obj->own_memory)
+			continue;
+		fprintf(f, "%s{\"start\": %llu, \"end\": %llu, \"size\": %llu, \"pages_present\": %llu}",
+			n++ ? ", " : "", (unsigned long long)r->start,
+			(unsigned long long)r->end,
+			(unsigned long long)(r->end - r->start),
+			(unsigned long long)r->present);
+	}
+	fprintf(f, "], \"symbols_missing\": ");
 	if (s && symbol_gaps(s, buf, sizeof(buf))[0])
 		rt_json_str(f, buf);
 	else

@@ -106,7 +106,8 @@ const char *advice_short(const struct region *r, char *buf, size_t size)
 		nodes_str(r->adv.nodes, r->adv.nr_nodes, nodes, sizeof(nodes));
 		snprintf(buf, size, "interleave %s", nodes);
 	} else {
-		snprintf(buf, size, "-");
+		snprintf(buf, size, "-%s%s", r->adv.why_not ? " " : "",
+			 r->adv.why_not ? r->adv.why_not : "");
 	}
 	return buf;
 }
@@ -135,12 +136,28 @@ void users_str(const struct snapshot *s, const struct region *r, char *nodes,
 	}
 }
 
+/* The tracker's own mappings in s (its header's): how many, pages present. */
+int tracker_memory(const struct snapshot *s, uint64_t *present)
+{
+	int i, n = 0;
+
+	*present = 0;
+	for (i = 0; i < s->nr_o; i++)
+		if (s->o[i].obj->own_memory) {
+			n++;
+			*present += s->o[i].present;
+		}
+	return n;
+}
+
 /* What the tracker recorded in s's process, or why nothing. */
 const char *track_status(const struct snapshot *s, char *buf, size_t size)
 {
 	const struct track_data *t = s->track;
-	uint64_t calls = 0, large = 0, freed = 0, sites = 0;
+	uint64_t calls = 0, large = 0, freed = 0, sites = 0, own_pages;
+	char own_buf[128] = "";
 	uint32_t i;
+	int own;
 
 	if (!t) {
 		if (s->exe_static == 1)
@@ -161,7 +178,12 @@ const char *track_status(const struct snapshot *s, char *buf, size_t size)
 		large++;
 		freed += !!(t->objs[i].flags & TRACK_O_FREED);
 	}
-	snprintf(buf, size, "tracked by librefcnt-track.so: %llu large allocations or mappings of %lluK or more (%llu freed), %llu smaller allocations folded into %llu call sites%s%s",
+	own = tracker_memory(s, &own_pages);
+	if (own)
+		snprintf(own_buf, sizeof(own_buf),
+			 "; its own memory (%llu pages present in %d mappings) is left out of the objects",
+			 (unsigned long long)own_pages, own);
+	snprintf(buf, size, "tracked by librefcnt-track.so: %llu large allocations or mappings of %lluK or more (%llu freed), %llu smaller allocations folded into %llu call sites%s%s%s",
 		 (unsigned long long)large,
 		 (unsigned long long)(t->h.threshold / 1024),
 		 (unsigned long long)freed, (unsigned long long)calls,
@@ -169,7 +191,8 @@ const char *track_status(const struct snapshot *s, char *buf, size_t size)
 		 t->h.dropped_sites || t->h.dropped_objs || t->h.dropped_pages ?
 		 "; its table was full, some were not recorded" : "",
 		 t->nr_objs && !(t->h.flags & TRACK_F_COUNTERS) ?
-		 "; it could not read the counters, freed allocations have no counts" : "");
+		 "; it could not read the counters, freed allocations have no counts" : "",
+		 own_buf);
 	return buf;
 }
 

@@ -182,7 +182,10 @@ static void hot_pages(FILE *f, const struct snapshot *s)
 	}
 }
 
-/* Mostly remote, yet nothing to do: say why. */
+/*
+ * Mostly remote, yet nothing to do: say why (those whose advice column
+ * says it already aside).
+ */
 static void remote_notes(FILE *f, struct region *const *order, int n)
 {
 	int i, c = 0;
@@ -190,8 +193,8 @@ static void remote_notes(FILE *f, struct region *const *order, int n)
 	for (i = 0; i < n; i++) {
 		const struct region *r = order[i];
 
-		if (strcmp(r->adv.action, "none") || r->total < (uint64_t)opt.min_refs ||
-		    2 * r->local >= r->total)
+		if (strcmp(r->adv.action, "none") || r->adv.why_not ||
+		    r->total < (uint64_t)opt.min_refs || 2 * r->local >= r->total)
 			continue;
 		if (!c++)
 			fprintf(f, "\n   notes (mostly remote references, no move advised):\n");
@@ -203,7 +206,7 @@ static void remote_notes(FILE *f, struct region *const *order, int n)
 static void proc_heading(FILE *f, const struct proc *p)
 {
 	const struct snapshot *s = p->snap;
-	uint64_t total = 0, local = 0, present = 0, lost = 0;
+	uint64_t total = 0, local = 0, present = 0, lost = 0, zero = 0;
 	char buf[1024];
 	int i;
 
@@ -223,6 +226,7 @@ static void proc_heading(FILE *f, const struct proc *p)
 		local += s->r[i].local;
 		present += s->r[i].present;
 		lost += s->r[i].lost_total;
+		zero += s->r[i].zero;
 	}
 	fprintf(f, "   %llu references (%llu samples) to %llu present hardware pages of %u bytes; local share %.1f%%; ",
 		(unsigned long long)total,
@@ -233,6 +237,9 @@ static void proc_heading(FILE *f, const struct proc *p)
 			(unsigned long long)lost, pct(lost, total + lost));
 	else
 		fprintf(f, "lost to pegging: unknown (needs the pages' physical addresses: run as root)\n");
+	if (zero)
+		fprintf(f, "   %llu pages map the kernel's shared zero page (read, never written): its counts are every reader's, so they are left out\n",
+			(unsigned long long)zero);
 	if (s->denied_pages)
 		fprintf(f, "   %llu pages of file or shared mappings were not visible: run as root to count them\n",
 			(unsigned long long)s->denied_pages);

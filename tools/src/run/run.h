@@ -201,9 +201,9 @@ void syms_each_module(struct syms *sy,
 		      void *arg);
 /* A code address (a return address: the call is before it). 0 if named. */
 int syms_pc(struct syms *sy, uint64_t pc, int is_return, struct sym_loc *out);
-/* The declaration of the variable at addr from DWARF: 0, or -1. */
-int syms_var_decl(struct syms *sy, uint64_t addr, char *file, size_t size,
-		  int *line);
+/* The declaration of module's variable at addr from DWARF: 0, or -1. */
+int syms_var_decl(struct syms *sy, const char *module, uint64_t addr,
+		  char *file, size_t size, int *line);
 
 /* --------------------------------------------------------- snapshot.c */
 
@@ -214,6 +214,8 @@ struct advice {
 	int nr_nodes;
 	char reason[1024];
 	char hint[1024];
+	/* Why none, in a few words, where that is no question of placement. */
+	const char *why_not;
 };
 
 enum obj_kind {
@@ -245,6 +247,7 @@ struct objinfo {
 	const char *module;	/* OBJ_VARIABLE: its module's path */
 	char section[24];
 	int region;		/* OBJ_MAPPING, OBJ_TRACKER: the region */
+	int own_memory;		/* OBJ_TRACKER: an anonymous mapping of its own */
 	uint64_t pages_shared;	/* pages it owns that hold others' bytes too */
 	/* Resolved after the run (names.c). */
 	int resolved;
@@ -265,6 +268,7 @@ struct region {
 	char perms[8];
 	int labelled;
 	uint64_t pages, present, denied, uncounted, counted;
+	uint64_t zero;		/* present, mapping the shared zero page: not counted */
 	uint64_t refs[RCB_MAX_COUNTERS];
 	uint64_t total, local;
 	uint64_t *home_pages;	/* by cnodeid */
@@ -392,9 +396,21 @@ void threads_on_node(const struct snapshot *s, int nid, char *buf, size_t size);
 
 /* ----------------------------------------------------------- advice.c */
 
-void advise(struct region *r);
-/* Objects: advise() and first touch. */
-void advise_object(struct region *r);
+/*
+ * Regions and objects of a process whose pages counted proc_total
+ * references: nothing to advise for a file's code or read-only data, nor
+ * under NEGLIGIBLE_SHARE of proc_total.
+ */
+void advise(struct region *r, uint64_t proc_total);
+/* Objects: advise() and first touch; none for the tracker's own memory. */
+void advise_object(struct region *r, uint64_t proc_total);
+#define NEGLIGIBLE_SHARE	0.01
+#define WHY_ZERO		"never written (zero page)"
+#define WHY_FILE		"shared file pages"
+#define WHY_NEGLIGIBLE		"negligible share"
+#define WHY_TRACKER		"the tracker's own"
+/* The references counted in s's pages. */
+uint64_t snapshot_refs(const struct snapshot *s);
 int main_home(const struct region *r, uint64_t *pages);
 void nodes_str(const int *nids, int n, char *buf, size_t size);
 void home_str(const struct region *r, char *buf, size_t size);
@@ -463,6 +479,8 @@ void users_str(const struct snapshot *s, const struct region *r, char *nodes,
 	       size_t nsize, char *threads, size_t tsize);
 /* What the tracker recorded for s's process, or why not. */
 const char *track_status(const struct snapshot *s, char *buf, size_t size);
+/* The tracker's own mappings in s: how many, and their pages present. */
+int tracker_memory(const struct snapshot *s, uint64_t *present);
 /* The program's files without any symbols (stripped), or "". */
 const char *symbol_gaps(const struct snapshot *s, char *buf, size_t size);
 

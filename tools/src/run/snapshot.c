@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "run.h"
@@ -233,6 +234,74 @@ int snapshot_policies(const struct snapshot *s, struct pl_result *r)
 	return r->total ? 0 : -1;
 }
 
+/*
+ * The kernel's shared zero pages, by physical address: the base page and
+ * THP's huge one. An anonymous page read before it is ever written maps
+ * one of them, and its counts are those of every reader of the zero
+ * page, in every process: they are no object's. Found by mapping both
+ * here and asking the range query for their addresses, which it gives to
+ * CAP_SYS_ADMIN only (as /proc/pid/pagemap): without it they cannot be
+ * told apart.
+ */
+static struct {
+	uint64_t start, end;
+} zero_pa[2];
+static int nr_zero_pa;
+
+static void zero_page_at(void *p, int huge)
+{
+	struct rcb_page_counters e[1];
+	uint64_t len;
+	size_t n = 0;
+
+	if (madvise(p, 2UL << 20, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) && huge)
+		return;
+	(void)*(volatile const char *)p;
+	if (refcnt_node_range_query(qnode, 0, (uintptr_t)p, 1, 0, e, 1, &n) ||
+	    n != 1 || !(e[0].flags & RCB_PAGE_PRESENT) || !e[0].paddr)
+		return;
+	len = e[0].page_size > info.rcb_granularity ? e[0].page_size :
+	      info.rcb_granularity;
+	zero_pa[nr_zero_pa].start = e[0].paddr - e[0].paddr % len;
+	zero_pa[nr_zero_pa].end = zero_pa[nr_zero_pa].start + len;
+	nr_zero_pa++;
+}
+
+static void find_zero_pages(void)
+{
+	const uint64_t huge = 2UL << 20;
+	char *m = mmap(NULL, 3 * huge, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	char *a;
+
+	if (m == MAP_FAILED)
+		return;
+	a = m + (huge - (uintptr_t)m % huge) % huge;
+	zero_page_at(a, 0);
+	zero_page_at(a + huge, 1);
+	munmap(m, 3 * huge);
+}
+
+static int is_zero_page(uint64_t paddr)
+{
+	int i;
+
+	for (i = 0; paddr && i < nr_zero_pa; i++)
+		if (paddr >= zero_pa[i].start && paddr < zero_pa[i].end)
+			return 1;
+	return 0;
+}
+
+uint64_t snapshot_refs(const struct snapshot *s)
+{
+	uint64_t total = 0;
+	int i;
+
+	for (i = 0; i < s->nr; i++)
+		total += s->r[i].total;
+	return total;
+}
+
 static void account(struct snapshot *s, int ri, uint64_t vaddr,
 		    const struct rcb_page_counters *ext,
 		    const struct rcb_page_counters *hw, size_t n)
@@ -250,8 +319,17 @@ static void account(struct snapshot *s, int ri, uint64_t vaddr,
 			continue;
 		if (!(e->flags & RCB_PAGE_PRESENT))
 			continue;
-		page_counts(e, &hw[i], &pc);
 		o = s->o ? object_of(s, ri, vaddr) : -1;
+		if (is_zero_page(e->paddr)) {
+			r->present++;
+			r->zero++;
+			if (o >= 0) {
+				s->o[o].present++;
+				s->o[o].zero++;
+			}
+			continue;
+		}
+		page_counts(e, &hw[i], &pc);
 		add_page(r, &pc);
 		if (o >= 0)
 			add_page(&s->o[o], &pc);
@@ -526,6 +604,7 @@ struct snapshot *take_snapshot(pid_t tid, pid_t tgid,
 	if (!qext) {
 		qext = xcalloc(QUERY_CHUNK, sizeof(*qext));
 		qhw = xcalloc(QUERY_CHUNK, sizeof(*qhw));
+		find_zero_pages();
 	}
 	s = snapshot_objects(tid, tgid, threads, nr_threads);
 	if (!s)

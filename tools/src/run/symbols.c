@@ -29,6 +29,7 @@ struct var_decl {
 
 /* What refcnt-run keeps per module (its dwfl userdata). */
 struct sym_module {
+	Dwfl_Module *m;
 	char path[512];
 	int elf;		/* an ELF file libdwfl could open */
 	int has_symtab;		/* .symtab (or minidebuginfo), not only .dynsym */
@@ -65,6 +66,7 @@ static struct sym_module *mod_of(struct syms *sy, Dwfl_Module *m)
 		return *ud;
 	sm = xcalloc(1, sizeof(*sm));
 	snprintf(sm->path, sizeof(sm->path), "%s", name ? name : "?");
+	sm->m = m;
 	sm->next = sy->mods;
 	sy->mods = sm;
 	*ud = sm;
@@ -380,16 +382,31 @@ static void load_decls(struct syms *sy, Dwfl_Module *m, struct sym_module *sm)
 	(void)sy;
 }
 
-int syms_var_decl(struct syms *sy, uint64_t addr, char *file, size_t size,
-		  int *line)
+/* The module of path (syms_each_variable()'s sym_var.module), or NULL. */
+static struct sym_module *mod_named(struct syms *sy, const char *path)
 {
-	Dwfl_Module *m = sy->dwfl ? dwfl_addrmodule(sy->dwfl, addr) : NULL;
 	struct sym_module *sm;
+
+	for (sm = sy->mods; sm; sm = sm->next)
+		if (sm->path == path || !strcmp(sm->path, path))
+			return sm;
+	return NULL;
+}
+
+/*
+ * By the variable's module, not dwfl_addrmodule(): a module spans its
+ * file mappings only, and a large .bss array may start beyond the last
+ * of them, in the anonymous mapping the loader adds for the rest of .bss.
+ */
+int syms_var_decl(struct syms *sy, const char *module, uint64_t addr,
+		  char *file, size_t size, int *line)
+{
+	struct sym_module *sm = sy->dwfl ? mod_named(sy, module) : NULL;
 	struct var_decl key = { .addr = addr }, *d;
+	Dwfl_Module *m = sm ? sm->m : NULL;
 
 	if (!m)
 		return -1;
-	sm = mod_of(sy, m);
 	if (!sm->has_dwarf)
 		return -1;
 	if (!sm->decls_done)

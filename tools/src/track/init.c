@@ -157,6 +157,7 @@ static void open_table(void)
 	h->start_ns = track_now_ns();
 	track_objects_init();
 	track_readings_init(h);
+	track_own_memory(h);
 	track_small_init();
 	point_at(h);
 	__atomic_store_n(&h->magic, TRACK_MAGIC, __ATOMIC_RELEASE);

@@ -128,6 +128,21 @@ void track_readings_init(struct track_header *h)
 	h->flags |= TRACK_F_COUNTERS;
 }
 
+/* The tracker's own mappings into the header: not the program's memory. */
+void track_own_memory(struct track_header *h)
+{
+	int n = 0;
+
+	if (live) {
+		h->own[n].start = (uintptr_t)live;
+		h->own[n++].len = LIVE_CAP * sizeof(struct live);
+	}
+	if (ext_buf && ext_buf != MAP_FAILED) {
+		h->own[n].start = (uintptr_t)ext_buf;
+		h->own[n++].len = 2 * ((uintptr_t)hw_buf - (uintptr_t)ext_buf);
+	}
+}
+
 /* Every node's device by cnodeid, for the lost counts (root only). */
 static void open_nodes(void)
 {

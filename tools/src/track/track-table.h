@@ -38,6 +38,7 @@
 #define TRACK_VERSION		1
 #define TRACK_HEADER_SIZE	4096
 #define TRACK_FILE_PREFIX	"track."
+#define TRACK_OWN_MAX		4
 #define TRACK_ENV_DIR		"REFCNT_TRACK_DIR"
 #define TRACK_ENV_THRESHOLD	"REFCNT_TRACK_THRESHOLD"
 /* Large allocations: this many bytes or more (refcnt-run --track-threshold). */
@@ -128,6 +129,14 @@ struct track_header {
 	uint64_t dropped_pages;
 	uint64_t calls[TRACK_NR_CALLS];
 	uint64_t bytes_large;
+	/*
+	 * The tracker's own anonymous mappings (its table of live objects,
+	 * its query buffers): memory of the process that is not the
+	 * program's. len 0: none (a table from before these fields).
+	 */
+	struct {
+		uint64_t start, len;
+	} own[TRACK_OWN_MAX];
 };
 
 /* A call site: where small allocations fold, and large ones start. */

@@ -234,5 +234,6 @@ static inline int track_maybe_large(const void *p)
 }
 void track_objects_init(void);
 void track_readings_init(struct track_header *h);
+void track_own_memory(struct track_header *h);
 
 #endif /* REFCNT_TRACK_H */

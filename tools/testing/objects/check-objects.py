@@ -3,12 +3,13 @@
 """check-objects.py: the host half of objects-check. Checks the reports the
 guests made (objects-guest, redis-guest) and prints TAP.
 
-  check-objects.py exact DIR TRUTH.csv SOURCE.c
+  check-objects.py exact DIR TRUTH.csv SOURCE.c [PROGRAM]
   check-objects.py bad DIR SOURCE.c
   check-objects.py redis DIR
 
 DIR holds the files the guest printed. SOURCE.c is obj-workload.c, whose
-"// line:NAME" comments give the lines each object must be named after.
+"// line:NAME" comments give the lines each object must be named after;
+PROGRAM is the obj-workload the guest ran (where its .bss arrays are).
 """
 import csv
 import json
@@ -134,7 +135,7 @@ def mis_pages(d):
         return []
 
 
-def check_exact(d, truth_csv, source):
+def check_exact(d, truth_csv, source, binary=None):
     lines = marks(source)
     rc = rcs(d)
     tap(rc.get("exact") == 0, "exact: refcnt-run exits with the program's status 0",
@@ -192,7 +193,130 @@ def check_exact(d, truth_csv, source):
             pass
     tap(r["node_matrix"]["refs"] and sum(map(sum, r["node_matrix"]["refs"])) > 0,
         "the node x node matrix has the references")
+    try:
+        text = open(os.path.join(d, "exact.txt")).read()
+    except OSError:
+        text = ""
+    check_bss_beyond(objs, text, lines, binary)
+    check_zero_page(objs, text, lines)
+    check_tracker_memory(r, text)
+    check_no_advice(r, text)
     check_perl(d)
+
+
+def rows(text, name):
+    """The text report's object rows of the object called name."""
+    return [l for l in text.splitlines()
+            if re.match(r"^\s+\d+\s+%s\s" % re.escape(name), l)]
+
+
+def file_backed_end(binary):
+    """The end of the program's last file-backed page (its last PT_LOAD's
+    file part), and field's address, from the ELF file; None if unknown."""
+    import subprocess
+    try:
+        ph = subprocess.run(["readelf", "-lW", binary], capture_output=True,
+                            text=True, check=True).stdout
+        sy = subprocess.run(["nm", binary], capture_output=True, text=True,
+                            check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None, None
+    end = 0
+    for l in ph.splitlines():
+        p = l.split()
+        if p and p[0] == "LOAD":
+            end = max(end, int(p[2], 16) + int(p[4], 16))
+    field = [int(l.split()[0], 16) for l in sy.splitlines() if l.endswith(" field")]
+    return (end + 4095) & ~4095, field[0] if field else None
+
+
+def check_bss_beyond(objs, text, lines, binary):
+    """field: a .bss array past the last file-backed page, named with its
+    file:line (libdwfl's modules cover only the file mappings)."""
+    if binary:
+        end, addr = file_backed_end(binary)
+        tap(end and addr and addr >= end,
+            "field starts beyond obj-workload's last file-backed page (0x%x >= 0x%x)"
+            % (addr or 0, end or 0))
+    variable(objs, lines, "field")
+    want = r"^\s+\d+\s+field\s+obj-workload\.c:%d\s+variable\s+1M\s" % lines["field"]
+    got = rows(text, "field")
+    tap(len(got) == 1 and re.match(want, got[0]),
+        "field's report line: field obj-workload.c:%d variable 1M ..." % lines["field"],
+        "got: %s" % got)
+
+
+def check_zero_page(objs, text, lines):
+    """make_lookup's table, read and never written: its pages map the
+    shared zero page, whose counts are not its own: no references, no
+    advice, and the report says why."""
+    lk = named(objs, lines, "lookup", "make_lookup", "allocation", "memalign")
+    if lk:
+        tap(lk["refs"] == 0 and lk["pages_counted"] == 0 and
+            lk.get("pages_zero") and lk["pages_zero"] == lk["pages_present"] and
+            lk["pages_zero"] >= 1024,
+            "make_lookup: its %s pages map the zero page: 0 references of its own"
+            % lk.get("pages_zero"),
+            "refs %s, pages present %s, counted %s, zero %s" %
+            (lk["refs"], lk["pages_present"], lk["pages_counted"], lk.get("pages_zero")))
+        tap(lk["advice"]["action"] == "none" and
+            lk["advice"].get("why_not") == "never written (zero page)",
+            "make_lookup: no advice, because it was never written (zero page)", lk["advice"])
+    want = (r"^\s+\d+\s+make_lookup\s+obj-workload\.c:%d\s+memalign\s+4M\s+\d+\s+0"
+            r"(\s+0)+\s+-\s+0%%\s+-\s+- never written \(zero page\)$" % lines["lookup"])
+    got = rows(text, "make_lookup")
+    tap(len(got) == 1 and re.match(want, got[0]),
+        "make_lookup's report line: make_lookup obj-workload.c:%d memalign 4M N 0 0... - 0%% - "
+        "- never written (zero page)" % lines["lookup"], "got: %s" % got)
+
+
+def check_tracker_memory(r, text):
+    """librefcnt-track.so's own memory (its table of live objects, its
+    query buffers) is not the program's: left out of its objects, and
+    the report says so."""
+    own = r["tracking"].get("own_memory") or []
+    tap(len(own) >= 2 and all(m["size"] > 0 for m in own),
+        "the report names the tracker's own memory (%d mappings)" % len(own),
+        r["tracking"])
+    # A mapping of its own (the live table's is MAP_NORESERVE: no merging).
+    bad = [(o["name"], o["range"]) for o in r["objects"] if o["kind"] != "tracker"
+           for m in own if m["start"] <= o["start"] and o["end"] <= m["end"]]
+    tap(own and not bad, "no object of the program holds the tracker's own memory", bad)
+    want = (r"^   allocations tracked by librefcnt-track\.so: .*; its own memory "
+            r"\(\d+ pages present in %d mappings\) is left out of the objects$" % len(own))
+    tap(re.search(want, text, re.M),
+        "the report's tracking line: ...; its own memory (N pages present in %d mappings) "
+        "is left out of the objects" % len(own),
+        "got: %s" % [l for l in text.splitlines() if "allocations tracked" in l])
+
+
+def check_no_advice(r, text):
+    """No move advice for a file's code or read-only data (the page
+    cache's, shared), nor for an object with a negligible share of the
+    references (under 1%): each says why in the advice column."""
+    total = sum(x["refs"] for x in r["regions"])
+    files = [o for o in r["objects"] if o["kind"] == "mapping" and
+             re.search(r" (code|read-only)$", o["name"])]
+    bad = [(o["name"], o["advice"]["action"], o["advice"].get("why_not"))
+           for o in files if o["advice"]["action"] != "none" or
+           o["advice"].get("why_not") != "shared file pages"]
+    tap(files and not bad,
+        "code and read-only data of files (%d): no advice, \"shared file pages\"" % len(files),
+        bad)
+    lib = [l for l in text.splitlines() if re.match(r"^\s+\d+\s+libc\.so\.6 (code|read-only)\s", l)]
+    tap(lib and all(l.endswith(" - shared file pages") for l in lib),
+        "libc's code and read-only data: report lines end \"- shared file pages\" (%d)"
+        % len(lib), "got: %s" % lib)
+    small = [o for o in r["objects"] if o["refs"] and 100 * o["refs"] < total]
+    bad = [(o["name"], o["refs"], o["advice"]["action"]) for o in small
+           if o["advice"]["action"] != "none"]
+    tap(not bad, "no advice for objects with under 1%% of the %d references (%d of them)"
+        % (total, len(small)), bad)
+    bad = [(o["name"], o["refs"], o["advice"].get("why_not")) for o in small
+           if o not in files and o["refs"] >= r.get("min_refs", 0) and
+           o["advice"].get("why_not") != "negligible share"]
+    tap(small and not bad, "objects with under 1% of the references say \"negligible share\"",
+        bad)
 
 
 def check_bad(d, source):
@@ -347,7 +471,8 @@ def main():
         return 2
     cmd, d = sys.argv[1], sys.argv[2]
     if cmd == "exact":
-        check_exact(d, sys.argv[3], sys.argv[4])
+        check_exact(d, sys.argv[3], sys.argv[4],
+                    sys.argv[5] if len(sys.argv) > 5 else None)
     elif cmd == "bad":
         check_bad(d, sys.argv[3])
     elif cmd == "redis":

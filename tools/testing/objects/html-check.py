@@ -110,7 +110,7 @@ def advice(o):
         return "first touch %d" % a["node"]
     if a["action"] == "interleave":
         return "interleave " + ",".join(map(str, a["nodes"]))
-    return "-"
+    return "- " + a["why_not"] if a.get("why_not") else "-"
 
 
 def check_rows(rows, objs, labels, what):

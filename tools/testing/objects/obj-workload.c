@@ -5,7 +5,14 @@
  * helper function, one calloc, one mmap), one of them placed badly on
  * purpose, and one freed before the exit.
  *
- *   grid, table       static arrays (.bss, .data), read by every worker
+ *   grid, table       static arrays (.bss, .data), written by main(), read
+ *                     by every worker
+ *   field             a static array in .bss past grid, so that it starts
+ *                     beyond the program's last file-backed page (in the
+ *                     anonymous mapping the loader adds for .bss), read by
+ *                     every worker: named with its file:line all the same
+ *   make_lookup()     a 4 MiB table (posix_memalign) read by every worker and
+ *                     never written: its pages all map the kernel's zero page
  *   make_buffer()     malloc through a helper: "buffer", read by every worker
  *   calloc in main()  "counts", written by every worker
  *   place_badly()     mmap'ed (a memfd's pages, written first on node BAD),
@@ -56,11 +63,14 @@
 #define MAX_NODES	64
 #define HUB_SYNC	"/sys/kernel/refcnt/hub_sync"
 
+/* GCC lays .bss out in reverse: field after grid (check-objects.py checks). */
+double field[128 * 1024];		// line:field
 double grid[256 * 1024];		// line:grid
 long table[64 * 1024] = { 1 };		// line:table
 
 static size_t page;
 static char *buffer, *scratch;
+static const uint32_t *lookup;
 static uint64_t *counts;
 static volatile char *misplaced;
 static size_t misplaced_len = MIB;	/* --misplaced KIB */
@@ -83,6 +93,22 @@ __attribute__((noinline)) static char *make_buffer(size_t len)
 	if (!p)
 		die("malloc");
 	memset(p, 1, len);
+	return p;
+}
+
+/*
+ * Read, never written: each of its pages maps the kernel's zero page.
+ * Whole 2 MiB pages of its own (a neighbour's write would fault in a real
+ * THP over part of it), the first half kept in base pages: the base zero
+ * page and, where THP is on, the huge one.
+ */
+__attribute__((noinline)) static const uint32_t *make_lookup(size_t len)
+{
+	void *p;
+
+	errno = posix_memalign(&p, 2 * MIB, len);	// line:lookup
+	if (errno || madvise(p, len / 2, MADV_NOHUGEPAGE))
+		die("posix_memalign");
 	return p;
 }
 
@@ -198,6 +224,10 @@ static void *work(void *arg)
 			w->sum += (uint64_t)grid[i];
 		for (i = 0; i < sizeof(table) / sizeof(table[0]); i += 64)
 			w->sum += (uint64_t)table[i];
+		for (i = 0; i < sizeof(field) / sizeof(field[0]); i += 64)
+			w->sum += (uint64_t)field[i];
+		for (i = 0; i < 4 * MIB / sizeof(*lookup); i += 1024)
+			w->sum += *(volatile const uint32_t *)&lookup[i];
 		for (i = 0; i < 4 * MIB; i += 512)
 			w->sum += (uint64_t)buffer[i];
 		for (i = 0; i < 2 * MIB / sizeof(*counts); i += 64)
@@ -304,6 +334,7 @@ static int run_workers(void)
 	if (choose_nodes(cpu_nodes, &nc))
 		return 1;
 	buffer = make_buffer(4 * MIB);
+	lookup = make_lookup(4 * MIB);
 	counts = calloc(2 * MIB / sizeof(*counts), sizeof(*counts));	// line:calloc
 	if (!counts)
 		die("calloc");
@@ -391,7 +422,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "obj-workload: no NUMA\n");
 		return 1;
 	}
-	grid[1] = table[1] = 1;
+	/* Written, so that their pages are their own (not the zero page). */
+	for (c = 0; c < (int)(sizeof(grid) / sizeof(grid[0])); c++)
+		grid[c] = 1;
+	for (c = 0; c < (int)(sizeof(field) / sizeof(field[0])); c++)
+		field[c] = 1;
+	table[1] = 1;
 	rc = run_workers();
 	if (!rc && forkexec)
 		rc = fork_exec("/proc/self/exe");
