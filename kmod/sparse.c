@@ -39,8 +39,12 @@ int refcnt_sparse_init(struct refcnt_sparse *sp, int nid, u64 nr_words)
  * @idx:	entry index, below @sp->nr_words
  * @gfp:	allocation flags for a missing page (never from NMI)
  *
- * Callers that may race with refcnt_sparse_clear() hold
- * rcu_read_lock() while they use the entry.
+ * Callers that may race with refcnt_sparse_detach() use the entry only
+ * inside an rcu_read_lock() section, or with the lock held that the
+ * detaching caller holds. One that allocates with a sleeping @gfp outside
+ * both (refcnt_node_prepare()) takes the result for success only, and
+ * looks the entry up again where it reads it: once we sleep, a reset may
+ * take the page away and free it.
  *
  * Return: the entry, or NULL if its page could not be allocated.
  */
@@ -77,8 +81,9 @@ u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp)
 	}
 	/*
 	 * Not read back from the array: a reset may have taken the page out
-	 * already. It frees it after a grace period, so the entry is still
-	 * ours to use, and the reset counts what we add as discarded.
+	 * already. It frees it after a grace period, so a caller inside
+	 * rcu_read_lock() may still use the entry, and the reset counts what
+	 * it adds as discarded.
 	 */
 	return (u32 *)page_address(page) + idx % REFCNT_WORDS_PER_PAGE;
 }
