@@ -254,8 +254,9 @@ int main(int argc, char **argv)
 		if (!conserved(n, delivered))
 			ok = false;
 	}
-	printf("%s conservation under %u referrers + 1 NMI referrer, sync, reset, thresholds, readers, %us\n",
-	       ok && r ? "ok" : "not ok", nr, seconds);
+	printf("%s conservation under %u referrers%s + 1 NMI referrer, sync, reset, thresholds, readers, %us\n",
+	       ok && r ? "ok" : "not ok", nr, nr > 1 ? " (one injecting)" : "",
+	       seconds);
 	free(r);
 	core_halt();
 	return ok && r ? 0 : 1;
