@@ -431,7 +431,8 @@ void refcnt_table_destroy(struct refcnt_table *table);
 u32 *refcnt_table_counter(struct refcnt_table *table, u64 idx);
 u32 *refcnt_table_counter_atomic(struct refcnt_table *table, u64 idx);
 void refcnt_table_zap(struct refcnt_table *table);
-u64 refcnt_table_clear(struct refcnt_table *table, struct page **scratch);
+unsigned long refcnt_table_detach(struct refcnt_table *table,
+				  struct page **scratch);
 int refcnt_table_populate(struct refcnt_table *table);
 void refcnt_table_set_mapping(struct refcnt_table *table,
 			      struct address_space *mapping);

@@ -364,6 +364,8 @@ bool refcnt_reference_outcome(u64 paddr, unsigned int src_cnode, u32 count,
  * Process context; lets exact feeds (injection) count without dropping:
  * the hardware counter and the home counter (the differential threshold
  * reads it), and the extended counter when the delivery may fold inline.
+ * A reset may take the pages away again before the delivery; it then
+ * makes them where it stands (GFP_ATOMIC).
  *
  * Return: false when memory could not be had.
  */
@@ -372,14 +374,25 @@ bool refcnt_node_prepare(struct refcnt_node *node, u64 set,
 {
 	u64 first = set * refcnt_topo.counters_per_set;
 	u64 idx = first + (src_cnode >> refcnt_topo.counter_shift);
-	u32 *hw = refcnt_sparse_get(&node->hw, idx, GFP_KERNEL);
+	u32 *hw, now;
 
-	if (!hw || (node->home_counter < refcnt_topo.counters_per_set &&
-		    !refcnt_sparse_get(&node->hw, first + node->home_counter,
-				       GFP_KERNEL)))
+	/*
+	 * Made, not kept: we may sleep here, outside RCU, and a reset frees
+	 * a page it took out after a grace period that does not wait for us.
+	 */
+	if (!refcnt_sparse_get(&node->hw, idx, GFP_KERNEL) ||
+	    (node->home_counter < refcnt_topo.counters_per_set &&
+	     !refcnt_sparse_get(&node->hw, first + node->home_counter,
+				GFP_KERNEL)))
 		return false;
-	if (count < 2 ||
-	    (u64)READ_ONCE(*hw) + count <= READ_ONCE(node->abs_threshold))
+	if (count < 2)
+		return true;
+	/* Looked up again to be read: a reset may have freed it (then 0). */
+	rcu_read_lock();
+	hw = refcnt_sparse_word(&node->hw, idx);
+	now = hw ? READ_ONCE(*hw) : 0;
+	rcu_read_unlock();
+	if ((u64)now + count <= READ_ONCE(node->abs_threshold))
 		return true;
 	mutex_lock(&node->fold_lock);
 	hw = refcnt_table_counter(&node->table, idx);

@@ -12,15 +12,24 @@
  * threshold interrupt keeps up with (its references fold as they cross
  * the threshold) while entries that find a counter raised and at its
  * maximum peg, the same way every time.
+ *
+ * A batch may make thousands of sleeping allocations: it is delivered in
+ * rounds, each with the layout fixed, so that memory hotplug waits for
+ * one round at most and a fatal signal stops the batch between rounds.
  */
+#include <linux/minmax.h>
 #include <linux/overflow.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/refcnt.h>
 
 #include "refcnt.h"
+
+/* Entries per round of a batch, delivered with the layout rwsem held. */
+#define REFCNT_INJECT_ROUND	256
 
 /* The slot of every entry, or -EINVAL if one is counted by no node. */
 static int refcnt_inject_check(const struct rcb_ref *refs,
@@ -67,8 +76,34 @@ static int refcnt_inject_refs(const struct rcb_ref *refs,
 			return -ENOMEM;
 		refcnt_node_reference(s->node, set, refs[i].src_cnodeid,
 				      refs[i].count, NULL);
-		if (!(i % 1024))
+	}
+	return 0;
+}
+
+/*
+ * Deliver the batch round by round, each with the layout fixed and its
+ * slots looked up again: memory hotplug may come between two rounds, and
+ * the later entries then count in the layout of now.
+ */
+static int refcnt_inject_rounds(const struct rcb_ref *refs,
+				const struct refcnt_slot **slots, u32 nr)
+{
+	u32 done, n;
+	int err;
+
+	for (done = 0; done < nr; done += n) {
+		n = min_t(u32, nr - done, REFCNT_INJECT_ROUND);
+		if (done) {
+			if (fatal_signal_pending(current))
+				return -EINTR;
 			cond_resched();
+		}
+		down_read(&refcnt_layout_rwsem);
+		err = refcnt_inject_check(refs + done, slots + done, n) ?:
+		      refcnt_inject_refs(refs + done, slots + done, n);
+		up_read(&refcnt_layout_rwsem);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -105,7 +140,7 @@ long refcnt_inject(void __user *argp)
 	if (copy_from_user(refs, u64_to_user_ptr(in.refs),
 			   array_size(in.nr_refs, sizeof(*refs))))
 		goto out;
-	/* The slots found are used across sleeps: the layout stays fixed. */
+	/* Every entry checked at once: a bad one, and nothing counts. */
 	down_read(&refcnt_layout_rwsem);
 	err = refcnt_inject_check(refs, slots, in.nr_refs);
 	if (err)
@@ -118,19 +153,26 @@ long refcnt_inject(void __user *argp)
 		nodes = kvmalloc_array(nr_node_ids, sizeof(*nodes), GFP_KERNEL);
 		if (!nodes)
 			goto unlock;
+		err = 0;
 		nr_nodes = refcnt_inject_nodes(slots, in.nr_refs, nodes,
 					       nr_node_ids);
 	}
+	/* Held across the rounds, beyond the layout rwsem: a reference. */
+	for (i = 0; i < nr_nodes; i++)
+		refcnt_node_get(nodes[i]);
+unlock:
+	up_read(&refcnt_layout_rwsem);
+	if (err)
+		goto out;
 	for (i = 0; i < nr_nodes; i++)
 		refcnt_node_hold(nodes[i]);
-	err = refcnt_inject_refs(refs, slots, in.nr_refs);
+	err = refcnt_inject_rounds(refs, slots, in.nr_refs);
 	for (i = 0; i < nr_nodes; i++) {
 		if (!err && in.flags & RCB_INJECT_SYNC)
 			refcnt_node_sync(nodes[i]);
 		refcnt_node_unhold(nodes[i]);
+		refcnt_node_put(nodes[i]);
 	}
-unlock:
-	up_read(&refcnt_layout_rwsem);
 out:
 	if (nodes != few)
 		kvfree(nodes);

@@ -596,16 +596,23 @@ void refcnt_node_unhold(struct refcnt_node *node)
  * added to the node's "discarded" statistic, so that references delivered
  * = extended + hardware + lost + discarded holds across resets.
  *
+ * The pages are taken out under fold_lock (and the table's under
+ * map_lock), and summed and freed after one grace period with neither
+ * held: the interrupt service, readers of sets and mmap faults wait for
+ * no grace period. Process context.
+ *
  * Return: 0, or -ENOMEM (nothing was reset).
  */
 int refcnt_node_reset(struct refcnt_node *node)
 {
 	struct refcnt_fold_entry e;
 	struct page **scratch;
+	unsigned long n;
 	unsigned int i;
 	u64 sum;
 
-	scratch = kvmalloc_array(node->hw.nr_pages, sizeof(*scratch),
+	/* hw, lost and the table have as many pages each. */
+	scratch = kvmalloc_array(node->hw.nr_pages, 3 * sizeof(*scratch),
 				 GFP_KERNEL);
 	if (!scratch)
 		return -ENOMEM;
@@ -626,18 +633,28 @@ int refcnt_node_reset(struct refcnt_node *node)
 	while (refcnt_fold_log_take(&node->fold_log, &e))
 		;
 	atomic64_set(&node->fold_log.dropped, 0);
-	sum = refcnt_sparse_clear(&node->hw, scratch);
-	sum += refcnt_sparse_clear(&node->lost, scratch);
-	sum += refcnt_table_clear(&node->table, scratch);
-	this_cpu_add(node->stats->discarded, sum);
+	n = refcnt_sparse_detach(&node->hw, scratch);
+	n += refcnt_sparse_detach(&node->lost, scratch + n);
+	n += refcnt_table_detach(&node->table, scratch + n);
 	refcnt_events_trim(&node->events);
-	/* prealloc: make them again (if memory fails, they come on use). */
-	if (refcnt_cfg.prealloc &&
-	    !refcnt_sparse_populate(&node->hw))
-		refcnt_table_populate(&node->table);
 	mutex_unlock(&node->fold_lock);
 
+	/*
+	 * Counting goes on in new pages meanwhile; what the reference path
+	 * still adds to the old ones is in the sum once no one can.
+	 */
+	synchronize_rcu();
+	sum = refcnt_sparse_release(scratch, n);
+	this_cpu_add(node->stats->discarded, sum);
 	kvfree(scratch);
+
+	/* prealloc: make them again (if memory fails, they come on use). */
+	if (refcnt_cfg.prealloc) {
+		mutex_lock(&node->fold_lock);
+		if (!refcnt_sparse_populate(&node->hw))
+			refcnt_table_populate(&node->table);
+		mutex_unlock(&node->fold_lock);
+	}
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/refcnt.h>
@@ -18,6 +19,11 @@
 
 /* Sets per RCB_SETS_READ round: bounds the kernel buffers. */
 #define REFCNT_READ_WORDS	4096
+/*
+ * Sets per RCB_SETS_FOLD round, in counters: the locks are dropped and a
+ * fatal signal is seen between rounds (a fraction of a millisecond each).
+ */
+#define REFCNT_FOLD_WORDS	16384
 
 /* A node's counters in refcnt(5) terms; reserved fields zeroed. */
 static void refcnt_info_fill(const struct refcnt_node *node,
@@ -202,6 +208,40 @@ static bool refcnt_cmd_privileged(unsigned int cmd)
 }
 
 /*
+ * RCB_SETS_FOLD in rounds, each with the layout fixed and under fold_lock,
+ * and neither held in between: memory hotplug, the interrupt service and
+ * readers wait for one round at most, and a fatal signal stops the fold
+ * (-EINTR; the rounds before it are done). A layout retired meanwhile
+ * stops it too (-ESTALE): its counts moved with the sets folded so far.
+ */
+static long refcnt_sets_fold(struct refcnt_node *node,
+			     const struct rcb_sets_fold *f)
+{
+	u64 per_round = max(REFCNT_FOLD_WORDS / refcnt_topo.counters_per_set,
+			    1U), done = 0;
+	long ret = 0;
+
+	/* One round at least: no sets still runs the pending interrupts. */
+	do {
+		u64 n = min(per_round, f->nr_sets - done);
+
+		down_read(&refcnt_layout_rwsem);
+		if (READ_ONCE(node->retired))
+			ret = -ESTALE;
+		else
+			refcnt_node_fold_sets(node, f->first_set + done, n);
+		up_read(&refcnt_layout_rwsem);
+		if (ret)
+			return ret;
+		done += n;
+		if (done < f->nr_sets && fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	} while (done < f->nr_sets);
+	return 0;
+}
+
+/*
  * RCB_RESET, RCB_THRESHOLDS_SET and RCB_SETS_FOLD on the file's layout,
  * which must not be retired meanwhile (its counts would be moved, then
  * changed): they run with the layout fixed, and fail with -ESTALE on a
@@ -221,13 +261,13 @@ static long refcnt_ioctl_change(struct refcnt_file *rf, unsigned int cmd,
 		ret = refcnt_sets_fold_get(rf->node, &f, argp);
 	if (ret)
 		return ret;
+	if (cmd == RCB_SETS_FOLD)
+		return refcnt_sets_fold(rf->node, &f);
 	down_read(&refcnt_layout_rwsem);
 	if (READ_ONCE(rf->node->retired))
 		ret = -ESTALE;
 	else if (cmd == RCB_RESET)
 		ret = refcnt_node_reset(rf->node);
-	else if (cmd == RCB_SETS_FOLD)
-		refcnt_node_fold_sets(rf->node, f.first_set, f.nr_sets);
 	else
 		ret = refcnt_node_set_thresholds(rf->node, t.abs_threshold,
 						 t.diff_threshold);

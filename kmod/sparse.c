@@ -39,8 +39,12 @@ int refcnt_sparse_init(struct refcnt_sparse *sp, int nid, u64 nr_words)
  * @idx:	entry index, below @sp->nr_words
  * @gfp:	allocation flags for a missing page (never from NMI)
  *
- * Callers that may race with refcnt_sparse_clear() hold
- * rcu_read_lock() while they use the entry.
+ * Callers that may race with refcnt_sparse_detach() use the entry only
+ * inside an rcu_read_lock() section, or with the lock held that the
+ * detaching caller holds. One that allocates with a sleeping @gfp outside
+ * both (refcnt_node_prepare()) takes the result for success only, and
+ * looks the entry up again where it reads it: once we sleep, a reset may
+ * take the page away and free it.
  *
  * Return: the entry, or NULL if its page could not be allocated.
  */
@@ -77,8 +81,9 @@ u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp)
 	}
 	/*
 	 * Not read back from the array: a reset may have taken the page out
-	 * already. It frees it after a grace period, so the entry is still
-	 * ours to use, and the reset counts what we add as discarded.
+	 * already. It frees it after a grace period, so a caller inside
+	 * rcu_read_lock() may still use the entry, and the reset counts what
+	 * it adds as discarded.
 	 */
 	return (u32 *)page_address(page) + idx % REFCNT_WORDS_PER_PAGE;
 }
@@ -132,17 +137,21 @@ static u64 refcnt_page_sum(struct page *page)
 }
 
 /**
- * refcnt_sparse_clear() - zero the array and free its pages
- * @sp:		the array; writers hold rcu_read_lock() while they use an
- *		entry, so its page is freed only after they are done
- * @scratch:	room for @sp->nr_pages page pointers
+ * refcnt_sparse_detach() - take every page out of the array
+ * @sp:		the array; it reads all zeros afterwards
+ * @scratch:	room for @sp->nr_pages page pointers, filled with the pages
  *
- * Return: the sum of the entries that were cleared.
+ * Writers may still be using an entry of a page taken out, inside
+ * rcu_read_lock(): the caller waits for a grace period (with no lock
+ * held that a fault or the interrupt service needs) before
+ * refcnt_sparse_release().
+ *
+ * Return: the number of pages taken out.
  */
-u64 refcnt_sparse_clear(struct refcnt_sparse *sp, struct page **scratch)
+unsigned long refcnt_sparse_detach(struct refcnt_sparse *sp,
+				   struct page **scratch)
 {
 	unsigned long i, n = 0;
-	u64 sum = 0;
 
 	for (i = 0; i < sp->nr_pages; i++) {
 		struct page *page = xchg(&sp->pages[i], NULL);
@@ -150,13 +159,29 @@ u64 refcnt_sparse_clear(struct refcnt_sparse *sp, struct page **scratch)
 		if (page)
 			scratch[n++] = page;
 	}
-	synchronize_rcu();
-	for (i = 0; i < n; i++) {
-		sum += refcnt_page_sum(scratch[i]);
-		/* Mapped pages (extended counters) live on until unmapped. */
-		put_page(scratch[i]);
-	}
 	atomic_long_sub(n, &sp->nr_allocated);
+	return n;
+}
+
+/**
+ * refcnt_sparse_release() - sum and free pages taken out of arrays
+ * @pages:	pages refcnt_sparse_detach() took out, a grace period ago
+ * @n:		how many
+ *
+ * Return: the sum of their entries.
+ */
+u64 refcnt_sparse_release(struct page **pages, unsigned long n)
+{
+	unsigned long i;
+	u64 sum = 0;
+
+	for (i = 0; i < n; i++) {
+		sum += refcnt_page_sum(pages[i]);
+		/* Mapped pages (extended counters) live on until unmapped. */
+		put_page(pages[i]);
+		if (!(i % 64))
+			cond_resched();
+	}
 	return sum;
 }
 

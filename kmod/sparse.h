@@ -29,7 +29,8 @@
  * @nid:	node the pages come from
  *
  * Pages are installed with cmpxchg, so any context but NMI may allocate.
- * Users that may race with refcnt_sparse_clear() hold rcu_read_lock().
+ * Users that may race with refcnt_sparse_detach() hold rcu_read_lock(),
+ * or the lock its caller holds, while they use an entry.
  */
 struct refcnt_sparse {
 	struct page **pages;
@@ -42,7 +43,9 @@ struct refcnt_sparse {
 int refcnt_sparse_init(struct refcnt_sparse *sp, int nid, u64 nr_words);
 void refcnt_sparse_destroy(struct refcnt_sparse *sp);
 u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp);
-u64 refcnt_sparse_clear(struct refcnt_sparse *sp, struct page **scratch);
+unsigned long refcnt_sparse_detach(struct refcnt_sparse *sp,
+				   struct page **scratch);
+u64 refcnt_sparse_release(struct page **pages, unsigned long n);
 int refcnt_sparse_populate(struct refcnt_sparse *sp);
 u32 refcnt_sparse_read(struct refcnt_sparse *sp, u64 idx);
 

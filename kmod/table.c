@@ -147,22 +147,27 @@ int refcnt_table_populate(struct refcnt_table *table)
 }
 
 /**
- * refcnt_table_clear() - zero every extended counter and free the pages
- * @table:	the table
+ * refcnt_table_detach() - take every extended counter page out of the table
+ * @table:	the table; it reads all zeros afterwards
  * @scratch:	room for a page pointer per page of the table
  *
- * Return: the sum of the counters cleared.
+ * Under map_lock, and every mapping is zapped, so that no fault maps a
+ * page taken out: the next faults map zeros. The grace period the caller
+ * waits for before refcnt_sparse_release() comes after, without map_lock.
+ *
+ * Return: the number of pages taken out, into @scratch.
  */
-u64 refcnt_table_clear(struct refcnt_table *table, struct page **scratch)
+unsigned long refcnt_table_detach(struct refcnt_table *table,
+				  struct page **scratch)
 {
-	u64 sum;
+	unsigned long n;
 
 	down_write(&table->map_lock);
-	sum = refcnt_sparse_clear(&table->counters, scratch);
+	n = refcnt_sparse_detach(&table->counters, scratch);
 	if (table->mapping)
 		unmap_mapping_range(table->mapping, 0, 0, 1);
 	up_write(&table->map_lock);
-	return sum;
+	return n;
 }
 
 /**

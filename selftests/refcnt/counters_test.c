@@ -7,8 +7,9 @@
  * bad batch applies nothing, folds at the absolute threshold, pegging and
  * its losses, 11- and 19-bit counters, extended saturation at 2^32-1, the
  * differential (migration) event, ext + hw + lost == injected, the mmap
- * view against the statistics, table memory, and the argument checks of
- * RCB_SETS_READ and RCB_THRESHOLDS_SET.
+ * view against the statistics, table memory, the argument checks of
+ * RCB_SETS_READ and RCB_THRESHOLDS_SET, and a whole node's RCB_SETS_FOLD
+ * ended by SIGKILL.
  *
  * Every test starts from RCB_RESET and default thresholds, and leaves them
  * so. Tests that reload the module (premium=1) need REFCNT_KO; they leave
@@ -1296,6 +1297,86 @@ TEST_F(counters, thresholds_set)
 	ASSERT_EQ(0, ioctl(d->fd, RCB_INFO_GET, &info));
 	EXPECT_EQ(123U, info.rcb_abs_threshold);
 	EXPECT_EQ(45U, info.rcb_diff_threshold);
+}
+
+/* ================================================ long work, killed */
+
+/*
+ * RCB_SETS_FOLD over a whole node is long at granularity=256 (four sets
+ * per base page: millions on a 512 MB node). A fatal signal ends it
+ * between batches: the folding process dies in a small part of the time
+ * the whole fold takes, and the node's locks are free for the next call.
+ * Needs REFCNT_KO to load with granularity=256.
+ */
+FIXTURE(bignode) {
+	struct rc_dev d;
+	bool skip;
+};
+
+FIXTURE_SETUP(bignode)
+{
+	struct rc_nodes mem;
+
+	self->d.fd = -1;
+	if (!rc_ko_path()) {
+		self->skip = true;
+		return;
+	}
+	ASSERT_EQ(0, rc_reload("granularity=256"));
+	ASSERT_EQ(0, rc_mem_nodes(&mem));
+	ASSERT_EQ(0, rcd_open_clean(&self->d, mem.id[0]));
+}
+
+FIXTURE_TEARDOWN(bignode)
+{
+	if (self->skip)
+		return;
+	EXPECT_EQ(0, rcd_close_clean(&self->d));
+	EXPECT_EQ(0, rc_ensure_default());
+}
+
+TEST_F_TIMEOUT(bignode, sets_fold_killed, 300)
+{
+	const struct rc_dev *d = &self->d;
+	uint64_t sets = d->info.rcb_sw_sets, t0, full, dead;
+	int p[2], status;
+	char c;
+	pid_t pid;
+
+	if (self->skip)
+		SKIP(return, "no REFCNT_KO to load with granularity=256");
+	t0 = rc_now_ns();
+	ASSERT_EQ(0, sets_fold(d->fd, 0, sets));
+	full = rc_now_ns() - t0;
+	TH_LOG("node%d: %llu sets folded in %.3f s", d->nid, U64(sets),
+	       full / 1e9);
+
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(p[0]);
+		if (write(p[1], "x", 1) != 1)
+			_exit(2);
+		_exit(sets_fold(d->fd, 0, sets) ? 3 : 0);
+	}
+	close(p[1]);
+	ASSERT_EQ(1, read(p[0], &c, 1));
+	close(p[0]);
+	/* Well into the fold: a tenth of its time. */
+	usleep(full / 10000);
+	t0 = rc_now_ns();
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	dead = rc_now_ns() - t0;
+	ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		TH_LOG("status %#x: the fold ended before the signal", status);
+	TH_LOG("killed %.3f s into the fold, dead %.3f s later",
+	       full / 1e10, dead / 1e9);
+	EXPECT_GT(full / 4, dead)
+		TH_LOG("the fold ran on after SIGKILL");
+	/* What it held is free: the whole fold again. */
+	EXPECT_EQ(0, sets_fold(d->fd, 0, sets));
 }
 
 /* =================================================== 11 and 19 bits */

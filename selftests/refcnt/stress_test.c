@@ -9,10 +9,13 @@
  * counter: ext + hw + lost == injected, exactly; the mapped tables equal
  * RCB_SETS_READ. With resets racing too, the node totals still add up:
  * references == ext + hw + lost + discarded, and no reference is dropped.
+ * And injection against resets in a loop: the same totals, and no kernel
+ * report.
  *
  * Runtime is bounded (a few seconds of injection) for slow TCG guests.
  */
 #include "refcnt_counters.h"
+#include "harness_filter.h"
 
 #define U64(x)		((unsigned long long)(x))
 #define MAX_DEVS	4
@@ -450,4 +453,125 @@ TEST_F_TIMEOUT(stress, totals_with_concurrent_resets, 300)
 	free(want);
 }
 
-TEST_HARNESS_MAIN
+/*
+ * Injection against resets in a loop: entries of two references each
+ * (their delivery reads the counter it prepared) to a set in every page of
+ * counters, so that injection keeps finding pages a reset is taking away.
+ * Per node: references == ext + hw + lost + discarded + overflowed, none
+ * dropped, and no kernel report (a use after free shows under KASAN).
+ * For RACE_SECONDS, or $REFCNT_RACE_SECONDS: the window is narrow, and
+ * the debug kernel under TCG makes few resets a second.
+ */
+#define RACE_INJECTORS	6
+#define RACE_BATCH	256
+#define RACE_SECONDS	3	/* $REFCNT_RACE_SECONDS overrides */
+
+struct race {
+	struct stress *st;
+	uint64_t seed, refs[MAX_DEVS], calls;
+	int err;
+};
+
+static void *race_inject(void *arg)
+{
+	struct race *r = arg;
+	struct stress *st = r->st;
+	unsigned int ncn = st->d[0].info.rcb_num_cnodes;
+	struct rcb_ref refs[RACE_BATCH];
+
+	while (!st->stop) {
+		int dev = rc_rand(&r->seed) % st->ndev, i;
+		const struct rc_dev *d = &st->d[dev];
+		/* One set per page of counters: RCB_WORDS / cps sets apart. */
+		uint64_t stride = 1024 / d->cps ?: 1;
+		uint64_t pages = (d->info.rcb_sw_sets + stride - 1) / stride;
+
+		for (i = 0; i < RACE_BATCH; i++) {
+			uint64_t set = (rc_rand(&r->seed) % pages) * stride;
+
+			refs[i].paddr = rcd_set_paddr(d, set);
+			refs[i].src_cnodeid = rc_rand(&r->seed) % ncn;
+			refs[i].count = 2;
+		}
+		r->err = rc_inject(d->fd, refs, RACE_BATCH, 0);
+		if (r->err)
+			break;
+		r->refs[dev] += 2 * RACE_BATCH;
+		r->calls++;
+	}
+	return NULL;
+}
+
+static void *race_reset(void *arg)
+{
+	struct race *r = arg;
+	struct stress *st = r->st;
+
+	while (!st->stop) {
+		r->err = rc_reset(st->d[r->calls++ % st->ndev].fd);
+		if (r->err)
+			break;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(stress, inject_races_reset, 300)
+{
+	struct stress *st = &self->st;
+	struct race in[RACE_INJECTORS], rs = { .st = st };
+	pthread_t ti[RACE_INJECTORS], tr;
+	int reports = rc_dmesg_count("BUG:"), dev, i;
+	const char *env = getenv("REFCNT_RACE_SECONDS");
+	unsigned int secs = env ? atoi(env) : RACE_SECONDS;
+	uint64_t calls = 0;
+
+	memset(in, 0, sizeof(in));
+	st->stop = 0;
+	ASSERT_EQ(0, pthread_create(&tr, NULL, race_reset, &rs));
+	for (i = 0; i < RACE_INJECTORS; i++) {
+		in[i].st = st;
+		in[i].seed = 0x9e3779b97f4a7c15ULL * (i + 7);
+		ASSERT_EQ(0, pthread_create(&ti[i], NULL, race_inject, &in[i]));
+	}
+	sleep(secs);
+	st->stop = 1;
+	for (i = 0; i < RACE_INJECTORS; i++) {
+		pthread_join(ti[i], NULL);
+		EXPECT_EQ(0, in[i].err) TH_LOG("injector %d: %s", i,
+					       strerror(-in[i].err));
+		calls += in[i].calls;
+	}
+	pthread_join(tr, NULL);
+	EXPECT_EQ(0, rs.err) TH_LOG("resets: %s", strerror(-rs.err));
+	TH_LOG("%llu injections of %d entries against %llu resets",
+	       U64(calls), RACE_BATCH, U64(rs.calls));
+	EXPECT_LT(0ULL, rs.calls);
+
+	for (dev = 0; dev < st->ndev; dev++) {
+		const struct rc_dev *d = &st->d[dev];
+		uint64_t total = 0;
+		struct node_counts n;
+		struct rc_stats s;
+
+		for (i = 0; i < RACE_INJECTORS; i++)
+			total += in[i].refs[dev];
+		read_node(_metadata, d, &n);
+		ASSERT_EQ(0, rc_stats_read(d->nid, &s));
+		EXPECT_EQ(st->s0[dev].references + total, s.references)
+			TH_LOG("node%d", d->nid);
+		EXPECT_EQ(total, n.sum_ext + n.sum_hw + n.sum_lost +
+			  s.discarded - st->s0[dev].discarded +
+			  s.overflowed - st->s0[dev].overflowed)
+			TH_LOG("node%d: ext %llu hw %llu lost %llu discarded %llu",
+			       d->nid, U64(n.sum_ext), U64(n.sum_hw),
+			       U64(n.sum_lost),
+			       U64(s.discarded - st->s0[dev].discarded));
+		EXPECT_EQ(st->s0[dev].refs_dropped, s.refs_dropped)
+			TH_LOG("node%d: references dropped", d->nid);
+		free_node(&n);
+	}
+	EXPECT_EQ(reports, rc_dmesg_count("BUG:"))
+		TH_LOG("a kernel report while injection raced resets");
+}
+
+RC_HARNESS_MAIN

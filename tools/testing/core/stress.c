@@ -5,9 +5,11 @@
  * with UndefinedBehaviorSanitizer) by tools/testing/core/Makefile.
  *
  * Threads deliver references (one of them as if in NMI, where a missing
- * counter page drops the reference) while others sync, reset, change
- * thresholds and read the tables and event queues, and the worker thread
- * runs the irq_work and fold work as they are raised. At the end, for
+ * counter page drops the reference, one as injection does: its pages made
+ * first by refcnt_node_prepare(), which sleeps outside RCU while resets
+ * free pages) while others sync, reset, change thresholds and read the
+ * tables and event queues, and the worker thread runs the irq_work and
+ * fold work as they are raised. At the end, for
  * every node, with held = extended + hardware + lost + discarded +
  * overflowed:
  *
@@ -57,8 +59,20 @@ struct referrer {
 	pthread_t t;
 	u64 seed;
 	bool nmi;
+	bool inject;
 	u64 delivered[NR_NODES];
 };
+
+/* As RCB_INJECT delivers: the pages first, where it may sleep. */
+static void inject_one(struct refcnt_node *node, u64 set, u64 x)
+{
+	unsigned int src = (x >> 40) % 5;
+	u32 count = 2 + (x >> 32) % 200;
+
+	if (!refcnt_node_prepare(node, set, src, count))
+		abort();
+	refcnt_node_reference(node, set, src, count, NULL);
+}
 
 static void *referrer_main(void *arg)
 {
@@ -74,6 +88,11 @@ static void *referrer_main(void *arg)
 		/* Mostly single references; now and then enough to peg. */
 		u32 count = (x >> 24) % 64 ? 1 + (x >> 32) % 8 : 3000;
 
+		if (r->inject) {
+			inject_one(node, set, x);
+			r->delivered[nid] += 2 + (x >> 32) % 200;
+			continue;
+		}
 		ctx.vaddr = x;
 		if (!refcnt_reference(refcnt_set_paddr(node, set), (x >> 40) % 5,
 				      count, (x >> 48) % 2 ? &ctx : NULL))
@@ -163,7 +182,10 @@ static bool conserved(unsigned int nid, u64 delivered)
 	       delivered == t.st.references + t.st.refs_dropped;
 }
 
-/* Referrers (the last one "from NMI") and the others, for @seconds. */
+/*
+ * Referrers (the last one "from NMI", the one before it injecting) and the
+ * others, for @seconds.
+ */
 static struct referrer *stress_run(unsigned int nr, unsigned int seconds)
 {
 	void *(*others[])(void *) = { syncer_main, resetter_main, tuner_main,
@@ -177,6 +199,7 @@ static struct referrer *stress_run(unsigned int nr, unsigned int seconds)
 	for (i = 0; i <= nr; i++) {
 		r[i].seed = 0x9e3779b97f4a7c15ULL * (i + 1);
 		r[i].nmi = i == nr;
+		r[i].inject = i == nr - 1 && nr > 1;
 		pthread_create(&r[i].t, NULL, referrer_main, &r[i]);
 	}
 	for (i = 0; i < ARRAY_SIZE(others); i++)
@@ -231,8 +254,9 @@ int main(int argc, char **argv)
 		if (!conserved(n, delivered))
 			ok = false;
 	}
-	printf("%s conservation under %u referrers + 1 NMI referrer, sync, reset, thresholds, readers, %us\n",
-	       ok && r ? "ok" : "not ok", nr, seconds);
+	printf("%s conservation under %u referrers%s + 1 NMI referrer, sync, reset, thresholds, readers, %us\n",
+	       ok && r ? "ok" : "not ok", nr, nr > 1 ? " (one injecting)" : "",
+	       seconds);
 	free(r);
 	core_halt();
 	return ok && r ? 0 : 1;

@@ -48,7 +48,8 @@ the durations; --plan prints the steps):
      deb, lintian, the symbols file, DKMS on the host for the second
      kernel, the build in the clean chroot from the Build-Depends alone
  11. the debug kernel (waiting for its build): the module built against
-     it, the selftests on four, hotplug_test (25 memory cycles), the hub
+     it, the selftests on four (check-long: stress_test's injection
+     against resets for 90 s), hotplug_test (25 memory cycles), the hub
      tests but the exact windows; any lockdep, KASAN, kmemleak or
      debug-objects report fails the run
 --long (make check-long) adds what make check leaves out for time: the
