@@ -270,7 +270,9 @@ static int refcnt_pmu_prepare_machine(struct refcnt_feed *feed,
 static int refcnt_pmu_prepare(struct refcnt_feed *feed, bool task,
 			      unsigned int *period, void **setup)
 {
-	struct refcnt_pmu_setup *su = kzalloc(sizeof(*su), GFP_KERNEL);
+	/* A session's is its caller's memory. */
+	struct refcnt_pmu_setup *su = kzalloc(sizeof(*su), task ?
+					      GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	int err;
 
 	if (!task)

@@ -29,6 +29,10 @@
  * rewriting kernel text each time, while other CPUs fault through it.
  * Sessions come and go often, so the first one pins those keys on with
  * a disabled event of each kind, kept until the module is unloaded.
+ *
+ * What a session allocates is charged to its caller's memory cgroup, and
+ * a user holds at most refcnt.max_user_sessions of them
+ * (session_limit.c).
  */
 #include <linux/anon_inodes.h>
 #include <linux/atomic.h>
@@ -180,6 +184,8 @@ static void refcnt_session_close(struct refcnt_session *s)
 	s->events = NULL;
 	s->nr_events = 0;
 	refcnt_feeds_release(s->devices, s->nr_devices);
+	refcnt_session_uncharge(s->charged);
+	s->charged = INVALID_UID;
 	refcnt_session_put(s);
 }
 
@@ -389,7 +395,7 @@ static int refcnt_session_attach_all(struct refcnt_session *s,
 
 	do {
 		max = get_nr_threads(task) + 8;
-		tasks = kvcalloc(max, sizeof(*tasks), GFP_KERNEL);
+		tasks = kvcalloc(max, sizeof(*tasks), GFP_KERNEL_ACCOUNT);
 		if (!tasks)
 			return -ENOMEM;
 		n = refcnt_session_threads(task, tasks, max);
@@ -397,7 +403,7 @@ static int refcnt_session_attach_all(struct refcnt_session *s,
 			kvfree(tasks);
 	} while (n == -ENOSPC);
 	s->events = kvcalloc((size_t)n * refcnt_session_per_task(s),
-			     sizeof(*s->events), GFP_KERNEL);
+			     sizeof(*s->events), GFP_KERNEL_ACCOUNT);
 	if (!s->events)
 		err = -ENOMEM;
 	for (i = 0; i < n && !err; i++) {
@@ -420,7 +426,7 @@ static int refcnt_session_attach_thread(struct refcnt_session *s,
 					unsigned int flags)
 {
 	s->events = kvcalloc(refcnt_session_per_task(s), sizeof(*s->events),
-			     GFP_KERNEL);
+			     GFP_KERNEL_ACCOUNT);
 	if (!s->events)
 		return -ENOMEM;
 	return refcnt_session_attach_task(s, task, flags);
@@ -619,17 +625,20 @@ long refcnt_session_start(void __user *argp)
 	int err, fd;
 
 	s = kzalloc(struct_size(s, ranges, 2 * RCB_COUNT_MAX_RANGES),
-		    GFP_KERNEL);
+		    GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return -ENOMEM;
 	kref_init(&s->kref);
+	s->charged = INVALID_UID;
 	err = refcnt_session_args(argp, &c, s);
-	if (!err)
-		err = refcnt_session_totals_alloc(s);
 	if (err)
 		goto close;
 	refcnt_session_feeds(s, &c);
 	err = refcnt_session_access(s);
+	if (!err)
+		err = refcnt_session_charge(&s->charged);
+	if (!err)
+		err = refcnt_session_totals_alloc(s);
 	if (err)
 		goto close;
 	task = refcnt_session_target(&c);

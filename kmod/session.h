@@ -13,6 +13,7 @@
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <uapi/linux/refcnt.h>
 
 #include "feed.h"
@@ -89,6 +90,8 @@ enum refcnt_total {
  * @words:	u64 words of one entry of @totals
  * @totals:	per CPU, 1 + @nr_data + @nr_instr entries of @words: the
  *		session's, each data range's, each instruction range's
+ * @charged:	the user it counts against (session_limit.c), or
+ *		INVALID_UID
  * @ranges:	the ranges
  */
 struct refcnt_session {
@@ -107,6 +110,7 @@ struct refcnt_session {
 	unsigned int nr_instr;
 	unsigned int words;
 	u64 __percpu *totals;
+	kuid_t charged;
 	struct rcb_count_range ranges[];
 };
 
