@@ -28,7 +28,9 @@
  * fault event of the machine is made and off when the last one goes,
  * rewriting kernel text each time, while other CPUs fault through it.
  * Sessions come and go often, so the first one pins those keys on with
- * a disabled event of each kind, kept until the module is unloaded.
+ * a disabled event of each kind, kept while any session with a fault
+ * period is open: the last one's close lets them go, so that no session
+ * leaves the machine's fault path slower after it.
  *
  * What a session allocates is charged to its caller's memory cgroup, and
  * a user holds at most refcnt.max_user_sessions of them
@@ -54,16 +56,30 @@
 #include "feed.h"
 #include "session.h"
 
-/* Serialises pinning; the pins are released at unload only. */
+/* Serialises pinning; the pins go with the last session holding them. */
 static DEFINE_MUTEX(refcnt_session_pin_lock);
 static struct perf_event *refcnt_session_pins[REFCNT_FAULT_EVENTS];
+static unsigned int refcnt_session_pinners;
+
+/* Release the pins. Under refcnt_session_pin_lock. */
+static void refcnt_session_unpin_all(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < ARRAY_SIZE(refcnt_session_pins); k++) {
+		if (refcnt_session_pins[k])
+			perf_event_release_kernel(refcnt_session_pins[k]);
+		refcnt_session_pins[k] = NULL;
+	}
+}
 
 /*
- * Keep the fault events' static keys on from the first session to
- * unload: a disabled CPU event of each kind, which never counts. Best
- * effort: without a pin, sessions still work.
+ * Keep the fault events' static keys on while @s is open: a disabled
+ * CPU event of each kind, which never counts. Best effort: without a
+ * pin, sessions still work.
  */
-static void refcnt_session_pin(struct refcnt_feed *feed)
+static void refcnt_session_pin(struct refcnt_session *s,
+			       struct refcnt_feed *feed)
 {
 	int cpu = cpumask_first(cpu_online_mask);
 	struct refcnt_feed_event fe;
@@ -71,6 +87,8 @@ static void refcnt_session_pin(struct refcnt_feed *feed)
 	unsigned int k;
 
 	mutex_lock(&refcnt_session_pin_lock);
+	refcnt_session_pinners++;
+	s->pinned = true;
 	for (k = 0; k < ARRAY_SIZE(refcnt_session_pins); k++) {
 		if (refcnt_session_pins[k] ||
 		    feed->ops->attr(feed, NULL, cpu, k, &fe))
@@ -85,21 +103,29 @@ static void refcnt_session_pin(struct refcnt_feed *feed)
 	mutex_unlock(&refcnt_session_pin_lock);
 }
 
+/* @s is closing: the last session that pinned lets the pins go. */
+static void refcnt_session_unpin(struct refcnt_session *s)
+{
+	if (!s->pinned)
+		return;
+	mutex_lock(&refcnt_session_pin_lock);
+	if (!--refcnt_session_pinners)
+		refcnt_session_unpin_all();
+	mutex_unlock(&refcnt_session_pin_lock);
+	s->pinned = false;
+}
+
 /**
- * refcnt_session_exit() - release the pins, at unload
+ * refcnt_session_exit() - at unload, release what pins are left
  *
- * No session is open then: each holds a reference on the module.
+ * None: no session is open then (each holds a reference on the module),
+ * and the last to close released them.
  */
 void refcnt_session_exit(void)
 {
-	unsigned int k;
-
 	mutex_lock(&refcnt_session_pin_lock);
-	for (k = 0; k < ARRAY_SIZE(refcnt_session_pins); k++) {
-		if (refcnt_session_pins[k])
-			perf_event_release_kernel(refcnt_session_pins[k]);
-		refcnt_session_pins[k] = NULL;
-	}
+	WARN_ON_ONCE(refcnt_session_pinners);
+	refcnt_session_unpin_all();
 	mutex_unlock(&refcnt_session_pin_lock);
 }
 
@@ -184,6 +210,7 @@ static void refcnt_session_close(struct refcnt_session *s)
 	s->events = NULL;
 	s->nr_events = 0;
 	refcnt_feeds_release(s->devices, s->nr_devices);
+	refcnt_session_unpin(s);
 	refcnt_session_uncharge(s->charged);
 	s->charged = INVALID_UID;
 	refcnt_session_put(s);
@@ -650,7 +677,7 @@ long refcnt_session_start(void __user *argp)
 	if (!err)
 		err = refcnt_session_prepare(s);
 	if (!err && c.fault_period)
-		refcnt_session_pin(&refcnt_fault_feed);
+		refcnt_session_pin(s, &refcnt_fault_feed);
 	/*
 	 * What the device feeds hold from before is delivered first: the
 	 * session's records then have the whole of each ring (a drain,

@@ -92,6 +92,7 @@ enum refcnt_total {
  *		session's, each data range's, each instruction range's
  * @charged:	the user it counts against (session_limit.c), or
  *		INVALID_UID
+ * @pinned:	it holds the fault events' static-key pins
  * @ranges:	the ranges
  */
 struct refcnt_session {
@@ -111,6 +112,7 @@ struct refcnt_session {
 	unsigned int words;
 	u64 __percpu *totals;
 	kuid_t charged;
+	bool pinned;
 	struct rcb_count_range ranges[];
 };
 
