@@ -124,6 +124,9 @@ bool refcnt_session_privileged(void);
 int refcnt_session_charge(kuid_t *uid);
 void refcnt_session_uncharge(kuid_t uid);
 
+/* feed_pmu.c: the machine-wide PEBS/IBS feed runs over yielding sessions */
+bool refcnt_pmu_yielded(void);
+
 /* dev_mmap.c */
 int refcnt_fs_init(void);
 void refcnt_fs_exit(void);

@@ -148,6 +148,9 @@ static void refcnt_session_overflow(struct perf_event *event,
 	u64 in_data, in_instr;
 
 	atomic64_inc(&s->samples);
+	/* Root's machine-wide feed has the PMU: its samples alone count. */
+	if (st->yields && refcnt_pmu_yielded())
+		return;
 	feed->ops->describe(&st->t, event, data, regs, &x);
 	if (!refcnt_session_match(s, &x, &in_data, &in_instr)) {
 		atomic64_inc(&s->outside);
@@ -366,6 +369,7 @@ static int refcnt_session_attach(struct refcnt_session *s,
 		sf->targets[k] = (struct refcnt_session_target){
 			.t = { .feed = feed, .stream = fe.stream },
 			.session = s,
+			.yields = sf->yields,
 		};
 		ev = refcnt_feed_event_create(&fe, sf->period, -1, task,
 					      refcnt_session_inherit(flags),
@@ -592,6 +596,9 @@ static int refcnt_session_prepare(struct refcnt_session *s)
 		if (err)
 			return err;
 		sf->prepared = true;
+		/* As the PMU's claim was made (refcnt_pmu_claim()). */
+		sf->yields = sf->feed == &refcnt_pebs_feed &&
+			     !refcnt_session_privileged();
 	}
 	return 0;
 }

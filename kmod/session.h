@@ -30,10 +30,13 @@ struct refcnt_session;
  * @t:		its feed and stream; no ranges, the session filters
  *		(session_totals.c)
  * @session:	the session
+ * @yields:	its samples are dropped while the machine-wide feed of the
+ *		same PMU runs (refcnt_pmu_yielded())
  */
 struct refcnt_session_target {
 	struct refcnt_feed_target t;
 	struct refcnt_session *session;
+	bool yields;
 };
 
 /**
@@ -45,6 +48,8 @@ struct refcnt_session_target {
  * @prepared:	the feed's prepare() succeeded: finish() is owed
  * @held:	@feed is a module's emulated PMU, held: refcnt_feed_put()
  *		is owed
+ * @yields:	the session's caller lacks CAP_SYS_ADMIN and @feed is the
+ *		PEBS/IBS feed: the machine-wide feed takes the PMU over
  * @setup:	what it made
  * @targets:	the contexts of event k of every thread
  */
@@ -53,6 +58,7 @@ struct refcnt_session_feed {
 	unsigned int period;
 	bool prepared;
 	bool held;
+	bool yields;
 	void *setup;
 	struct refcnt_session_target targets[REFCNT_FEED_TASK_EVENTS];
 };

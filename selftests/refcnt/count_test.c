@@ -896,4 +896,48 @@ TEST_F(count, session_flood_stops_at_the_user_limit)
 	EXPECT_EQ(0, rc_wait(pid));
 }
 
+/*
+ * Root's machine-wide PEBS/IBS feed starts while a session of a user
+ * without CAP_SYS_ADMIN holds the PMU: the feed takes precedence (that
+ * session's PMU samples are dropped meanwhile), where a root session
+ * would make the start EBUSY. Needs the PMU (not in a guest).
+ */
+TEST_F(count, root_feed_starts_over_unprivileged_session)
+{
+	const char *p = RC_PARAMDIR "/pebs_period";
+	int sfd, ready[2], err;
+	pid_t pid;
+
+	sfd = rc_count_feeds(self->fd, 0, 0, 10007);
+	if (sfd == -EOPNOTSUPP)
+		SKIP(return, "no precise memory-sampling PMU here");
+	ASSERT_LE(0, sfd);
+	close(sfd);
+	/* Physical-address samples for nobody: perf's level 1. */
+	rc_paranoid_for_test(_metadata, "1");
+	ASSERT_EQ(0, pipe(ready));
+	pid = rc_fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+		    setresuid(NOBODY, NOBODY, NOBODY))
+			_exit(2);
+		err = rc_count_feeds(self->fd, 0, 0, 10007);
+		if (write(ready[1], &err, sizeof(err)) != sizeof(err))
+			_exit(3);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ((ssize_t)sizeof(err), read(ready[0], &err, sizeof(err)));
+	ASSERT_LE(0, err) TH_LOG("nobody's PEBS session: %s", strerror(-err));
+	sfd = open(p, O_WRONLY);
+	ASSERT_LE(0, sfd);
+	err = write(sfd, "10007", 5) == 5 ? 0 : errno;
+	close(sfd);
+	EXPECT_EQ(0, err) TH_LOG("root's feed start: %s", strerror(err));
+	rc_set_file(p, "0");
+	EXPECT_EQ(0, kill(pid, SIGKILL));
+	EXPECT_EQ(RC_KILLED(SIGKILL), rc_wait(pid));
+}
+
 RC_HARNESS_MAIN
