@@ -19,7 +19,12 @@
  * has one op unit per CPU (a session's task event and the feed's CPU
  * event could not both be scheduled: perf_ibs_add() -ENOSPC, and the CPU
  * event, scheduled first, would starve the session), and PEBS events
- * would multiplex, every sample counting twice. The second gets EBUSY.
+ * would multiplex, every sample counting twice. The second gets EBUSY,
+ * but for one case: root's machine-wide feed starts while only sessions
+ * of callers without CAP_SYS_ADMIN hold the PMU, so that no user can keep
+ * the machine's feed off. Those sessions yield: their PMU samples are
+ * dropped while the feed runs (refcnt_pmu_yielded(), session.c), and
+ * IBS's CPU events, scheduled first, starve their task events.
  *
  * Physical addresses: perf fills PERF_SAMPLE_PHYS_ADDR in
  * perf_prepare_sample(), on the output path, which an overflow handler of
@@ -141,6 +146,8 @@ static int refcnt_pmu_plans(const struct refcnt_pmu_params *p,
  * struct refcnt_pmu_setup - what one start of the feed's events uses
  * @p:		the settings, as they were at the start
  * @task:	for a counting session's events
+ * @yields:	task: its caller lacks CAP_SYS_ADMIN, the machine-wide
+ *		feed may take the PMU over
  * @nr_plans:	task: plans in @plans, one per core PMU
  * @plans:	task: the events of every core PMU
  * @cpu:	machine: the CPU @cpu_plan is for, -1 for none yet
@@ -151,6 +158,7 @@ static int refcnt_pmu_plans(const struct refcnt_pmu_params *p,
 struct refcnt_pmu_setup {
 	struct refcnt_pmu_params p;
 	bool task;
+	bool yields;
 	unsigned int nr_plans;
 	struct refcnt_pmu_plan plans[REFCNT_PMU_MAX_PMUS];
 	int cpu;
@@ -159,35 +167,55 @@ struct refcnt_pmu_setup {
 
 /*
  * Who has the PMU: the machine-wide feed or counting sessions, never
- * both (the file's comment says why).
+ * both (the file's comment says why), but that the feed takes it over
+ * from sessions that yield (of callers without CAP_SYS_ADMIN).
  */
 static DEFINE_MUTEX(refcnt_pmu_owner_lock);
 static unsigned int refcnt_pmu_sessions;
+static unsigned int refcnt_pmu_yielding;
 static bool refcnt_pmu_machine;
 
-/* Take the PMU for the feed or one more session: 0 or -EBUSY. */
-static int refcnt_pmu_claim(bool task)
+/**
+ * refcnt_pmu_yielded() - whether yielding sessions' samples are dropped
+ *
+ * Context: any, NMI included.
+ * Return: true while the machine-wide feed has the PMU.
+ */
+bool refcnt_pmu_yielded(void)
+{
+	return READ_ONCE(refcnt_pmu_machine);
+}
+
+/*
+ * Take the PMU for the feed or one more session (@yields: of a caller
+ * without CAP_SYS_ADMIN): 0 or -EBUSY.
+ */
+static int refcnt_pmu_claim(bool task, bool yields)
 {
 	int err = 0;
 
 	mutex_lock(&refcnt_pmu_owner_lock);
 	if (task ? refcnt_pmu_machine : refcnt_pmu_sessions > 0)
 		err = -EBUSY;
+	else if (task && yields)
+		refcnt_pmu_yielding++;
 	else if (task)
 		refcnt_pmu_sessions++;
 	else
-		refcnt_pmu_machine = true;
+		WRITE_ONCE(refcnt_pmu_machine, true);
 	mutex_unlock(&refcnt_pmu_owner_lock);
 	return err;
 }
 
-static void refcnt_pmu_unclaim(bool task)
+static void refcnt_pmu_unclaim(bool task, bool yields)
 {
 	mutex_lock(&refcnt_pmu_owner_lock);
-	if (task)
+	if (task && yields)
+		refcnt_pmu_yielding--;
+	else if (task)
 		refcnt_pmu_sessions--;
 	else
-		refcnt_pmu_machine = false;
+		WRITE_ONCE(refcnt_pmu_machine, false);
 	mutex_unlock(&refcnt_pmu_owner_lock);
 }
 
@@ -265,12 +293,15 @@ static int refcnt_pmu_prepare_machine(struct refcnt_feed *feed,
  *
  * Return: 0; -EINVAL for a setting or period a PMU refuses, -EOPNOTSUPP
  * without such a PMU, -EBUSY when the other of the machine-wide feed and
- * sessions has the PMU, -ENOMEM.
+ * sessions has the PMU (but the feed starts over sessions that yield),
+ * -ENOMEM.
  */
 static int refcnt_pmu_prepare(struct refcnt_feed *feed, bool task,
 			      unsigned int *period, void **setup)
 {
-	struct refcnt_pmu_setup *su = kzalloc(sizeof(*su), GFP_KERNEL);
+	/* A session's is its caller's memory. */
+	struct refcnt_pmu_setup *su = kzalloc(sizeof(*su), task ?
+					      GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	int err;
 
 	if (!task)
@@ -279,13 +310,14 @@ static int refcnt_pmu_prepare(struct refcnt_feed *feed, bool task,
 		return -ENOMEM;
 	su->p = refcnt_pmu_params(*period);
 	su->task = task;
+	su->yields = task && !refcnt_session_privileged();
 	su->cpu = -1;
 	err = task ? refcnt_pmu_prepare_task(su) :
 		     refcnt_pmu_prepare_machine(feed, su);
 	if (!err) {
-		err = refcnt_pmu_claim(task);
+		err = refcnt_pmu_claim(task, su->yields);
 		if (err && !task)
-			refcnt_pmu_why = "counting sessions use the PMU: close them first";
+			refcnt_pmu_why = "root's counting sessions use the PMU: close them first";
 	}
 	if (err) {
 		kfree(su);
@@ -305,7 +337,9 @@ static int refcnt_pmu_prepare(struct refcnt_feed *feed, bool task,
 static void refcnt_pmu_finish(struct refcnt_feed *feed, bool task,
 			      void *setup)
 {
-	refcnt_pmu_unclaim(task);
+	const struct refcnt_pmu_setup *su = setup;
+
+	refcnt_pmu_unclaim(task, su->yields);
 	kfree(setup);
 }
 

@@ -7,7 +7,9 @@
  *  - probe: under the target's mmap lock, read its page tables with
  *    hmm_range_fault(), which takes no page reference and faults nothing
  *    in; its results are used under the lock the query's interval
- *    notifier takes, so the pages seen stay mapped meanwhile. gup with
+ *    notifier takes, so the pages seen stay mapped meanwhile: each
+ *    page's frame and node are read then (or under gup's reference),
+ *    never after, when the page may be offline. gup with
  *    FOLL_NOFAULT | FOLL_FORCE does the rest: the pages the walk does
  *    not call valid though mapped (NUMA balancing's PROT_NONE), PROT_NONE
  *    and VM_IO | VM_PFNMAP mappings, and chunks whose walk an
@@ -54,6 +56,10 @@
 /**
  * struct refcnt_probe - what one probed page of the range is mapped to
  * @pfn:	page frame number of the page, when @flags is not 0
+ * @nid:	its node, read while the page could not go (mapped under the
+ *		notifier lock, or referenced by gup): once the lock is
+ *		dropped, offlining may poison its struct page and hot-remove
+ *		unmap it
  * @flags:	RCB_PAGE_* known from the VMA and the mapping; 0 when the
  *		page is not present
  * @shift:	log2 of the bytes of the page mapping it (hugetlb, THP)
@@ -61,6 +67,7 @@
  */
 struct refcnt_probe {
 	unsigned long pfn;
+	int nid;
 	u32 flags;
 	u8 shift;
 	bool gup;
@@ -183,11 +190,15 @@ static bool refcnt_vma_walked(struct vm_area_struct *vma)
 	       !(vma->vm_flags & (VM_IO | VM_PFNMAP));
 }
 
-/* Page @p is frame @pfn, of @folio: a huge page if the folio is large. */
-static void refcnt_probe_set(struct refcnt_probe *p, unsigned long pfn,
+/*
+ * Page @p is @page, of @folio: a huge page if the folio is large. gup
+ * holds a reference on it.
+ */
+static void refcnt_probe_set(struct refcnt_probe *p, struct page *page,
 			     u32 flags, u8 shift, struct folio *folio)
 {
-	p->pfn = pfn;
+	p->pfn = page_to_pfn(page);
+	p->nid = page_to_nid(page);
 	p->flags = flags;
 	p->shift = shift;
 	if (!(flags & RCB_PAGE_HUGETLB) && folio_test_large(folio)) {
@@ -222,8 +233,8 @@ static void refcnt_probe_gup(struct refcnt_query *q,
 		for (j = 0; j < got; j++) {
 			struct page *page = q->pages[q->nr_pages + j];
 
-			refcnt_probe_set(&out[i + j], page_to_pfn(page), flags,
-					 vma_shift, page_folio(page));
+			refcnt_probe_set(&out[i + j], page, flags, vma_shift,
+					 page_folio(page));
 		}
 		q->nr_pages += got;
 		i += got;
@@ -259,7 +270,10 @@ static void refcnt_probe_frames(struct refcnt_query *q,
 		p->flags = 0;
 		p->gup = false;
 		if (hmm_pfn & HMM_PFN_VALID) {
-			p->pfn = page_to_pfn(hmm_pfn_to_page(hmm_pfn));
+			struct page *page = hmm_pfn_to_page(hmm_pfn);
+
+			p->pfn = page_to_pfn(page);
+			p->nid = page_to_nid(page);
 			p->flags = flags;
 			p->shift = vma_shift;
 			if (!(flags & RCB_PAGE_HUGETLB) && order) {
@@ -499,7 +513,8 @@ static void refcnt_stage(struct refcnt_query *q, const struct refcnt_probe *p,
 			cnodeid = slot->node->cnodeid;
 		} else {
 			flags |= RCB_PAGE_UNCOUNTED;
-			cnodeid = refcnt_topo.nid_to_cnode[pfn_to_nid(p->pfn)];
+			/* Its page may be offline now: the node read before. */
+			cnodeid = refcnt_topo.nid_to_cnode[p->nid];
 		}
 		if (!q->admin)
 			paddr = 0;

@@ -15,6 +15,7 @@
 #include <linux/errno.h>
 #include <linux/moduleparam.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 
 #include "core.h"
 
@@ -117,6 +118,14 @@ long refcnt_inject(void __user *argp);
 /* session.c: counting one process (RCB_COUNT_START) */
 long refcnt_session_start(void __user *argp);
 void refcnt_session_exit(void);
+
+/* session_limit.c: sessions per user */
+bool refcnt_session_privileged(void);
+int refcnt_session_charge(kuid_t *uid);
+void refcnt_session_uncharge(kuid_t uid);
+
+/* feed_pmu.c: the machine-wide PEBS/IBS feed runs over yielding sessions */
+bool refcnt_pmu_yielded(void);
 
 /* dev_mmap.c */
 int refcnt_fs_init(void);

@@ -28,7 +28,13 @@
  * fault event of the machine is made and off when the last one goes,
  * rewriting kernel text each time, while other CPUs fault through it.
  * Sessions come and go often, so the first one pins those keys on with
- * a disabled event of each kind, kept until the module is unloaded.
+ * a disabled event of each kind, kept while any session with a fault
+ * period is open: the last one's close lets them go, so that no session
+ * leaves the machine's fault path slower after it.
+ *
+ * What a session allocates is charged to its caller's memory cgroup, and
+ * a user holds at most refcnt.max_user_sessions of them
+ * (session_limit.c).
  */
 #include <linux/anon_inodes.h>
 #include <linux/atomic.h>
@@ -50,16 +56,30 @@
 #include "feed.h"
 #include "session.h"
 
-/* Serialises pinning; the pins are released at unload only. */
+/* Serialises pinning; the pins go with the last session holding them. */
 static DEFINE_MUTEX(refcnt_session_pin_lock);
 static struct perf_event *refcnt_session_pins[REFCNT_FAULT_EVENTS];
+static unsigned int refcnt_session_pinners;
+
+/* Release the pins. Under refcnt_session_pin_lock. */
+static void refcnt_session_unpin_all(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < ARRAY_SIZE(refcnt_session_pins); k++) {
+		if (refcnt_session_pins[k])
+			perf_event_release_kernel(refcnt_session_pins[k]);
+		refcnt_session_pins[k] = NULL;
+	}
+}
 
 /*
- * Keep the fault events' static keys on from the first session to
- * unload: a disabled CPU event of each kind, which never counts. Best
- * effort: without a pin, sessions still work.
+ * Keep the fault events' static keys on while @s is open: a disabled
+ * CPU event of each kind, which never counts. Best effort: without a
+ * pin, sessions still work.
  */
-static void refcnt_session_pin(struct refcnt_feed *feed)
+static void refcnt_session_pin(struct refcnt_session *s,
+			       struct refcnt_feed *feed)
 {
 	int cpu = cpumask_first(cpu_online_mask);
 	struct refcnt_feed_event fe;
@@ -67,6 +87,8 @@ static void refcnt_session_pin(struct refcnt_feed *feed)
 	unsigned int k;
 
 	mutex_lock(&refcnt_session_pin_lock);
+	refcnt_session_pinners++;
+	s->pinned = true;
 	for (k = 0; k < ARRAY_SIZE(refcnt_session_pins); k++) {
 		if (refcnt_session_pins[k] ||
 		    feed->ops->attr(feed, NULL, cpu, k, &fe))
@@ -81,21 +103,29 @@ static void refcnt_session_pin(struct refcnt_feed *feed)
 	mutex_unlock(&refcnt_session_pin_lock);
 }
 
+/* @s is closing: the last session that pinned lets the pins go. */
+static void refcnt_session_unpin(struct refcnt_session *s)
+{
+	if (!s->pinned)
+		return;
+	mutex_lock(&refcnt_session_pin_lock);
+	if (!--refcnt_session_pinners)
+		refcnt_session_unpin_all();
+	mutex_unlock(&refcnt_session_pin_lock);
+	s->pinned = false;
+}
+
 /**
- * refcnt_session_exit() - release the pins, at unload
+ * refcnt_session_exit() - at unload, release what pins are left
  *
- * No session is open then: each holds a reference on the module.
+ * None: no session is open then (each holds a reference on the module),
+ * and the last to close released them.
  */
 void refcnt_session_exit(void)
 {
-	unsigned int k;
-
 	mutex_lock(&refcnt_session_pin_lock);
-	for (k = 0; k < ARRAY_SIZE(refcnt_session_pins); k++) {
-		if (refcnt_session_pins[k])
-			perf_event_release_kernel(refcnt_session_pins[k]);
-		refcnt_session_pins[k] = NULL;
-	}
+	WARN_ON_ONCE(refcnt_session_pinners);
+	refcnt_session_unpin_all();
 	mutex_unlock(&refcnt_session_pin_lock);
 }
 
@@ -118,6 +148,9 @@ static void refcnt_session_overflow(struct perf_event *event,
 	u64 in_data, in_instr;
 
 	atomic64_inc(&s->samples);
+	/* Root's machine-wide feed has the PMU: its samples alone count. */
+	if (st->yields && refcnt_pmu_yielded())
+		return;
 	feed->ops->describe(&st->t, event, data, regs, &x);
 	if (!refcnt_session_match(s, &x, &in_data, &in_instr)) {
 		atomic64_inc(&s->outside);
@@ -180,6 +213,9 @@ static void refcnt_session_close(struct refcnt_session *s)
 	s->events = NULL;
 	s->nr_events = 0;
 	refcnt_feeds_release(s->devices, s->nr_devices);
+	refcnt_session_unpin(s);
+	refcnt_session_uncharge(s->charged);
+	s->charged = INVALID_UID;
 	refcnt_session_put(s);
 }
 
@@ -333,6 +369,7 @@ static int refcnt_session_attach(struct refcnt_session *s,
 		sf->targets[k] = (struct refcnt_session_target){
 			.t = { .feed = feed, .stream = fe.stream },
 			.session = s,
+			.yields = sf->yields,
 		};
 		ev = refcnt_feed_event_create(&fe, sf->period, -1, task,
 					      refcnt_session_inherit(flags),
@@ -389,7 +426,7 @@ static int refcnt_session_attach_all(struct refcnt_session *s,
 
 	do {
 		max = get_nr_threads(task) + 8;
-		tasks = kvcalloc(max, sizeof(*tasks), GFP_KERNEL);
+		tasks = kvcalloc(max, sizeof(*tasks), GFP_KERNEL_ACCOUNT);
 		if (!tasks)
 			return -ENOMEM;
 		n = refcnt_session_threads(task, tasks, max);
@@ -397,7 +434,7 @@ static int refcnt_session_attach_all(struct refcnt_session *s,
 			kvfree(tasks);
 	} while (n == -ENOSPC);
 	s->events = kvcalloc((size_t)n * refcnt_session_per_task(s),
-			     sizeof(*s->events), GFP_KERNEL);
+			     sizeof(*s->events), GFP_KERNEL_ACCOUNT);
 	if (!s->events)
 		err = -ENOMEM;
 	for (i = 0; i < n && !err; i++) {
@@ -420,7 +457,7 @@ static int refcnt_session_attach_thread(struct refcnt_session *s,
 					unsigned int flags)
 {
 	s->events = kvcalloc(refcnt_session_per_task(s), sizeof(*s->events),
-			     GFP_KERNEL);
+			     GFP_KERNEL_ACCOUNT);
 	if (!s->events)
 		return -ENOMEM;
 	return refcnt_session_attach_task(s, task, flags);
@@ -559,6 +596,9 @@ static int refcnt_session_prepare(struct refcnt_session *s)
 		if (err)
 			return err;
 		sf->prepared = true;
+		/* As the PMU's claim was made (refcnt_pmu_claim()). */
+		sf->yields = sf->feed == &refcnt_pebs_feed &&
+			     !refcnt_session_privileged();
 	}
 	return 0;
 }
@@ -619,17 +659,20 @@ long refcnt_session_start(void __user *argp)
 	int err, fd;
 
 	s = kzalloc(struct_size(s, ranges, 2 * RCB_COUNT_MAX_RANGES),
-		    GFP_KERNEL);
+		    GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return -ENOMEM;
 	kref_init(&s->kref);
+	s->charged = INVALID_UID;
 	err = refcnt_session_args(argp, &c, s);
-	if (!err)
-		err = refcnt_session_totals_alloc(s);
 	if (err)
 		goto close;
 	refcnt_session_feeds(s, &c);
 	err = refcnt_session_access(s);
+	if (!err)
+		err = refcnt_session_charge(&s->charged);
+	if (!err)
+		err = refcnt_session_totals_alloc(s);
 	if (err)
 		goto close;
 	task = refcnt_session_target(&c);
@@ -641,7 +684,7 @@ long refcnt_session_start(void __user *argp)
 	if (!err)
 		err = refcnt_session_prepare(s);
 	if (!err && c.fault_period)
-		refcnt_session_pin(&refcnt_fault_feed);
+		refcnt_session_pin(s, &refcnt_fault_feed);
 	/*
 	 * What the device feeds hold from before is delivered first: the
 	 * session's records then have the whole of each ring (a drain,

@@ -13,6 +13,7 @@
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <uapi/linux/refcnt.h>
 
 #include "feed.h"
@@ -29,10 +30,13 @@ struct refcnt_session;
  * @t:		its feed and stream; no ranges, the session filters
  *		(session_totals.c)
  * @session:	the session
+ * @yields:	its samples are dropped while the machine-wide feed of the
+ *		same PMU runs (refcnt_pmu_yielded())
  */
 struct refcnt_session_target {
 	struct refcnt_feed_target t;
 	struct refcnt_session *session;
+	bool yields;
 };
 
 /**
@@ -44,6 +48,8 @@ struct refcnt_session_target {
  * @prepared:	the feed's prepare() succeeded: finish() is owed
  * @held:	@feed is a module's emulated PMU, held: refcnt_feed_put()
  *		is owed
+ * @yields:	the session's caller lacks CAP_SYS_ADMIN and @feed is the
+ *		PEBS/IBS feed: the machine-wide feed takes the PMU over
  * @setup:	what it made
  * @targets:	the contexts of event k of every thread
  */
@@ -52,6 +58,7 @@ struct refcnt_session_feed {
 	unsigned int period;
 	bool prepared;
 	bool held;
+	bool yields;
 	void *setup;
 	struct refcnt_session_target targets[REFCNT_FEED_TASK_EVENTS];
 };
@@ -89,6 +96,9 @@ enum refcnt_total {
  * @words:	u64 words of one entry of @totals
  * @totals:	per CPU, 1 + @nr_data + @nr_instr entries of @words: the
  *		session's, each data range's, each instruction range's
+ * @charged:	the user it counts against (session_limit.c), or
+ *		INVALID_UID
+ * @pinned:	it holds the fault events' static-key pins
  * @ranges:	the ranges
  */
 struct refcnt_session {
@@ -107,6 +117,8 @@ struct refcnt_session {
 	unsigned int nr_instr;
 	unsigned int words;
 	u64 __percpu *totals;
+	kuid_t charged;
+	bool pinned;
 	struct rcb_count_range ranges[];
 };
 

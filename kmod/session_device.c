@@ -99,7 +99,8 @@ static int refcnt_sched_init(struct perf_event *event)
 	if (event->overflow_handler != refcnt_session_sched_overflow ||
 	    is_sampling_event(event) || event->cpu != -1)
 		return -EINVAL;
-	note = kmalloc(sizeof(*note), GFP_KERNEL);
+	/* Made by RCB_COUNT_START, for its caller. */
+	note = kmalloc(sizeof(*note), GFP_KERNEL_ACCOUNT);
 	if (!note)
 		return -ENOMEM;
 	for (i = 0; i < REFCNT_SESSION_DEVICES; i++)

@@ -35,8 +35,10 @@ static unsigned int refcnt_session_entries(const struct refcnt_session *s)
 int refcnt_session_totals_alloc(struct refcnt_session *s)
 {
 	s->words = REFCNT_T_NODES + refcnt_topo.counters_per_set;
-	s->totals = __alloc_percpu(refcnt_session_entries(s) * s->words *
-				   sizeof(u64), sizeof(u64));
+	/* Charged to the caller: it is its memory on every CPU. */
+	s->totals = __alloc_percpu_gfp(refcnt_session_entries(s) * s->words *
+				       sizeof(u64), sizeof(u64),
+				       GFP_KERNEL_ACCOUNT);
 	return s->totals ? 0 : -ENOMEM;
 }
 

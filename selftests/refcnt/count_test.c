@@ -14,6 +14,7 @@
 #include <pthread.h>
 
 #include "refcnt_helpers.h"
+#include "harness_filter.h"
 
 #ifndef MADV_NOHUGEPAGE
 #define MADV_NOHUGEPAGE		15
@@ -791,4 +792,152 @@ TEST_F(count, unprivileged_counts_only_itself)
 	EXPECT_EQ((uint64_t)RC_PAGES, rc_total(self->fd, 0, p, len));
 }
 
-TEST_HARNESS_MAIN
+/*
+ * refcnt.max_user_sessions, the sessions one user without CAP_SYS_ADMIN
+ * may hold; its documented default on a module without the parameter
+ * (one from before the limit, which the flood below must fail on).
+ */
+#define RC_USER_SESSIONS_DEFAULT	16
+
+static unsigned int rc_user_sessions(void)
+{
+	uint64_t v;
+
+	if (rc_read_u64(RC_PARAMDIR "/max_user_sessions", &v))
+		return RC_USER_SESSIONS_DEFAULT;
+	return v;
+}
+
+/* What the flooding child saw: sessions started, then the errno after. */
+struct rc_flood {
+	int started;
+	int err;
+	int again;
+};
+
+/*
+ * As nobody: start sessions on itself until one fails, up to @max + 1;
+ * then, told to go on, close one and start one again.
+ */
+static void rc_flood_child(int fd, unsigned int max, int report, int go)
+{
+	struct rc_flood r = {};
+	int sfd = 0, last = -1;
+	char c;
+
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		_exit(2);
+	while (r.started <= (int)max) {
+		sfd = rc_count(fd, 0, 0, 1, NULL, 0);
+		if (sfd < 0)
+			break;
+		last = sfd;
+		r.started++;
+	}
+	r.err = sfd < 0 ? -sfd : 0;
+	if (write(report, &r, sizeof(r)) != sizeof(r) ||
+	    read(go, &c, 1) != 1)
+		_exit(3);
+	if (last >= 0)
+		close(last);
+	sfd = rc_count(fd, 0, 0, 1, NULL, 0);
+	r.again = sfd < 0 ? -sfd : 0;
+	if (write(report, &r, sizeof(r)) != sizeof(r))
+		_exit(3);
+	_exit(0);
+}
+
+/*
+ * A session flood by one unprivileged user stops at its limit: exactly
+ * max_user_sessions sessions start, the next is EMFILE, and closing one
+ * makes room for one more. Root, meanwhile, still starts its sessions,
+ * more than that limit: CAP_SYS_ADMIN is not limited.
+ */
+TEST_F(count, session_flood_stops_at_the_user_limit)
+{
+	unsigned int max = rc_user_sessions(), i;
+	int report[2], go[2], fds[RC_USER_SESSIONS_DEFAULT * 4 + 1];
+	struct rc_flood r;
+	pid_t pid;
+	char c = 0;
+
+	ASSERT_GT(max, 0U);
+	ASSERT_GE(ARRAY_SIZE(fds), max + 1);
+	rc_paranoid_for_test(_metadata, "2");
+	ASSERT_EQ(0, pipe(report));
+	ASSERT_EQ(0, pipe(go));
+	pid = rc_fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		rc_flood_child(self->fd, max, report[1], go[0]);
+	ASSERT_EQ((ssize_t)sizeof(r), read(report[0], &r, sizeof(r)));
+	EXPECT_EQ((int)max, r.started);
+	EXPECT_EQ(EMFILE, r.err) {
+		TH_LOG("session %d of nobody: %s", r.started + 1,
+		       r.err ? strerror(r.err) : "started");
+	}
+	/* nobody at its limit: root is not held back by it, nor by one. */
+	for (i = 0; i <= max; i++) {
+		fds[i] = rc_count(self->fd, 0, 0, 1, NULL, 0);
+		EXPECT_LE(0, fds[i]) {
+			TH_LOG("root's session %u: %s", i + 1,
+			       strerror(-fds[i]));
+		}
+	}
+	for (i = 0; i <= max; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ((ssize_t)sizeof(r), read(report[0], &r, sizeof(r)));
+	EXPECT_EQ(0, r.again) {
+		TH_LOG("after a close: %s", strerror(r.again));
+	}
+	EXPECT_EQ(0, rc_wait(pid));
+}
+
+/*
+ * Root's machine-wide PEBS/IBS feed starts while a session of a user
+ * without CAP_SYS_ADMIN holds the PMU: the feed takes precedence (that
+ * session's PMU samples are dropped meanwhile), where a root session
+ * would make the start EBUSY. Needs the PMU (not in a guest).
+ */
+TEST_F(count, root_feed_starts_over_unprivileged_session)
+{
+	const char *p = RC_PARAMDIR "/pebs_period";
+	int sfd, ready[2], err;
+	pid_t pid;
+
+	sfd = rc_count_feeds(self->fd, 0, 0, 10007);
+	if (sfd == -EOPNOTSUPP)
+		SKIP(return, "no precise memory-sampling PMU here");
+	ASSERT_LE(0, sfd);
+	close(sfd);
+	/* Physical-address samples for nobody: perf's level 1. */
+	rc_paranoid_for_test(_metadata, "1");
+	ASSERT_EQ(0, pipe(ready));
+	pid = rc_fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+		    setresuid(NOBODY, NOBODY, NOBODY))
+			_exit(2);
+		err = rc_count_feeds(self->fd, 0, 0, 10007);
+		if (write(ready[1], &err, sizeof(err)) != sizeof(err))
+			_exit(3);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ((ssize_t)sizeof(err), read(ready[0], &err, sizeof(err)));
+	ASSERT_LE(0, err) TH_LOG("nobody's PEBS session: %s", strerror(-err));
+	sfd = open(p, O_WRONLY);
+	ASSERT_LE(0, sfd);
+	err = write(sfd, "10007", 5) == 5 ? 0 : errno;
+	close(sfd);
+	EXPECT_EQ(0, err) TH_LOG("root's feed start: %s", strerror(err));
+	rc_set_file(p, "0");
+	EXPECT_EQ(0, kill(pid, SIGKILL));
+	EXPECT_EQ(RC_KILLED(SIGKILL), rc_wait(pid));
+}
+
+RC_HARNESS_MAIN

@@ -39,6 +39,7 @@
 
 #include "refcnt_helpers.h"
 #include "refcnt_counters.h"
+#include "harness_filter.h"
 
 #define SYSCPU		"/sys/devices/system/cpu"
 #define RC_FAULTS	512U
@@ -679,6 +680,7 @@ TEST_F_TIMEOUT(mem, hotplug_during_parked_query, 600)
 /* ------------------------------------------------------------- cxl */
 
 #define RC_CXL_MAX_BLOCKS	64
+#define RC_HOTPLUG_MEM	"/etc/refcnt-vm/hotplug-mem"
 
 /* Memory blocks of @nid, or -errno; *@online: how many are online. */
 static int node_blocks(int nid, int *blocks, int max, int *online)
@@ -972,9 +974,281 @@ TEST_F(cxl, unload_during_memory_hotplug)
 	EXPECT_FALSE(rc_exists(path));
 }
 
-/* ------------------------------------------------------------ late */
+/* Offline the blocks given, from a thread. */
+struct blocks_off {
+	const int *blocks;
+	int n;
+	int err;
+	volatile bool done;
+};
 
-#define RC_HOTPLUG_MEM	"/etc/refcnt-vm/hotplug-mem"
+static void *blocks_offline(void *arg)
+{
+	struct blocks_off *o = arg;
+
+	o->err = blocks_state(o->blocks, o->n, false);
+	o->done = true;
+	return NULL;
+}
+
+/* A range query of RC_PARK_PAGES pages parked on its first write. */
+#define RC_PARK_PAGES	128
+
+struct park {
+	struct parked_query pq;
+	struct rcb_page_counters *e;
+	size_t out_len;
+	pthread_t qt;
+	int uffd;
+};
+
+/*
+ * Query the pages at @p from @fd, parked (userfaultfd) on its first
+ * write to the caller: after 64 entries (a batch), before the others.
+ * Return: 0, or -1 if there is no userfaultfd (skip).
+ */
+static int park_start(struct __test_metadata *_metadata, struct park *pk,
+		      int fd, char *p)
+{
+	size_t pg = rc_page_size(), n = RC_PARK_PAGES;
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffd_msg msg;
+	struct pollfd pfd;
+
+	pk->uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (pk->uffd < 0)
+		return -1;
+	EXPECT_EQ(0, ioctl(pk->uffd, UFFDIO_API, &api));
+	pk->out_len = n * sizeof(struct rcb_page_counters);
+	pk->e = mmap(NULL, pk->out_len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	EXPECT_NE(MAP_FAILED, (void *)pk->e);
+	reg.range.start = (uintptr_t)pk->e;
+	reg.range.len = (pk->out_len + pg - 1) / pg * pg;
+	EXPECT_EQ(0, ioctl(pk->uffd, UFFDIO_REGISTER, &reg));
+	pk->pq.fd = fd;
+	pk->pq.q = (struct rcb_range_query){
+		.vaddr = (uintptr_t)p, .len = n * pg, .buf = (uintptr_t)pk->e,
+		.buf_entries = n, .flags = RCB_RANGE_EXTENDED,
+	};
+	EXPECT_EQ(0, pthread_create(&pk->qt, NULL, park_query, &pk->pq));
+	pfd = (struct pollfd){ .fd = pk->uffd, .events = POLLIN };
+	EXPECT_EQ(1, poll(&pfd, 1, 60000));
+	EXPECT_EQ((ssize_t)sizeof(msg), read(pk->uffd, &msg, sizeof(msg)));
+	EXPECT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+	return 0;
+}
+
+/*
+ * Let the query go; every entry must say where its walk saw the page:
+ * present, on @cnodeid.
+ */
+static void park_finish(struct __test_metadata *_metadata, struct park *pk,
+			int cnodeid)
+{
+	size_t pg = rc_page_size(), i, bad = 0, uncounted = 0;
+	struct uffdio_zeropage zero = { 0 };
+	struct rcb_page_counters *e = pk->e;
+
+	zero.range.start = (uintptr_t)e;
+	zero.range.len = (pk->out_len + pg - 1) / pg * pg;
+	ASSERT_EQ(0, ioctl(pk->uffd, UFFDIO_ZEROPAGE, &zero));
+	ASSERT_TRUE(wait_flag(&pk->pq.done, 120));
+	pthread_join(pk->qt, NULL);
+	ASSERT_EQ(0, pk->pq.ret);
+	ASSERT_EQ((uint64_t)RC_PARK_PAGES, pk->pq.q.nr_entries);
+	for (i = 0; i < RC_PARK_PAGES; i++) {
+		uncounted += !!(e[i].flags & RCB_PAGE_UNCOUNTED);
+		if ((e[i].flags & RCB_PAGE_PRESENT) && e[i].cnodeid == cnodeid)
+			continue;
+		if (bad++ < 4)
+			TH_LOG("page %zu: flags %#llx, cnodeid %d", i,
+			       (unsigned long long)e[i].flags, e[i].cnodeid);
+	}
+	EXPECT_EQ(0U, bad) TH_LOG("pages not present on cnodeid %d", cnodeid);
+	/* Those staged after the offline: their sets went with the memory. */
+	printf("# %zu of %d entries written after their memory went\n",
+	       uncounted, RC_PARK_PAGES);
+	munmap((void *)e, pk->out_len);
+	close(pk->uffd);
+}
+
+/* RC_PARK_PAGES pages bound to @nid, each touched and there. */
+static char *pages_on(struct __test_metadata *_metadata, int nid)
+{
+	size_t pg = rc_page_size(), len = RC_PARK_PAGES * pg, i;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	EXPECT_NE(MAP_FAILED, p);
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, len, MADV_NOHUGEPAGE);
+	EXPECT_EQ(0, bind_to(p, len, nid));
+	for (i = 0; i < len; i += pg)
+		p[i] = 1;
+	for (i = 0; i < len; i += pg)
+		EXPECT_EQ(nid, page_node(p + i));
+	return p;
+}
+
+/* The blocks' offline, from a thread, while the query is parked. */
+static void offline_parked(struct __test_metadata *_metadata,
+			   const int *blocks, int n)
+{
+	struct blocks_off off = { .blocks = blocks, .n = n };
+	pthread_t ot;
+	bool offlined;
+
+	ASSERT_EQ(0, pthread_create(&ot, NULL, blocks_offline, &off));
+	offlined = wait_flag(&off.done, 120);
+	EXPECT_TRUE(offlined) TH_LOG("offline waits for the parked query");
+	if (offlined)
+		pthread_join(ot, NULL);
+	EXPECT_EQ(0, off.err);
+}
+
+/*
+ * A range query whose pages go offline between its walk and its entries:
+ * the query parked (userfaultfd) on its first write, after 64 entries,
+ * while offlining migrates the pages away and takes the node's blocks
+ * out, poisoning their struct pages (CONFIG_DEBUG_VM). The other entries
+ * still say where the walk saw each page: present, on the node's
+ * cnodeid. A node read from the struct page after the walk is the
+ * poison's (-1 here).
+ */
+TEST_F_TIMEOUT(cxl, query_parked_over_offline, 300)
+{
+	struct rc_nodes mem;
+	struct park pk = {};
+	int fd;
+	char *p;
+
+	ASSERT_EQ(0, blocks_state(self->blocks, self->nblocks, true));
+	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
+	fd = rc_open_node(mem.id[0], O_RDONLY);
+	ASSERT_LE(0, fd);
+	p = pages_on(_metadata, self->nid);
+	ASSERT_NE(NULL, p);
+	if (park_start(_metadata, &pk, fd, p))
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	offline_parked(_metadata, self->blocks, self->nblocks);
+	EXPECT_NE(self->nid, page_node(p));
+	park_finish(_metadata, &pk, self->cnodeid);
+	munmap(p, RC_PARK_PAGES * rc_page_size());
+	close(fd);
+}
+
+/* Ask the host (refcnt-vm --hotplug-mem): its reply's ID in @id. */
+static int host_request(const char *req, char *id, size_t len)
+{
+	char cmd[256], reply[128] = "";
+	FILE *f;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "refcnt-vm-hotplug %s 2>&1", req);
+	f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(reply, sizeof(reply), f))
+		reply[0] = 0;
+	st = pclose(f);
+	reply[strcspn(reply, "\n")] = 0;
+	printf("# %s: %s\n", req, reply);
+	if (st || strncmp(reply, "ok ", 3))
+		return -EIO;
+	snprintf(id, len, "%.60s", reply + 3);
+	return 0;
+}
+
+/* Whether /proc/iomem has System RAM at physical address @addr. */
+static bool iomem_ram_at(uint64_t addr)
+{
+	unsigned long long start, end;
+	char line[160];
+	bool ram = false;
+	FILE *f = fopen("/proc/iomem", "r");
+
+	if (!f)
+		return false;
+	while (!ram && fgets(line, sizeof(line), f))
+		ram = sscanf(line, "%llx-%llx", &start, &end) == 2 &&
+		      strstr(line, "System RAM") && addr >= start &&
+		      addr <= end;
+	fclose(f);
+	return ram;
+}
+
+/* Blocks of @nid not in @old (@n_old of them) into @blocks. */
+static int new_blocks(int nid, const int *old, int n_old, int *blocks)
+{
+	int all[RC_CXL_MAX_BLOCKS], n, i, j, k = 0, online;
+
+	n = node_blocks(nid, all, RC_CXL_MAX_BLOCKS, &online);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < n_old && old[j] != all[i]; j++)
+			;
+		if (j == n_old)
+			blocks[k++] = all[i];
+	}
+	return k;
+}
+
+/*
+ * The same, but the memory is then removed (a dimm plugged into the
+ * node at run time, offlined and unplugged while the query is parked):
+ * the struct pages of the walk's frames are unmapped, and a query that
+ * read one after its walk faults in the kernel.
+ */
+TEST_F_TIMEOUT(cxl, query_parked_over_hot_remove, 300)
+{
+	int blocks[RC_CXL_MAX_BLOCKS], nblocks = 0, i, fd;
+	char req[96], id[64];
+	uint64_t addr;
+	struct rc_nodes mem;
+	struct park pk = {};
+	char *p;
+
+	if (!rc_exists(RC_HOTPLUG_MEM))
+		SKIP(return, "no run-time memory hotplug (refcnt-vm --hotplug-mem)");
+	snprintf(req, sizeof(req), "dimm %d 128", self->nid);
+	ASSERT_EQ(0, host_request(req, id, sizeof(id)));
+	for (i = 0; i < 300 && nblocks <= 0; i++) {
+		nblocks = new_blocks(self->nid, self->blocks, self->nblocks,
+				     blocks);
+		if (nblocks <= 0)
+			usleep(100000);
+	}
+	ASSERT_LT(0, nblocks);
+	ASSERT_EQ(0, blocks_state(blocks, nblocks, true));
+	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
+	fd = rc_open_node(mem.id[0], O_RDONLY);
+	ASSERT_LE(0, fd);
+	p = pages_on(_metadata, self->nid);
+	ASSERT_NE(NULL, p);
+	if (park_start(_metadata, &pk, fd, p))
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	offline_parked(_metadata, blocks, nblocks);
+	addr = blocks[0] * self->block_size;
+	ASSERT_TRUE(iomem_ram_at(addr));
+	snprintf(req, sizeof(req), "unplug %s", id);
+	EXPECT_EQ(0, host_request(req, id, sizeof(id)));
+	/*
+	 * The guest's ACPI handler removes the memory: its blocks go, then
+	 * its struct pages and its resource.
+	 */
+	for (i = 0; i < 600 && iomem_ram_at(addr); i++)
+		usleep(100000);
+	EXPECT_FALSE(iomem_ram_at(addr)) TH_LOG("the dimm's memory is still there");
+	EXPECT_EQ(0, new_blocks(self->nid, self->blocks, self->nblocks,
+				blocks));
+	park_finish(_metadata, &pk, self->cnodeid);
+	munmap(p, RC_PARK_PAGES * rc_page_size());
+	close(fd);
+}
+
+/* ------------------------------------------------------------ late */
 
 /*
  * A node new since the load: possible, not online when the module
@@ -1074,4 +1348,4 @@ TEST_F_TIMEOUT(late, node_new_since_load, 300)
 	EXPECT_FALSE(rc_exists(path));
 }
 
-TEST_HARNESS_MAIN
+RC_HARNESS_MAIN
