@@ -43,7 +43,7 @@ struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm);
 struct task_struct *refcnt_target_thread_get(pid_t tid);
 
 /* perf_access.c */
-int refcnt_perf_access(const struct perf_event_attr *attr);
+int refcnt_perf_access(struct perf_event_attr *attr);
 
 /* feed.c: the feeds' registry */
 int refcnt_feeds_init(const struct attribute_group *group);
