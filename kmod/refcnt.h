@@ -146,11 +146,21 @@ void refcnt_layout_exit(void);
  * @dev:		the device, whose address space the file uses
  * @reported_slots:	rcb_num_slots as last told to this file by
  *			RCB_INFO_GET, or -1: RCB_SLOT_GET never writes more
+ * @admin:		the opener had CAP_SYS_ADMIN (file->f_cred, as
+ *			pagemap decides): records keep physical addresses
+ *			and other processes' virtual ones
+ * @pid_ns:		the opener's pid namespace, which records' pids
+ *			are told in
+ * @tgid:		the opener's process, whose virtual addresses every
+ *			reader of the file sees
  */
 struct refcnt_file {
 	struct refcnt_node *node;
 	struct refcnt_dev *dev;
 	int reported_slots;
+	bool admin;
+	struct pid_namespace *pid_ns;
+	struct pid *tgid;
 };
 
 #endif /* _REFCNT_H */

@@ -11,7 +11,9 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 
-#include "refcnt_helpers.h"
+#include <linux/refcnt_test.h>
+
+#include "refcnt_counters.h"
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
@@ -144,6 +146,268 @@ TEST(userns_fake_paranoid_denies_pmu_session)
 	if (sfd >= 0)
 		close(sfd);
 	close(fd);
+}
+
+/* Put @path's mode back when this test process exits (see above). */
+static int ns_mode_for_test(const char *path, mode_t mode)
+{
+	struct stat st;
+	int p[2], i;
+	pid_t pid;
+	char c;
+
+	if (stat(path, &st) || pipe(p))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		for (i = 3; i < 1024; i++)
+			if (i != p[0])
+				close(i);
+		while (read(p[0], &c, 1) > 0)
+			;
+		chmod(path, st.st_mode & 07777);
+		_exit(0);
+	}
+	close(p[0]);
+	return chmod(path, mode) ? -errno : 0;
+}
+
+/* Node @nid's device opened as nobody, with no capability: fd or -errno. */
+static int ns_open_as_nobody(int nid)
+{
+	char path[64];
+	int fd, err = 0;
+
+	rc_dev_path(path, sizeof(path), nid);
+	if (setgroups(0, NULL) || setegid(NOBODY) || seteuid(NOBODY))
+		return -errno;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		err = -errno;
+	/* The saved uid is root's: the capabilities come back. */
+	if (seteuid(0) || setegid(0))
+		return -errno;
+	return fd < 0 ? err : fd;
+}
+
+/* One FOLD record of set @set of @d's node, read from @fd, into @ev. */
+static int ns_fold_read(const struct rc_dev *d, int fd, uint64_t set,
+			struct rcb_event *ev)
+{
+	int n;
+
+	n = rc_inject1(d->fd, rcd_set_paddr(d, set), 0,
+		       d->info.rcb_abs_threshold, RCB_INJECT_SYNC);
+	if (n)
+		return n;
+	n = rc_events(fd, ev, 1);
+	return n == 1 && ev->type == RCB_EVENT_FOLD && ev->set == set ?
+	       0 : -EIO;
+}
+
+/*
+ * Physical addresses only for a file whose opener had CAP_SYS_ADMIN, as
+ * pagemap decides at open: nobody opens the device (the test makes it
+ * readable to all) and the FOLD record it reads has paddr 0, while root's
+ * file gets the set's physical address, whoever reads.
+ */
+TEST(nobody_reader_sees_no_physical_address)
+{
+	struct rc_nodes mem;
+	struct rc_dev d = { .fd = -1 };
+	struct rcb_event ev;
+	char path[64];
+	uint64_t set;
+	int nfd;
+
+	ASSERT_EQ(0, rc_mem_nodes(&mem));
+	ASSERT_EQ(0, rcd_open_clean(&d, mem.id[0]));
+	rc_dev_path(path, sizeof(path), d.nid);
+	ASSERT_EQ(0, ns_mode_for_test(path, 0444));
+	nfd = ns_open_as_nobody(d.nid);
+	ASSERT_LE(0, nfd);
+
+	set = rcd_mid_set(&d, 7);
+	ASSERT_EQ(0, ns_fold_read(&d, nfd, set, &ev));
+	EXPECT_EQ(0ULL, ev.paddr);
+	EXPECT_EQ(0U, ev.flags);
+	set = rcd_mid_set(&d, 9);
+	ASSERT_EQ(0, ns_fold_read(&d, d.fd, set, &ev));
+	EXPECT_EQ(rcd_set_paddr(&d, set), ev.paddr);
+	close(nfd);
+	EXPECT_EQ(0, rcd_close_clean(&d));
+}
+
+/* A FOLD record with context of set @set, by the caller's sample. */
+static int ns_sample_fold(const struct rc_dev *d, uint64_t set, uint64_t va)
+{
+	struct refcnt_test_sample smp = {
+		.vaddr = va,
+		.paddr = rcd_set_paddr(d, set) + 0x40,
+		.src_cnodeid = 0,
+		.weight = d->info.rcb_abs_threshold,
+	};
+	struct refcnt_test_samples f = {
+		.samples = (uintptr_t)&smp,
+		.nr_samples = 1,
+	};
+	int tfd = rc_test_open(), err = 0;
+
+	if (tfd < 0)
+		return tfd;
+	if (ioctl(tfd, REFCNT_TEST_SAMPLES, &f))
+		err = -errno;
+	close(tfd);
+	if (!err && f.delivered != 1)
+		err = -EIO;
+	return err ?: rc_sync(d->fd);
+}
+
+#define NS_VA1	0x7f1234560000ULL
+#define NS_VA2	0x7f7654320000ULL
+
+/*
+ * ns_sample_fold() in a child that stays alive until *@hold is closed:
+ * its pid, or -errno.
+ */
+static pid_t ns_sample_fold_child(const struct rc_dev *d, uint64_t set,
+				  uint64_t va, int *hold)
+{
+	int p[2], q[2];
+	pid_t pid;
+	char c = 0;
+
+	if (pipe(p) || pipe(q))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		close(p[0]);
+		close(q[1]);
+		c = !ns_sample_fold(d, set, va);
+		if (write(p[1], &c, 1) != 1)
+			_exit(1);
+		while (read(q[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(p[1]);
+	close(q[0]);
+	*hold = q[1];
+	if (read(p[0], &c, 1) != 1 || !c)
+		pid = -EIO;
+	close(p[0]);
+	return pid;
+}
+
+/*
+ * Nor another process's virtual address: another root process's sample
+ * raises a FOLD record that nobody's file reads with that process's pid
+ * (the same namespace) and vaddr 0; the opener's own sample keeps its
+ * address there; root's file reads another process's with both.
+ */
+TEST(nobody_reader_sees_no_other_vaddr)
+{
+	struct rc_nodes mem;
+	struct rc_dev d = { .fd = -1 };
+	struct rcb_event ev;
+	char path[64];
+	int nfd, tfd, hold;
+	pid_t other;
+
+	tfd = rc_test_open();
+	if (tfd == -ENOENT)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, tfd);
+	close(tfd);
+	ASSERT_EQ(0, rc_mem_nodes(&mem));
+	ASSERT_EQ(0, rcd_open_clean(&d, mem.id[0]));
+	rc_dev_path(path, sizeof(path), d.nid);
+	ASSERT_EQ(0, ns_mode_for_test(path, 0444));
+	nfd = ns_open_as_nobody(d.nid);
+	ASSERT_LE(0, nfd);
+
+	other = ns_sample_fold_child(&d, rcd_mid_set(&d, 15), NS_VA1, &hold);
+	ASSERT_LT(0, other);
+	ASSERT_EQ(1, rc_events(nfd, &ev, 1));
+	EXPECT_EQ(other, ev.pid);
+	EXPECT_EQ(0ULL, ev.vaddr);
+	EXPECT_EQ(0ULL, ev.paddr);
+	EXPECT_EQ((uint32_t)RCB_EVENT_F_CONTEXT, ev.flags);
+	ASSERT_EQ(0, ns_sample_fold(&d, rcd_mid_set(&d, 16), NS_VA2));
+	ASSERT_EQ(1, rc_events(nfd, &ev, 1));
+	EXPECT_EQ(getpid(), ev.pid);
+	EXPECT_EQ(NS_VA2, ev.vaddr);
+	EXPECT_EQ(0ULL, ev.paddr);
+	close(hold);
+	EXPECT_EQ(other, waitpid(other, NULL, 0));
+	other = ns_sample_fold_child(&d, rcd_mid_set(&d, 17), NS_VA1, &hold);
+	ASSERT_LT(0, other);
+	ASSERT_EQ(1, rc_events(d.fd, &ev, 1));
+	EXPECT_EQ(other, ev.pid);
+	EXPECT_EQ(NS_VA1, ev.vaddr);
+	EXPECT_EQ(rcd_set_paddr(&d, rcd_mid_set(&d, 17)), ev.paddr);
+	close(hold);
+	EXPECT_EQ(other, waitpid(other, NULL, 0));
+	close(nfd);
+	EXPECT_EQ(0, rcd_close_clean(&d));
+}
+
+/*
+ * Pids in the reader's pid namespace: a process of a new pid namespace
+ * (its pid there 1) reads, on a file it opened, the FOLD record its own
+ * sample raised with pid 1, and one raised by a process outside its
+ * namespace (its parent) with pid 0. Root reads: the addresses stay.
+ */
+TEST(pid_namespace_reader_sees_its_pids)
+{
+	struct rc_nodes mem;
+	struct rc_dev d = { .fd = -1 };
+	struct rcb_event ev[2] = { { 0 } };
+	int p[2], tfd, status;
+	pid_t child;
+
+	tfd = rc_test_open();
+	if (tfd == -ENOENT)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, tfd);
+	close(tfd);
+	ASSERT_EQ(0, rc_mem_nodes(&mem));
+	ASSERT_EQ(0, rcd_open_clean(&d, mem.id[0]));
+	/* Queued before the child exists: the parent's record. */
+	ASSERT_EQ(0, ns_sample_fold(&d, rcd_mid_set(&d, 11), NS_VA1));
+	ASSERT_EQ(0, unshare(CLONE_NEWPID));
+	ASSERT_EQ(0, pipe(p));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		int fd = rc_open_node(d.nid, O_RDONLY | O_NONBLOCK);
+		int ok = getpid() == 1 && fd >= 0 &&
+			 rc_events(fd, &ev[0], 1) == 1 &&
+			 !ns_sample_fold(&d, rcd_mid_set(&d, 13), NS_VA2) &&
+			 rc_events(fd, &ev[1], 1) == 1;
+
+		if (!ok || write(p[1], ev, sizeof(ev)) != sizeof(ev))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	ASSERT_EQ((ssize_t)sizeof(ev), read(p[0], ev, sizeof(ev)));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_EQ(0, status);
+
+	EXPECT_EQ(rcd_mid_set(&d, 11), ev[0].set);
+	EXPECT_EQ(0, ev[0].pid);
+	EXPECT_EQ(NS_VA1, ev[0].vaddr);
+	EXPECT_EQ((uint32_t)RCB_EVENT_F_CONTEXT, ev[0].flags);
+	EXPECT_EQ(rcd_mid_set(&d, 13), ev[1].set);
+	EXPECT_EQ(1, ev[1].pid);
+	EXPECT_EQ(NS_VA2, ev[1].vaddr);
+	EXPECT_EQ((uint32_t)RCB_EVENT_F_CONTEXT, ev[1].flags);
+	EXPECT_EQ(0, rcd_close_clean(&d));
 }
 
 TEST_HARNESS_MAIN

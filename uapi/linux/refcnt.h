@@ -213,7 +213,7 @@ enum rcb_event_type {
 	RCB_EVENT_LAYOUT = 5,
 };
 
-/* @pid and @vaddr are known. */
+/* @pid or @vaddr is told (see struct rcb_event). */
 #define RCB_EVENT_F_CONTEXT	(1U << 0)
 /*
  * MIGRATE: the queue was full when the set raised it; the record was made
@@ -226,7 +226,8 @@ enum rcb_event_type {
  * @type:	enum rcb_event_type
  * @flags:	RCB_EVENT_F_*
  * @set:	set index in the node's buffer
- * @paddr:	physical address of the set's hardware page
+ * @paddr:	physical address of the set's hardware page; 0 unless the
+ *		file's opener had CAP_SYS_ADMIN
  * @home_cnodeid: cnodeid of the node the page belongs to
  * @src_cnodeid: first cnodeid of the counter concerned: FOLD the counter
  *		that reached the absolute threshold, PEG the pegged
@@ -235,8 +236,10 @@ enum rcb_event_type {
  * @count:	FOLD: that counter's folded value; PEG: references lost;
  *		MIGRATE: the remote count; LOST: events dropped
  * @home_count:	MIGRATE: the home counter's count; else 0
- * @pid:	pid of the referencing task, when RCB_EVENT_F_CONTEXT
- * @vaddr:	virtual address referenced, when RCB_EVENT_F_CONTEXT
+ * @pid:	pid of the referencing process in the pid namespace of the
+ *		file's opener (0: none there), when RCB_EVENT_F_CONTEXT
+ * @vaddr:	virtual address referenced, when RCB_EVENT_F_CONTEXT and
+ *		the opener had CAP_SYS_ADMIN or the process is its own
  * @seq:	sequence number of the event in the node, from 0, counting
  *		dropped ones too
  * @time_ns:	CLOCK_MONOTONIC time the event was queued
