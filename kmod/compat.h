@@ -94,4 +94,23 @@ static inline int refcnt_perf_allow_kernel(struct perf_event_attr *attr)
 #endif
 }
 
+/*
+ * May another process reference anonymous page @page, mapped where it is
+ * found (so that its folio is stable)? A KSM page, or one mapped more
+ * than once: shared since a fork, until a write copies it. 6.12 has
+ * folio_likely_mapped_shared() (a large folio mapped once per page is
+ * not shared) and no page_mapcount(); 6.1 has page_mapcount(), a
+ * PMD-mapped THP's mappings included.
+ */
+static inline bool refcnt_page_shared(struct page *page)
+{
+	if (PageKsm(page))
+		return true;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	return folio_likely_mapped_shared(page_folio(page));
+#else
+	return page_mapcount(page) > 1;
+#endif
+}
+
 #endif /* _REFCNT_COMPAT_H */

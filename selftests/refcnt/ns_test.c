@@ -410,4 +410,76 @@ TEST(pid_namespace_reader_sees_its_pids)
 	EXPECT_EQ(0, rcd_close_clean(&d));
 }
 
+#define NS_PAGES	8
+
+/* The flags of the first entry of nobody's query of its page @p. */
+static uint64_t ns_page_flags(int fd, void *p, size_t pg,
+			      struct rcb_page_counters *e)
+{
+	struct rcb_range_query q = {
+		.vaddr = (uintptr_t)p,
+		.len = pg,
+		.buf = (uintptr_t)e,
+		.buf_entries = 1,
+		.flags = RCB_RANGE_EXTENDED,
+	};
+
+	memset(e, 0xee, sizeof(*e));
+	if (ioctl(fd, RCB_RANGE_QUERY, &q) || q.nr_entries < 1)
+		return ~0ULL;
+	return e->flags & ~(uint64_t)RCB_PAGE_THP;
+}
+
+/*
+ * Private anonymous pages shared with a child since fork() hold the
+ * child's references too: nobody's range query denies them (zero
+ * counters, cnodeid -1) until a write copies them, or the child is gone.
+ */
+TEST(nobody_query_denies_pages_shared_since_fork)
+{
+	size_t pg = rc_page_size(), i;
+	struct rcb_page_counters e;
+	uint64_t want;
+	uint8_t *p;
+	pid_t child;
+	int fd;
+
+	fd = ns_first_node_fd(_metadata);
+	ASSERT_LE(0, fd);
+	ns_drop_to_nobody(_metadata);
+	p = mmap(NULL, NS_PAGES * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 1, NS_PAGES * pg);
+	for (i = 0; i < NS_PAGES; i++)
+		ASSERT_EQ((uint64_t)RCB_PAGE_PRESENT,
+			  ns_page_flags(fd, p + i * pg, pg, &e));
+
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	/* The first half copied by our writes, the rest still shared. */
+	memset(p, 2, NS_PAGES / 2 * pg);
+	for (i = 0; i < NS_PAGES; i++) {
+		want = i < NS_PAGES / 2 ? RCB_PAGE_PRESENT :
+		       RCB_PAGE_PRESENT | RCB_PAGE_DENIED;
+		EXPECT_EQ(want, ns_page_flags(fd, p + i * pg, pg, &e))
+			TH_LOG("page %zu", i);
+		if (want & RCB_PAGE_DENIED) {
+			EXPECT_EQ(-1, e.cnodeid);
+			EXPECT_EQ(0U, e.refcnt[0]);
+		}
+	}
+	EXPECT_EQ(0, kill(child, SIGKILL));
+	EXPECT_EQ(child, waitpid(child, NULL, 0));
+	for (i = 0; i < NS_PAGES; i++)
+		EXPECT_EQ((uint64_t)RCB_PAGE_PRESENT,
+			  ns_page_flags(fd, p + i * pg, pg, &e))
+			TH_LOG("page %zu after the child", i);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

@@ -346,9 +346,10 @@ struct rcb_page_set {
  *
  * The refcnt(5) PIOCGETSN0REFCNTRS / PIOCGETSN0EXTREFCNTRS. Pages not
  * present are reported so and not faulted in. Without CAP_SYS_ADMIN only
- * the caller's private anonymous memory is shown; other present pages are
- * RCB_PAGE_DENIED with zero counters, since shared pages would reveal
- * other processes' accesses.
+ * the target's private anonymous memory that no other process maps is
+ * shown (not KSM pages, nor pages shared since a fork); other present
+ * pages are RCB_PAGE_DENIED with zero counters, since shared pages would
+ * reveal other processes' accesses.
  */
 struct rcb_range_query {
 	__u64 vaddr;
