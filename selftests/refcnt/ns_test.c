@@ -482,4 +482,39 @@ TEST(nobody_query_denies_pages_shared_since_fork)
 	close(fd);
 }
 
+/*
+ * A node's statistics (references, folds...) follow what every process
+ * does: root's like the device (0440; udev hands them to the device's
+ * readers), so nobody's open() of each is EACCES.
+ */
+TEST(node_stats_not_world_readable)
+{
+	static const char *const names[] = {
+		"references", "pegged", "saturated", "folds", "migrations",
+		"events_dropped", "refs_dropped", "discarded", "overflowed",
+		"offlined", "table_bytes",
+	};
+	struct rc_nodes mem;
+	char path[128];
+	struct stat st;
+	size_t i;
+
+	ASSERT_EQ(0, rc_mem_nodes(&mem));
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path),
+			 "/sys/class/misc/refcnt-node%d/stats/%s", mem.id[0],
+			 names[i]);
+		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);
+		EXPECT_EQ(0440U, st.st_mode & 07777) TH_LOG("%s", path);
+	}
+	ns_drop_to_nobody(_metadata);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path),
+			 "/sys/class/misc/refcnt-node%d/stats/%s", mem.id[0],
+			 names[i]);
+		EXPECT_EQ(-1, open(path, O_RDONLY)) TH_LOG("%s", path);
+		EXPECT_EQ(EACCES, errno) TH_LOG("%s", path);
+	}
+}
+
 TEST_HARNESS_MAIN
