@@ -6,6 +6,7 @@
 #ifndef _REFCNT_COMPAT_H
 #define _REFCNT_COMPAT_H
 
+#include <linux/capability.h>
 #include <linux/export.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -72,6 +73,43 @@ static inline long refcnt_gup_remote(struct mm_struct *mm, unsigned long start,
 #else
 	return get_user_pages_remote(mm, start, nr_pages, gup_flags, pages,
 				     NULL, NULL);
+#endif
+}
+
+/*
+ * May the caller have a perf event that counts the kernel or samples
+ * physical addresses? The kernel's answer, perf_allow_kernel() (the
+ * paranoid level above 1 asks perfmon_capable(); then the LSM hook),
+ * where it is exported: 6.12, the first of refcnt's kernels that does.
+ * 6.1 has it inline, on sysctl_perf_event_paranoid and
+ * security_perf_event_open(), neither exported: there CAP_SYS_ADMIN only,
+ * what perf_event_open() asks at every level, Debian's 3 included.
+ */
+static inline int refcnt_perf_allow_kernel(struct perf_event_attr *attr)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	return perf_allow_kernel(attr);
+#else
+	return capable(CAP_SYS_ADMIN) ? 0 : -EACCES;
+#endif
+}
+
+/*
+ * May another process reference anonymous page @page, mapped where it is
+ * found (so that its folio is stable)? A KSM page, or one mapped more
+ * than once: shared since a fork, until a write copies it. 6.12 has
+ * folio_likely_mapped_shared() (a large folio mapped once per page is
+ * not shared) and no page_mapcount(); 6.1 has page_mapcount(), a
+ * PMD-mapped THP's mappings included.
+ */
+static inline bool refcnt_page_shared(struct page *page)
+{
+	if (PageKsm(page))
+		return true;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	return folio_likely_mapped_shared(page_folio(page));
+#else
+	return page_mapcount(page) > 1;
 #endif
 }
 

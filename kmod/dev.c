@@ -4,15 +4,20 @@
  * the device, open, read(2) of the event queue and poll. mmap() is in
  * dev_mmap.c, the ioctls in ioctl.c.
  */
+#include <linux/capability.h>
 #include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/kref.h>
 #include <linux/miscdevice.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/poll.h>
+#include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 #include <uapi/linux/refcnt.h>
 
 #include "refcnt.h"
@@ -65,6 +70,10 @@ static int refcnt_open(struct inode *inode, struct file *file)
 	}
 	rf->dev = dev;
 	rf->reported_slots = -1;
+	/* What the reader may see is the opener's, as for pagemap. */
+	rf->admin = file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN);
+	rf->pid_ns = get_pid_ns(task_active_pid_ns(current));
+	rf->tgid = get_pid(task_tgid(current));
 	file->private_data = rf;
 	/* All files of the node share one mapping (see dev_mmap.c). */
 	file->f_mapping = dev->inode->i_mapping;
@@ -84,6 +93,8 @@ static int refcnt_release(struct inode *inode, struct file *file)
 {
 	struct refcnt_file *rf = file->private_data;
 
+	put_pid(rf->tgid);
+	put_pid_ns(rf->pid_ns);
 	refcnt_node_put(rf->node);
 	kref_put(&rf->dev->ref, refcnt_dev_free);
 	kfree(rf);
@@ -116,6 +127,35 @@ static int refcnt_read_wait(struct refcnt_node *node, bool nonblock)
 	return 0;
 }
 
+/*
+ * What the file's reader may see of record @e: no more than pagemap
+ * would show the opener. Without CAP_SYS_ADMIN no physical address, nor
+ * the virtual address of another process. The pid (the initial
+ * namespace's) in the opener's pid namespace: 0 where it has none there,
+ * or the process is gone. RCB_EVENT_F_CONTEXT stays while either is told.
+ */
+static void refcnt_read_filter(const struct refcnt_file *rf,
+			       struct rcb_event *e)
+{
+	struct pid *pid;
+	bool own;
+
+	if (!rf->admin)
+		e->paddr = 0;
+	if (!(e->flags & RCB_EVENT_F_CONTEXT) ||
+	    (rf->admin && rf->pid_ns == &init_pid_ns))
+		return;
+	rcu_read_lock();
+	pid = find_pid_ns(e->pid, &init_pid_ns);
+	own = pid && pid == rf->tgid;
+	e->pid = pid ? pid_nr_ns(pid, rf->pid_ns) : 0;
+	rcu_read_unlock();
+	if (!rf->admin && !own)
+		e->vaddr = 0;
+	if (!e->pid && !e->vaddr)
+		e->flags &= ~RCB_EVENT_F_CONTEXT;
+}
+
 /* Whole records; a LOST record first if any were dropped. */
 static ssize_t refcnt_read(struct file *file, char __user *buf,
 			   size_t count, loff_t *ppos)
@@ -124,7 +164,7 @@ static ssize_t refcnt_read(struct file *file, char __user *buf,
 	struct refcnt_events *ev = &rf->node->events;
 	struct rcb_event batch[REFCNT_READ_BATCH];
 	size_t want = count / sizeof(batch[0]), done = 0;
-	unsigned int n;
+	unsigned int n, i;
 	int err;
 
 	if (!want)
@@ -139,6 +179,8 @@ static ssize_t refcnt_read(struct file *file, char __user *buf,
 						     ARRAY_SIZE(batch)));
 			if (!n)
 				break;
+			for (i = 0; i < n; i++)
+				refcnt_read_filter(rf, &batch[i]);
 			/* Records taken but not copied are gone: a bad buffer. */
 			if (copy_to_user(buf + done * sizeof(batch[0]), batch,
 					 n * sizeof(batch[0])))

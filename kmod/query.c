@@ -208,6 +208,19 @@ static void refcnt_probe_set(struct refcnt_probe *p, struct page *page,
 }
 
 /*
+ * Without CAP_SYS_ADMIN, an anonymous page another process may reference
+ * too (KSM, or shared since a fork) is denied as shared mappings are: its
+ * counters hold the other's references. @page is mapped or held.
+ */
+static void refcnt_probe_deny_shared(const struct refcnt_query *q,
+				     struct refcnt_probe *p, struct page *page)
+{
+	if (!q->admin && !(p->flags & RCB_PAGE_DENIED) &&
+	    refcnt_page_shared(page))
+		p->flags |= RCB_PAGE_DENIED;
+}
+
+/*
  * Probe with gup @nr base pages at @addr of @vma, into @out: for the
  * mappings the walk does not read, and when it could not run. gup takes
  * a reference on each page found, dropped at the end of the chunk.
@@ -235,6 +248,7 @@ static void refcnt_probe_gup(struct refcnt_query *q,
 
 			refcnt_probe_set(&out[i + j], page, flags, vma_shift,
 					 page_folio(page));
+			refcnt_probe_deny_shared(q, &out[i + j], page);
 		}
 		q->nr_pages += got;
 		i += got;
@@ -280,6 +294,7 @@ static void refcnt_probe_frames(struct refcnt_query *q,
 				p->flags |= RCB_PAGE_THP;
 				p->shift += order;
 			}
+			refcnt_probe_deny_shared(q, p, page);
 		} else if (hmm_pfn && !(hmm_pfn & HMM_PFN_ERROR) &&
 			   !(flags & RCB_PAGE_HUGETLB)) {
 			p->gup = true;

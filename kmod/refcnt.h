@@ -44,7 +44,7 @@ struct task_struct *refcnt_target_get(pid_t pid, struct mm_struct **mm);
 struct task_struct *refcnt_target_thread_get(pid_t tid);
 
 /* perf_access.c */
-int refcnt_perf_access(const struct perf_event_attr *attr);
+int refcnt_perf_access(struct perf_event_attr *attr);
 
 /* feed.c: the feeds' registry */
 int refcnt_feeds_init(const struct attribute_group *group);
@@ -155,11 +155,21 @@ void refcnt_layout_exit(void);
  * @dev:		the device, whose address space the file uses
  * @reported_slots:	rcb_num_slots as last told to this file by
  *			RCB_INFO_GET, or -1: RCB_SLOT_GET never writes more
+ * @admin:		the opener had CAP_SYS_ADMIN (file->f_cred, as
+ *			pagemap decides): records keep physical addresses
+ *			and other processes' virtual ones
+ * @pid_ns:		the opener's pid namespace, which records' pids
+ *			are told in
+ * @tgid:		the opener's process, whose virtual addresses every
+ *			reader of the file sees
  */
 struct refcnt_file {
 	struct refcnt_node *node;
 	struct refcnt_dev *dev;
 	int reported_slots;
+	bool admin;
+	struct pid_namespace *pid_ns;
+	struct pid *tgid;
 };
 
 #endif /* _REFCNT_H */

@@ -37,27 +37,33 @@ static ssize_t refcnt_stat_show(struct device *d,
 
 #define REFCNT_STAT_OFF(f)	offsetof(struct refcnt_stats, f)
 
+/*
+ * The statistics follow what every process references: root's, like the
+ * device, whose udev rule hands them to the device's readers (chgrp).
+ */
+#define REFCNT_STAT_MODE	0440
+
 /* Every field of struct refcnt_stats, by its name. */
 static struct refcnt_stat_attr refcnt_stat_attrs[] = {
-	{ __ATTR(references, 0444, refcnt_stat_show, NULL),
+	{ __ATTR(references, REFCNT_STAT_MODE, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(references) },
-	{ __ATTR(pegged, 0444, refcnt_stat_show, NULL),
+	{ __ATTR(pegged, REFCNT_STAT_MODE, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(pegged) },
-	{ __ATTR(saturated, 0444, refcnt_stat_show, NULL),
+	{ __ATTR(saturated, REFCNT_STAT_MODE, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(saturated) },
-	{ __ATTR(folds, 0444, refcnt_stat_show, NULL),
+	{ __ATTR(folds, REFCNT_STAT_MODE, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(folds) },
-	{ __ATTR(migrations, 0444, refcnt_stat_show, NULL),
+	{ __ATTR(migrations, REFCNT_STAT_MODE, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(migrations) },
-	{ __ATTR(events_dropped, 0444, refcnt_stat_show, NULL),
+	{ __ATTR(events_dropped, REFCNT_STAT_MODE, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(events_dropped) },
-	{ __ATTR(refs_dropped, 0444, refcnt_stat_show, NULL),
+	{ __ATTR(refs_dropped, REFCNT_STAT_MODE, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(refs_dropped) },
-	{ __ATTR(discarded, 0444, refcnt_stat_show, NULL),
+	{ __ATTR(discarded, REFCNT_STAT_MODE, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(discarded) },
-	{ __ATTR(overflowed, 0444, refcnt_stat_show, NULL),
+	{ __ATTR(overflowed, REFCNT_STAT_MODE, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(overflowed) },
-	{ __ATTR(offlined, 0444, refcnt_stat_show, NULL),
+	{ __ATTR(offlined, REFCNT_STAT_MODE, refcnt_stat_show, NULL),
 	  REFCNT_STAT_OFF(offlined) },
 };
 
@@ -73,7 +79,9 @@ static ssize_t table_bytes_show(struct device *d,
 	refcnt_node_put(node);
 	return sysfs_emit(buf, "%zu\n", bytes);
 }
-static DEVICE_ATTR_RO(table_bytes);
+
+static struct device_attribute dev_attr_table_bytes =
+	__ATTR(table_bytes, REFCNT_STAT_MODE, table_bytes_show, NULL);
 
 /* The statistics, then table_bytes; filled in by refcnt_sysfs_init(). */
 static struct attribute *refcnt_stats_attrs[REFCNT_NR_STATS + 2];

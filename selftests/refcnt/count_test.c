@@ -716,18 +716,25 @@ TEST_F(count, paranoid_2_denies_nobody_physical_samples)
 
 /*
  * With perf_event_paranoid at 3 (Debian's default: perf_event_open()
- * for CAP_SYS_ADMIN only), nobody may start no session at all, and is
- * told so before the pid is looked at, as perf does.
+ * for CAP_SYS_ADMIN only), nobody may have no session with the PEBS/IBS
+ * feed, and is told so before the pid is looked at, as perf does. The
+ * level itself is visible to no module (Documentation/security.rst): the
+ * fault feed of itself stays nobody's, as at 2.
  */
-TEST_F(count, paranoid_3_denies_nobody_every_session)
+TEST_F(count, paranoid_3_denies_nobody_pmu_sessions)
 {
+	int sfd;
+
 	rc_paranoid_for_test(_metadata, "3");
 	rc_drop_to_nobody(_metadata);
-	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, 0, 1, 0));
-	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, getpid(), 1, 0));
 	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, 0, 0, 10007));
 	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, 0, 1, 10007));
-	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, INT32_MAX, 1, 0));
+	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, getpid(), 0, 10007));
+	EXPECT_EQ(-EACCES, rc_count_feeds(self->fd, INT32_MAX, 1, 10007));
+	sfd = rc_count_feeds(self->fd, 0, 1, 0);
+	EXPECT_LE(0, sfd);
+	if (sfd >= 0)
+		close(sfd);
 }
 
 /*

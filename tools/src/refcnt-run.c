@@ -383,7 +383,7 @@ static int command_status(const struct child_err *ce, const char *cmd)
 		       strerror(ce->err), ce->err == ENOTTY ?
 		       " (the refcnt module is too old: --machine-wide)" :
 		       ce->err == EACCES ?
-		       " (kernel.perf_event_paranoid forbids it: run as root)" : "");
+		       " (the kernel forbids the PEBS/IBS feed: run as root)" : "");
 		return ce->err == EACCES || ce->err == EPERM ?
 		       RT_EXIT_RUN_PERM : RT_EXIT_RUN_FAIL;
 	}

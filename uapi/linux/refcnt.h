@@ -213,7 +213,7 @@ enum rcb_event_type {
 	RCB_EVENT_LAYOUT = 5,
 };
 
-/* @pid and @vaddr are known. */
+/* @pid or @vaddr is told (see struct rcb_event). */
 #define RCB_EVENT_F_CONTEXT	(1U << 0)
 /*
  * MIGRATE: the queue was full when the set raised it; the record was made
@@ -226,7 +226,8 @@ enum rcb_event_type {
  * @type:	enum rcb_event_type
  * @flags:	RCB_EVENT_F_*
  * @set:	set index in the node's buffer
- * @paddr:	physical address of the set's hardware page
+ * @paddr:	physical address of the set's hardware page; 0 unless the
+ *		file's opener had CAP_SYS_ADMIN
  * @home_cnodeid: cnodeid of the node the page belongs to
  * @src_cnodeid: first cnodeid of the counter concerned: FOLD the counter
  *		that reached the absolute threshold, PEG the pegged
@@ -235,8 +236,10 @@ enum rcb_event_type {
  * @count:	FOLD: that counter's folded value; PEG: references lost;
  *		MIGRATE: the remote count; LOST: events dropped
  * @home_count:	MIGRATE: the home counter's count; else 0
- * @pid:	pid of the referencing task, when RCB_EVENT_F_CONTEXT
- * @vaddr:	virtual address referenced, when RCB_EVENT_F_CONTEXT
+ * @pid:	pid of the referencing process in the pid namespace of the
+ *		file's opener (0: none there), when RCB_EVENT_F_CONTEXT
+ * @vaddr:	virtual address referenced, when RCB_EVENT_F_CONTEXT and
+ *		the opener had CAP_SYS_ADMIN or the process is its own
  * @seq:	sequence number of the event in the node, from 0, counting
  *		dropped ones too
  * @time_ns:	CLOCK_MONOTONIC time the event was queued
@@ -343,9 +346,10 @@ struct rcb_page_set {
  *
  * The refcnt(5) PIOCGETSN0REFCNTRS / PIOCGETSN0EXTREFCNTRS. Pages not
  * present are reported so and not faulted in. Without CAP_SYS_ADMIN only
- * the caller's private anonymous memory is shown; other present pages are
- * RCB_PAGE_DENIED with zero counters, since shared pages would reveal
- * other processes' accesses.
+ * the target's private anonymous memory that no other process maps is
+ * shown (not KSM pages, nor pages shared since a fork); other present
+ * pages are RCB_PAGE_DENIED with zero counters, since shared pages would
+ * reveal other processes' accesses.
  */
 struct rcb_range_query {
 	__u64 vaddr;
