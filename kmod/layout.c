@@ -85,19 +85,19 @@ static int refcnt_layout_change(int nid)
 	succ = refcnt_layout_build(nid);
 	if (IS_ERR(succ))
 		return PTR_ERR(succ);
-	if (succ && refcnt_devs[nid])
-		refcnt_dev_set_node(refcnt_devs[nid], succ);
 	refcnt_nodes[nid] = succ;
 	/* From its return on, no feed reaches the old layout. */
 	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
 	if (err) {
+		/* Never published nor opened: nothing else holds it. */
 		refcnt_nodes[nid] = old;
-		if (old && refcnt_devs[nid])
-			refcnt_dev_set_node(refcnt_devs[nid], old);
 		refcnt_node_put(succ);
 		return err;
 	}
 	refcnt_generations[nid]++;
+	/* Published: files opened from now on get it, not the old one. */
+	if (succ && refcnt_devs[nid])
+		refcnt_dev_set_node(refcnt_devs[nid], succ);
 	if (old) {
 		refcnt_layout_carry(nid, old, succ);
 		if (!succ && refcnt_devs[nid]) {
