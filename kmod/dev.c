@@ -29,8 +29,9 @@
  * struct refcnt_dev - the device of one node
  * @misc:	misc device; its nodename puts it at /dev/refcnt/nodeN
  * @lock:	protects @node
- * @node:	the node's current layout, NULL once the device is removed;
- *		the layout's owner (layout.c) holds its reference
+ * @node:	the node's current layout, NULL until the device is given
+ *		one and once it is removed; the layout's owner (layout.c)
+ *		holds its reference
  * @ref:	holders: the registration and every open file, which uses
  *		@inode's address space until it is released
  * @inode:	anonymous inode whose address space all open files share
@@ -216,12 +217,16 @@ static const struct file_operations refcnt_fops = {
 };
 
 /**
- * refcnt_dev_add() - create /dev/refcnt/nodeN for a node
- * @node:	the node; must outlive the device
+ * refcnt_dev_add() - create /dev/refcnt/nodeN, closed
+ * @nid:	the node
+ *
+ * Until refcnt_dev_set_node() gives it a layout, open() fails with
+ * ENODEV and the statistics files read ENODEV: a device made while the
+ * module loads can be removed again with no file open.
  *
  * Return: the device or an ERR_PTR.
  */
-struct refcnt_dev *refcnt_dev_add(struct refcnt_node *node)
+struct refcnt_dev *refcnt_dev_add(int nid)
 {
 	struct refcnt_dev *dev;
 	int err;
@@ -231,15 +236,12 @@ struct refcnt_dev *refcnt_dev_add(struct refcnt_node *node)
 		return ERR_PTR(-ENOMEM);
 	spin_lock_init(&dev->lock);
 	kref_init(&dev->ref);
-	dev->node = node;
 	dev->inode = refcnt_fs_inode();
 	err = PTR_ERR_OR_ZERO(dev->inode);
 	if (err)
 		goto free_dev;
-	refcnt_table_set_mapping(&node->table, dev->inode->i_mapping);
-	snprintf(dev->name, sizeof(dev->name), "refcnt-node%d", node->nid);
-	snprintf(dev->nodename, sizeof(dev->nodename), "refcnt/node%d",
-		 node->nid);
+	snprintf(dev->name, sizeof(dev->name), "refcnt-node%d", nid);
+	snprintf(dev->nodename, sizeof(dev->nodename), "refcnt/node%d", nid);
 	dev->misc.minor = MISC_DYNAMIC_MINOR;
 	dev->misc.name = dev->name;
 	dev->misc.nodename = dev->nodename;
@@ -254,7 +256,6 @@ struct refcnt_dev *refcnt_dev_add(struct refcnt_node *node)
 	return dev;
 
 put_inode:
-	refcnt_table_set_mapping(&node->table, NULL);
 	iput(dev->inode);
 free_dev:
 	kfree(dev);
@@ -262,10 +263,11 @@ free_dev:
 }
 
 /**
- * refcnt_dev_set_node() - give a device the node's new layout
+ * refcnt_dev_set_node() - give a device its node's layout, or a new one
  * @dev:	device from refcnt_dev_add()
- * @node:	the layout replacing the device's; the caller keeps its
- *		reference, and the old layout's until this returns
+ * @node:	the layout, published in the slot index; it replaces the
+ *		device's, if any; the caller keeps its reference, and the
+ *		old layout's until this returns
  *
  * Files opened from now on get @node; those open keep theirs. Both
  * layouts zap the same address space when they install a page, which

@@ -2,10 +2,12 @@
 /*
  * refcnt: every node's current layout and device, and memory hotplug.
  *
- * At load, every node with memory online gets a layout (core: node.c) and
- * a device. A memory notifier then follows memory coming online and going
- * offline: once a block is online (MEM_ONLINE) or offline (MEM_OFFLINE),
- * each node whose online memory no longer matches its slots gets a new
+ * At load, every node with memory online gets a layout (core: node.c);
+ * the devices come last, once everything they reach is set up, and go
+ * first at unload (refcnt_layout_devices_init(), _exit()). A memory
+ * notifier follows memory coming online and going offline: once a block
+ * is online (MEM_ONLINE) or offline (MEM_OFFLINE), each node whose
+ * online memory no longer matches its slots gets a new
  * layout, published in the slot index before the old one is retired
  * (retire.c). A node that gains its first memory gets its device; one
  * that loses all of it loses its device, whose files keep their layout
@@ -30,19 +32,22 @@ static struct refcnt_dev *refcnt_devs[MAX_NUMNODES];
 /* Layout generation of each node id, and what its last layout counted. */
 static u32 refcnt_generations[MAX_NUMNODES];
 static struct refcnt_stats *refcnt_carry[MAX_NUMNODES];
-/* The load is done: the notifier may change layouts. */
+/* The layouts are built: the notifier may change them. */
 static bool refcnt_layout_live;
+/* The module is up: nodes have devices (refcnt_layout_devices_init()). */
+static bool refcnt_layout_devices;
 
 /* A device for a node's first layout; the node works without one. */
 static void refcnt_layout_dev_add(int nid)
 {
-	struct refcnt_dev *dev = refcnt_dev_add(refcnt_nodes[nid]);
+	struct refcnt_dev *dev = refcnt_dev_add(nid);
 
 	if (IS_ERR(dev)) {
 		pr_err("node %d: cannot create /dev/refcnt/node%d (%ld)\n",
 		       nid, nid, PTR_ERR(dev));
 		return;
 	}
+	refcnt_dev_set_node(dev, refcnt_nodes[nid]);
 	refcnt_devs[nid] = dev;
 }
 
@@ -85,19 +90,19 @@ static int refcnt_layout_change(int nid)
 	succ = refcnt_layout_build(nid);
 	if (IS_ERR(succ))
 		return PTR_ERR(succ);
-	if (succ && refcnt_devs[nid])
-		refcnt_dev_set_node(refcnt_devs[nid], succ);
 	refcnt_nodes[nid] = succ;
 	/* From its return on, no feed reaches the old layout. */
 	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
 	if (err) {
+		/* Never published nor opened: nothing else holds it. */
 		refcnt_nodes[nid] = old;
-		if (old && refcnt_devs[nid])
-			refcnt_dev_set_node(refcnt_devs[nid], old);
 		refcnt_node_put(succ);
 		return err;
 	}
 	refcnt_generations[nid]++;
+	/* Published: files opened from now on get it, not the old one. */
+	if (succ && refcnt_devs[nid])
+		refcnt_dev_set_node(refcnt_devs[nid], succ);
 	if (old) {
 		refcnt_layout_carry(nid, old, succ);
 		if (!succ && refcnt_devs[nid]) {
@@ -107,7 +112,7 @@ static int refcnt_layout_change(int nid)
 		refcnt_table_set_mapping(&old->table, NULL);
 		refcnt_node_put(old);
 	}
-	if (succ && !refcnt_devs[nid])
+	if (succ && !refcnt_devs[nid] && refcnt_layout_devices)
 		refcnt_layout_dev_add(nid);
 	return 0;
 }
@@ -145,17 +150,26 @@ static struct notifier_block refcnt_memory_nb = {
 	.notifier_call = refcnt_memory_callback,
 };
 
+/* Every device goes. With refcnt_layout_rwsem held for writing. */
+static void refcnt_layout_devs_remove(void)
+{
+	int nid;
+
+	refcnt_layout_devices = false;
+	for (nid = 0; nid < MAX_NUMNODES; nid++) {
+		if (refcnt_devs[nid])
+			refcnt_dev_remove(refcnt_devs[nid]);
+		refcnt_devs[nid] = NULL;
+	}
+}
+
 /* With refcnt_layout_rwsem held for writing. */
 static void refcnt_layout_teardown(void)
 {
 	int nid;
 
 	refcnt_layout_live = false;
-	for (nid = 0; nid < MAX_NUMNODES; nid++) {
-		if (refcnt_devs[nid])
-			refcnt_dev_remove(refcnt_devs[nid]);
-		refcnt_devs[nid] = NULL;
-	}
+	refcnt_layout_devs_remove();
 	refcnt_slots_index_free();
 	for (nid = 0; nid < MAX_NUMNODES; nid++) {
 		refcnt_node_put(refcnt_nodes[nid]);
@@ -166,10 +180,10 @@ static void refcnt_layout_teardown(void)
 	}
 }
 
-/* Every node with memory online, then the index, then the devices. */
+/* Every node with memory online, then the index. */
 static int refcnt_layout_load(void)
 {
-	int nid, err;
+	int nid;
 
 	for_each_node_state(nid, N_MEMORY) {
 		struct refcnt_node *node = refcnt_node_create(nid, 0, NULL);
@@ -183,17 +197,7 @@ static int refcnt_layout_load(void)
 		}
 		refcnt_nodes[nid] = node;
 	}
-	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
-	if (err)
-		return err;
-	for (nid = 0; nid < MAX_NUMNODES; nid++) {
-		if (!refcnt_nodes[nid])
-			continue;
-		refcnt_layout_dev_add(nid);
-		if (!refcnt_devs[nid])
-			return -ENODEV;
-	}
-	return 0;
+	return refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
 }
 
 /**
@@ -216,12 +220,12 @@ void refcnt_sync(void)
 EXPORT_SYMBOL_NS_GPL(refcnt_sync, REFCNT_NS);
 
 /**
- * refcnt_layout_init() - build every node's layout and device, and follow
- * memory hotplug from then on
+ * refcnt_layout_init() - build every node's layout, and follow memory
+ * hotplug from then on
  *
  * Context: module load. The notifier is registered first, so that memory
  * coming or going while the module loads is either seen by the load or
- * rescanned once it is done.
+ * rescanned once it is done. No device yet: refcnt_layout_devices_init().
  * Return: 0 or a negative errno (nothing is left behind).
  */
 int refcnt_layout_init(void)
@@ -244,11 +248,65 @@ int refcnt_layout_init(void)
 }
 
 /**
- * refcnt_layout_exit() - stop following memory, remove devices and nodes
+ * refcnt_layout_devices_init() - every node's device, the load's last step
  *
- * After the feeds stopped, with no file open (each holds the module).
- * Unregistering waits for a notifier call in progress, so memory hotplug
- * during unload finds either the whole module or none of it.
+ * Context: module load, once the feeds are registered. The devices are
+ * made closed, and given their layouts once all exist: when one cannot
+ * be made, the others go again before any file could open them, so a
+ * failed load leaves no file behind. Nodes that gain memory from now on
+ * get theirs as the notifier builds their layouts.
+ * Return: 0 or a negative errno (no device is left).
+ */
+int refcnt_layout_devices_init(void)
+{
+	int nid, err = 0;
+
+	down_write(&refcnt_layout_rwsem);
+	for (nid = 0; nid < MAX_NUMNODES; nid++) {
+		struct refcnt_dev *dev;
+
+		if (!refcnt_nodes[nid])
+			continue;
+		dev = refcnt_dev_add(nid);
+		if (IS_ERR(dev)) {
+			pr_err("node %d: cannot create /dev/refcnt/node%d (%ld)\n",
+			       nid, nid, PTR_ERR(dev));
+			err = PTR_ERR(dev);
+			break;
+		}
+		refcnt_devs[nid] = dev;
+	}
+	if (err) {
+		refcnt_layout_devs_remove();
+	} else {
+		for (nid = 0; nid < MAX_NUMNODES; nid++)
+			if (refcnt_devs[nid])
+				refcnt_dev_set_node(refcnt_devs[nid],
+						    refcnt_nodes[nid]);
+		refcnt_layout_devices = true;
+	}
+	up_write(&refcnt_layout_rwsem);
+	return err;
+}
+
+/**
+ * refcnt_layout_devices_exit() - remove every device, the unload's first step
+ *
+ * Context: module unload, with no file open (each holds the module).
+ */
+void refcnt_layout_devices_exit(void)
+{
+	down_write(&refcnt_layout_rwsem);
+	refcnt_layout_devs_remove();
+	up_write(&refcnt_layout_rwsem);
+}
+
+/**
+ * refcnt_layout_exit() - stop following memory, remove the nodes
+ *
+ * After the devices went and the feeds stopped. Unregistering waits for
+ * a notifier call in progress, so memory hotplug during unload finds
+ * either the whole module or none of it.
  */
 void refcnt_layout_exit(void)
 {

@@ -129,6 +129,13 @@ static int __init refcnt_own_feeds_register(void)
 	return 0;
 }
 
+/*
+ * Nothing a user can reach comes before what it reaches: the devices,
+ * through which sessions run the feeds, are the last step, and one that
+ * leaves no file open if it fails (refcnt_layout_devices_init()). The
+ * sysfs files of /sys/kernel/refcnt come with the registry and the feeds
+ * they show.
+ */
 static int __init refcnt_init(void)
 {
 	int err;
@@ -141,11 +148,11 @@ static int __init refcnt_init(void)
 	err = refcnt_fs_init();
 	if (err)
 		return err;
-	/* Sessions can run device feeds from the first device on. */
+	/* The scheduling events' PMU: before any session can start. */
 	err = refcnt_session_devices_init();
 	if (err)
 		goto fs;
-	/* All nodes exist before any device does: no half-made machine. */
+	/* Every node's layout, before any feed can deliver to it. */
 	err = refcnt_layout_init();
 	if (err)
 		goto sessions;
@@ -155,8 +162,13 @@ static int __init refcnt_init(void)
 	err = refcnt_own_feeds_register();
 	if (err)
 		goto feeds;
+	err = refcnt_layout_devices_init();
+	if (err)
+		goto own_feeds;
 	return 0;
 
+own_feeds:
+	refcnt_own_feeds_unregister(ARRAY_SIZE(refcnt_own_feeds));
 feeds:
 	refcnt_feeds_exit();
 layout:
@@ -168,9 +180,14 @@ fs:
 	return err;
 }
 
-/* Feed modules are gone already: each holds refcnt.ko while loaded. */
+/*
+ * The load's steps undone in reverse, devices first. No file is open:
+ * each holds the module. Feed modules are gone already: each holds
+ * refcnt.ko while loaded.
+ */
 static void __exit refcnt_exit(void)
 {
+	refcnt_layout_devices_exit();
 	refcnt_own_feeds_unregister(ARRAY_SIZE(refcnt_own_feeds));
 	refcnt_session_exit();
 	refcnt_feeds_exit();

@@ -135,7 +135,7 @@ int refcnt_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* dev.c, ioctl.c, sysfs.c */
 struct refcnt_dev;
-struct refcnt_dev *refcnt_dev_add(struct refcnt_node *node);
+struct refcnt_dev *refcnt_dev_add(int nid);
 void refcnt_dev_remove(struct refcnt_dev *dev);
 void refcnt_dev_set_node(struct refcnt_dev *dev, struct refcnt_node *node);
 long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
@@ -147,6 +147,8 @@ struct refcnt_node *refcnt_dev_node_get(struct device *d);
 /* layout.c: the nodes, their devices, and memory hotplug */
 int refcnt_layout_init(void);
 void refcnt_layout_exit(void);
+int refcnt_layout_devices_init(void);
+void refcnt_layout_devices_exit(void);
 
 /**
  * struct refcnt_file - one open file of a node device

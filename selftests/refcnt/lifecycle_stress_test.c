@@ -15,15 +15,28 @@
  *   the first node's tables need and a little more. That node is built,
  *   a later one refused; finit_module fails with ENOMEM, and MemFree and
  *   the slab totals are back where they were (within a small
- *   tolerance). Seconds under TCG; it runs on the
+ *   tolerance). Two children try to open the devices all along the
+ *   load: none may open one, since a file of a failed load would
+ *   outlive the module. Seconds under TCG; it runs on the
  *   4-node topology (once per kernel in make check) and skips elsewhere;
  *   REFCNT_ENOMEM_TEST=1 runs it anywhere, =0 skips it.
+ * - Loads racing users (load_race): children open the node devices as
+ *   fast as they can while the module loads, and on every file they get
+ *   list the feeds (RCB_FEEDS_GET: fault and pebs), start a session
+ *   (RCB_COUNT_START, fault_period=1), fault pages and check that the
+ *   fault feed's statistics in /sys/kernel/refcnt exist and hold the
+ *   session's samples: a device that can be opened before the module has
+ *   set up what it reaches fails them. Loads with default parameters,
+ *   fault_period=1 and prealloc=1 in turn; 9 cycles (half a minute
+ *   under TCG) on every topology, $REFCNT_LOAD_RACE_CYCLES overrides.
  *
  * The module is left loaded with default parameters.
  */
 #include <signal.h>
+#include <stdarg.h>
 
 #include "refcnt_counters.h"
+#include "harness_filter.h"
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
@@ -222,6 +235,215 @@ TEST_F_TIMEOUT(lstress, unload_while_busy, 300)
 	ASSERT_EQ(0, rc_load(""));
 }
 
+/* ------------------------------------------------------------ load_race */
+
+#define RACERS		2
+#define RACE_PAGES	16
+
+enum race_phase { RACE_RUN, RACE_PAUSE, RACE_STOP };
+
+/* Shared between the parent and its racing children. */
+struct race {
+	volatile int phase;
+	int light;			/* open, RCB_INFO_GET, close: no more */
+	volatile int idle[RACERS];	/* holds no file, waits for RUN */
+	volatile unsigned long opened[RACERS], sessions[RACERS];
+	char why[RACERS][192];
+};
+
+/* A racer's failure: why, in the shared page, then exit with @code. */
+static void __attribute__((noreturn, format(printf, 4, 5)))
+race_fail(struct race *r, int k, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->why[k], sizeof(r->why[k]), fmt, ap);
+	va_end(ap);
+	_exit(code);
+}
+
+/* The first node device that opens, of those with memory; -1 if none. */
+static int race_open(struct race *r, int k, const struct rc_nodes *mem)
+{
+	int i, fd;
+
+	for (i = 0; i < mem->n; i++) {
+		fd = rc_open_node(mem->id[i], O_RDONLY | O_NONBLOCK);
+		if (fd >= 0)
+			return fd;
+		if (errno != ENOENT && errno != ENODEV && errno != ENXIO)
+			race_fail(r, k, 10, "open node%d: %s", mem->id[i],
+				  strerror(errno));
+	}
+	return -1;
+}
+
+/* RCB_FEEDS_GET lists the module's own feeds, fault and pebs. */
+static void race_feeds(struct race *r, int k, int fd)
+{
+	struct rcb_feed_info fi[16];
+	struct rcb_feeds_query q = {
+		.feeds = (uintptr_t)fi, .nr_feeds = 16,
+	};
+	bool fault = false, pebs = false;
+	unsigned int i;
+
+	memset(fi, 0, sizeof(fi));
+	if (ioctl(fd, RCB_FEEDS_GET, &q))
+		race_fail(r, k, 11, "RCB_FEEDS_GET: %s", strerror(errno));
+	for (i = 0; i < q.nr_feeds && i < 16; i++) {
+		fault |= !strcmp(fi[i].name, "fault");
+		pebs |= !strcmp(fi[i].name, "pebs");
+	}
+	if (!fault || !pebs)
+		race_fail(r, k, 12, "RCB_FEEDS_GET on an open device: %u feeds, fault %d, pebs %d",
+			  q.nr_feeds, fault, pebs);
+}
+
+/*
+ * A session of this process on the fault feed, RACE_PAGES faults, then
+ * the feed's statistics hold at least what the session took (they count
+ * every session's samples and the machine-wide feed's).
+ */
+static void race_session(struct race *r, int k, int fd)
+{
+	struct rcb_count c = { .fault_period = 1 };
+	struct rcb_count_stats st = { 0 };
+	size_t i, len = RACE_PAGES * getpagesize();
+	char path[64];
+	uint64_t feed;
+	volatile char *p;
+	int sfd, ret;
+
+	sfd = ioctl(fd, RCB_COUNT_START, &c);
+	if (sfd < 0)
+		race_fail(r, k, 13, "RCB_COUNT_START: %s", strerror(errno));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		race_fail(r, k, 14, "mmap: %s", strerror(errno));
+	for (i = 0; i < len; i += getpagesize())
+		p[i] = 1;
+	munmap((void *)p, len);
+	if (ioctl(sfd, RCB_COUNT_STATS, &st))
+		race_fail(r, k, 15, "RCB_COUNT_STATS: %s", strerror(errno));
+	snprintf(path, sizeof(path), RC_FEEDDIR "/fault_samples");
+	ret = rc_read_u64(path, &feed);
+	if (ret)
+		race_fail(r, k, 16, "%s while a device is open: %s", path,
+			  strerror(-ret));
+	if (st.samples < RACE_PAGES || feed < st.samples - st.outside)
+		race_fail(r, k, 17, "session: %llu samples (%llu outside) of %d faults; fault feed: %llu samples",
+			  U64(st.samples), U64(st.outside), RACE_PAGES,
+			  U64(feed));
+	close(sfd);
+	r->sessions[k]++;
+}
+
+/* Open, query, count, close, as fast as it can; idle while paused. */
+static void __attribute__((noreturn))
+race_child(struct race *r, int k, const struct rc_nodes *mem)
+{
+	struct rcb_info info;
+	char buf[RC_EVENT_SIZE * 4];
+	int fd;
+
+	for (;;) {
+		if (r->phase != RACE_RUN) {
+			r->idle[k] = 1;
+			while (r->phase == RACE_PAUSE)
+				usleep(200);
+			if (r->phase == RACE_STOP)
+				_exit(0);
+			r->idle[k] = 0;
+		}
+		fd = race_open(r, k, mem);
+		if (fd < 0)
+			continue;
+		r->opened[k]++;
+		if (r->light) {
+			if (ioctl(fd, RCB_INFO_GET, &info))
+				race_fail(r, k, 18, "RCB_INFO_GET: %s",
+					  strerror(errno));
+			close(fd);
+			continue;
+		}
+		race_session(r, k, fd);
+		race_feeds(r, k, fd);
+		if (ioctl(fd, RCB_INFO_GET, &info))
+			race_fail(r, k, 18, "RCB_INFO_GET: %s", strerror(errno));
+		if (read(fd, buf, sizeof(buf)) < 0 && errno != EAGAIN)
+			race_fail(r, k, 19, "read: %s", strerror(errno));
+		close(fd);
+	}
+}
+
+/* The first racer that failed, or -1. */
+static int race_failed(const struct race *r)
+{
+	int k;
+
+	for (k = 0; k < RACERS; k++)
+		if (r->why[k][0])
+			return k;
+	return -1;
+}
+
+/* Racers that start paused, in @r (a shared page): 0, or -1. */
+static int race_start(struct race **rp, pid_t *child, bool light,
+		      const struct rc_nodes *mem)
+{
+	struct race *r;
+	int k;
+
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return -1;
+	memset(r, 0, sizeof(*r));
+	r->phase = RACE_PAUSE;
+	r->light = light;
+	*rp = r;
+	for (k = 0; k < RACERS; k++) {
+		child[k] = rc_fork();
+		if (child[k] < 0)
+			return -1;
+		if (!child[k])
+			race_child(r, k, mem);
+	}
+	return 0;
+}
+
+/* Files the racers opened. */
+static unsigned long race_opened(const struct race *r)
+{
+	unsigned long n = 0;
+	int k;
+
+	for (k = 0; k < RACERS; k++)
+		n += r->opened[k];
+	return n;
+}
+
+/* Stop the racers between two files: 0, or -1 if one failed or after 20 s. */
+static int race_pause(struct race *r)
+{
+	int k, i;
+
+	r->phase = RACE_PAUSE;
+	for (i = 0; i < 20000; i++) {
+		if (race_failed(r) >= 0)
+			return -1;
+		for (k = 0; k < RACERS && r->idle[k]; k++)
+			;
+		if (k == RACERS)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
 /* The node a prealloc load refused, from the kernel log since @kmsg's seek. */
 static int refused_node(int kmsg)
 {
@@ -351,9 +573,12 @@ static void enomem_load(struct enomem *e)
 TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 600)
 {
 	const char *env = getenv("REFCNT_ENOMEM_TEST");
-	int first = first_node(), try;
+	int first = first_node(), try, k;
+	unsigned long opened = 0;
 	struct enomem e = { 0 };
-	struct rc_nodes on;
+	struct rc_nodes on, mem;
+	pid_t racer[RACERS];
+	struct race *r;
 
 	/*
 	 * Reserving the memory takes about a minute under TCG (hugetlb
@@ -371,6 +596,14 @@ TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 600)
 		     U64(e.need - e.first));
 	}
 	/*
+	 * Users racing the load open the devices as fast as they can (and
+	 * only open them: their memory would upset the reservation). A
+	 * load that fails must not have let them: its files would outlive
+	 * the module.
+	 */
+	ASSERT_EQ(0, rc_mem_nodes(&mem));
+	ASSERT_EQ(0, race_start(&r, racer, true, &mem));
+	/*
 	 * Memory freed late by earlier tests can make room during the load
 	 * itself; then it loads, and we try again from the reservation. A
 	 * refusal that does not work fails every try.
@@ -381,13 +614,21 @@ TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 600)
 			TH_LOG("only got MemAvailable down to %llu kB", U64(e.left_kb));
 			enomem_release(&e);
 		}
+		opened = race_opened(r);
+		r->phase = RACE_RUN;
 		enomem_load(&e);
+		ASSERT_EQ(0, race_pause(r)) enomem_release(&e);
+		opened = race_opened(r) - opened;
 		if (e.ret == 0)
 			rc_unload_retry();
 		enomem_release(&e);
 		if (e.ret != 0)
 			break;
 	}
+	r->phase = RACE_STOP;
+	for (k = 0; k < RACERS; k++)
+		EXPECT_EQ(0, rc_wait(racer[k])) TH_LOG("racer: %s", r->why[k]);
+	EXPECT_EQ(0UL, opened) TH_LOG("files opened during a load that failed");
 	/* The first node was built, populated and unwound. */
 	EXPECT_EQ(-ENOMEM, e.ret);
 	EXPECT_LE(0, e.refused) TH_LOG("no 'prealloc=1 needs' line in /dev/kmsg");
@@ -402,4 +643,80 @@ TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 600)
 	ASSERT_TRUE(rc_module_loaded());
 }
 
-TEST_HARNESS_MAIN
+FIXTURE(load_race) {
+	struct race *r;
+	pid_t child[RACERS];
+};
+
+FIXTURE_SETUP(load_race)
+{
+	if (!rc_ko_path())
+		RC_SETUP_SKIP("REFCNT_KO not set");
+	self->r = NULL;
+	memset(self->child, 0, sizeof(self->child));
+	ASSERT_EQ(0, rc_restore_default());
+}
+
+FIXTURE_TEARDOWN(load_race)
+{
+	int k;
+
+	for (k = 0; k < RACERS; k++)
+		if (self->child[k] > 0) {
+			kill(self->child[k], SIGKILL);
+			rc_wait(self->child[k]);
+		}
+	if (rc_ko_path())
+		EXPECT_EQ(0, rc_restore_default());
+}
+
+/*
+ * Load and unload while the racers open the devices: each load starts
+ * with the racers running, so they get a device as soon as one exists.
+ */
+TEST_F_TIMEOUT(load_race, devices_only_when_loaded, 600)
+{
+	static const char *const params[] = { "", "fault_period=1", "prealloc=1" };
+	const char *env = getenv("REFCNT_LOAD_RACE_CYCLES");
+	unsigned long sessions = 0;
+	struct race *r;
+	uint64_t t0 = rc_now_ns();
+	struct rc_nodes mem;
+	int i, k, ret, status, cycles;
+
+	cycles = env && *env ? atoi(env) : 9;
+	ASSERT_EQ(0, rc_mem_nodes(&mem));
+	ASSERT_LT(0, mem.n);
+	ASSERT_EQ(0, race_start(&self->r, self->child, false, &mem));
+	r = self->r;
+	for (i = 0; i < cycles; i++) {
+		const char *p = params[i % 3];
+
+		ret = race_pause(r);
+		k = race_failed(r);
+		ASSERT_EQ(-1, k) TH_LOG("cycle %d: racer %d: %s", i, k, r->why[k]);
+		ASSERT_EQ(0, ret) TH_LOG("cycle %d: racers busy", i);
+		ret = rc_unload_retry();
+		ASSERT_EQ(0, ret) TH_LOG("cycle %d: unload: %s", i, strerror(-ret));
+		r->phase = RACE_RUN;
+		ret = rc_load(p);
+		ASSERT_EQ(0, ret) TH_LOG("cycle %d: load \"%s\": %s", i, p,
+					 strerror(-ret));
+		/* Some use of the loaded module too. */
+		usleep(20000);
+	}
+	race_pause(r);
+	r->phase = RACE_STOP;
+	for (k = 0; k < RACERS; k++) {
+		status = rc_wait(self->child[k]);
+		self->child[k] = 0;
+		EXPECT_EQ(0, status) TH_LOG("racer %d: %s", k, r->why[k]);
+		sessions += r->sessions[k];
+	}
+	ksft_print_msg("%d loads raced by %d openers: %lu files, %lu sessions in %.1f s\n",
+		       cycles, RACERS, race_opened(r), sessions,
+		       (rc_now_ns() - t0) / 1e9);
+	EXPECT_LT(0UL, sessions);
+}
+
+RC_HARNESS_MAIN
