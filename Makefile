@@ -110,22 +110,26 @@ TOOLS_USER_FLAGS = $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)
 # and zlib.
 TOOLS_LINK ?= static
 TOOLS_LIBREFCNT := $(BUILD)/lib/librefcnt.a
+# jansson (libjansson-dev) writes the --json output's strings
+# (tools/src/rjson.c); its libjansson.a links statically.
+JSON_LIBS := -ljansson
 # elfutils (refcnt-run): libdw.so brings its own dependencies; libdw.a
 # needs zlib, liblzma, libbz2 and libzstd named.
 ifeq ($(TOOLS_LINK),shared)
 TOOLS_STATIC :=
-TOOLS_LIBS := -L$(BUILD)/lib -lrefcnt -lnuma
+TOOLS_LIBS := -L$(BUILD)/lib -lrefcnt -lnuma $(JSON_LIBS)
 PMDA_LIBS := -L$(BUILD)/lib -lrefcnt -lnuma
 DW_LIBS := -ldw -lelf
 else ifeq ($(TOOLS_LINK),static)
 TOOLS_STATIC := -static
-TOOLS_LIBS := $(TOOLS_LIBREFCNT) -lnuma
+TOOLS_LIBS := $(TOOLS_LIBREFCNT) -lnuma $(JSON_LIBS)
 PMDA_LIBS := $(TOOLS_LIBREFCNT) -Wl,-Bstatic -lnuma -Wl,-Bdynamic
 DW_LIBS := -ldw -lelf -lz -llzma -lbz2 -lzstd
 else
 $(error TOOLS_LINK must be static or shared, not '$(TOOLS_LINK)')
 endif
-TOOLS_COMMON := tools/src/rtools.c tools/src/rtools.h uapi/linux/refcnt.h
+TOOLS_COMMON := tools/src/rtools.c tools/src/rtools.h tools/src/rjson.c tools/src/rjson.h \
+	uapi/linux/refcnt.h
 TOOLS_HEATMAP := refcnt-run refcnt-dump
 tools: $(addprefix $(BUILD)/tools/,$(TOOLS))
 
@@ -251,12 +255,14 @@ check:
 check-long:
 	@tools/testing/refcnt-check --long
 
-# refcnt-compare: reads files only, needs neither librefcnt nor rtools.c.
+# refcnt-compare: reads files only, needs neither librefcnt nor rtools.c;
+# its JSON strings go through rjson.c.
 tools: $(BUILD)/tools/refcnt-compare
-$(BUILD)/tools/refcnt-compare: tools/src/refcnt-compare.c
+$(BUILD)/tools/refcnt-compare: tools/src/refcnt-compare.c tools/src/rjson.c tools/src/rjson.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) $(TOOLS_STATIC) -o $@ $< -lm
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) $(TOOLS_STATIC) -o $@ $(filter %.c,$^) \
+		$(JSON_LIBS) -lm
 
 # Workloads for make accuracy (examples/access-patterns.c).
 tools: $(BUILD)/tools/access-patterns
@@ -451,7 +457,8 @@ $(BUILD)/tools/gen/report-html.h: tools/src/run/report.html
 $(BUILD)/tools/refcntd: tools/src/refcntd/main.c $(REFCNTD_LIB) $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -I$(TOP)/tools/src/refcntd \
-		$(TOOLS_STATIC) -o $@ $< tools/src/rtools.c $(REFCNTD_LIB) $(TOOLS_LIBS) -lm
+		$(TOOLS_STATIC) -o $@ $< tools/src/rtools.c tools/src/rjson.c $(REFCNTD_LIB) \
+		$(TOOLS_LIBS) -lm
 
 # make placement: refcntd on each feed against NUMA balancing, memory
 # tiering, DAMON and interleaving, on Debian's programs (hpcc, redis,
@@ -530,6 +537,19 @@ $(OBJECTS_OUT)/track_test: tools/testing/objects/track_test.c tools/src/track/tr
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 -g -Wall -Werror -D_GNU_SOURCE -I$(KSFT_DIR) -o $@ $<
 
+# The tools' JSON strings on the host (make json-check, a make check step
+# of well under a second): names with invalid UTF-8, quotes, backslashes
+# and control characters through rt_json_str(), and a region so named in
+# refcnt-compare --json, parsed by python3's json.
+.PHONY: json-check
+json-check: $(BUILD)/json/json-strings $(BUILD)/tools/refcnt-compare
+	@tools/testing/json/check-json-strings $^ tools/testing/truth/compare-data
+$(BUILD)/json/json-strings: tools/testing/json/json-strings.c $(TOOLS_COMMON) $(TOOLS_LIBREFCNT)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) -o $@ $(filter %.c,$^) \
+		$(TOOLS_LIBREFCNT) -lnuma $(JSON_LIBS) -lm
+
 # refcnt-run's benchmarks (tools/testing/objects/objects-bench, in make
 # bench): the tracker's workloads, and refcnt-run's code resolving and
 # reporting objects on the host (no module).
@@ -546,8 +566,8 @@ $(OBJECTS_OUT)/resolve-bench: tools/testing/objects/resolve-bench.c \
 	@echo "  CC      $@"
 	$(Q)$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -I$(BUILD)/tools/gen -pthread \
 		-DREFCNT_LIBDIR='"$(PREFIX)/lib/refcnt"' -o $@ $< \
-		$(wildcard tools/src/run/*.c) tools/src/trace/policy.c tools/src/rtools.c tools/src/heatmap.c \
-		$(REFCNTD_LIB) $(TOOLS_LIBREFCNT) -lnuma -ldw -lelf -lz -llzma -lbz2 -lzstd \
+		$(wildcard tools/src/run/*.c) tools/src/trace/policy.c tools/src/rtools.c tools/src/rjson.c \
+		tools/src/heatmap.c $(REFCNTD_LIB) $(TOOLS_LIBREFCNT) -lnuma $(JSON_LIBS) -ldw -lelf -lz -llzma -lbz2 -lzstd \
 		-lpng -lz -lm
 
 # The trace analyses (Documentation/trace-format.rst, "Analyses"): the

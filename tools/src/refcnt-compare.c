@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rjson.h"
+
 #define EXIT_USAGE	2
 #define MAX_COLS	64
 #define MAX_LINE	8192
@@ -668,8 +670,10 @@ static void json_head(FILE *o, const struct figs *all, const struct hot *hot)
 	}
 	fprintf(o, "],\n \"accessing_nodes\": [");
 	for (c = 0; c < cols.nr; c++) {
-		fprintf(o, "%s{\"node\": \"%s\", \"refs\": %llu, \"true_refs\": %llu, ",
-			c ? ", " : "", cols.label[c], (unsigned long long)all->tby[c],
+		fprintf(o, "%s{\"node\": ", c ? ", " : "");
+		rt_json_str(o, cols.label[c]);
+		fprintf(o, ", \"refs\": %llu, \"true_refs\": %llu, ",
+			(unsigned long long)all->tby[c],
 			(unsigned long long)all->rby[c]);
 		jnum(o, "remote_share", ratio(all->tremote_by[c], all->tby[c]), 1);
 		jnum(o, "true_remote_share", ratio(all->rremote_by[c], all->rby[c]), 0);
@@ -680,8 +684,9 @@ static void json_head(FILE *o, const struct figs *all, const struct hot *hot)
 		figures((struct scope){ -2, atoi(cols.label[c]) }, &f);
 		if (!f.tpages && !f.rpages)
 			continue;
-		fprintf(o, "%s{\"node\": \"%s\", ", first ? "" : ",\n   ",
-			cols.label[c]);
+		fprintf(o, "%s{\"node\": ", first ? "" : ",\n   ");
+		rt_json_str(o, cols.label[c]);
+		fprintf(o, ", ");
 		json_figs(o, &f);
 		fprintf(o, "}");
 		first = 0;
@@ -734,9 +739,16 @@ static void regions_out(FILE *o, uint64_t *adv, uint64_t *mis, uint64_t *both)
 			text_row(o, what, &f);
 			continue;
 		}
-		fprintf(o, "%s{\"name\": \"%s\", \"home\": \"%s\", \"true_major\": \"%s\", \"major\": \"%s\", \"misplaced\": %s, \"advised\": %s, ",
-			r ? ",\n   " : "", regions[r].name, col_name(pl.home),
-			col_name(pl.truth_major), col_name(pl.ref_major),
+		/* The names come from the files: any bytes (rjson.h). */
+		fprintf(o, "%s{\"name\": ", r ? ",\n   " : "");
+		rt_json_str(o, regions[r].name);
+		fprintf(o, ", \"home\": ");
+		rt_json_str(o, col_name(pl.home));
+		fprintf(o, ", \"true_major\": ");
+		rt_json_str(o, col_name(pl.truth_major));
+		fprintf(o, ", \"major\": ");
+		rt_json_str(o, col_name(pl.ref_major));
+		fprintf(o, ", \"misplaced\": %s, \"advised\": %s, ",
 			pl.misplaced ? "true" : "false",
 			pl.advised ? "true" : "false");
 		json_figs(o, &f);

@@ -383,26 +383,6 @@ int rt_distance(int from, int to)
 	return rt_dist_rows[fi][ti];
 }
 
-void rt_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = *s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", f);
-		else if (ch == '\t')
-			fputs("\\t", f);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 int rt_parse_u64(const char *s, uint64_t *v)
 {
 	unsigned long long x;

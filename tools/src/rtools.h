@@ -14,6 +14,8 @@
 
 #include <refcnt/refcnt.h>
 
+#include "rjson.h"
+
 /*
  * Exit codes: the one list for every tool, as each man page's EXIT
  * STATUS section gives it. Functions (here, heatmap.c, refcnt-run's
@@ -110,9 +112,6 @@ int rt_counter_of_nid(const struct rt_counters *c, int nid);
  * Reads each node's row of /sys/devices/system/node once.
  */
 int rt_distance(int from, int to);
-
-/* JSON string literal of s (quoted, escaped). */
-void rt_json_str(FILE *f, const char *s);
 
 /*
  * A number with an optional K, M, G, T suffix (binary), decimal or 0x

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "rjson.h"
 
 const char *const rd_refusal_names[RD_REF_NR] = {
 	[RD_REF_NO_CONTEXT] = "no_context",
@@ -82,7 +83,9 @@ static void print_json(FILE *f, const struct rd_stats *s)
 	for (i = 0; i < RD_REF_NR; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "",
 			rd_refusal_names[i], s->refused[i]);
-	fprintf(f, "}, \"feed\": \"%s\"}\n", rd_feed_name);
+	fprintf(f, "}, \"feed\": ");
+	rt_json_str(f, rd_feed_name);
+	fprintf(f, "}\n");
 }
 
 void rd_stats_print(FILE *f, const struct rd_stats *s, int json)
