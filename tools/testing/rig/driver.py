@@ -29,8 +29,9 @@ the durations; --plan prints the steps):
      packages' clean chroot (deb/deb-chroot --prepare) under nice 10, logs
      build/logs/debian-root.log and deb-chroot-prepare.log
   3. host steps: the module for each Debian kernel (W=1, sparse; warnings
-     fail), selftests, tools, pmda, fleet-host, track-check, lib-check,
-     core-check, pmu-check, papi, checkpatch, kernel-doc, shellcheck, and
+     fail), selftests, tools, pmda, fleet-host, track-check, json-check,
+     lib-check, core-check, pmu-check, papi, checkpatch, kernel-doc,
+     shellcheck, and
      rig-check (the rig's own unit tests, mypy --strict and flake8)
   4. the selftests in QEMU guests (log build/logs/<kernel>-<topology>.log):
      the first Debian kernel on one (but the stress tests and load

@@ -100,7 +100,8 @@ class CheckPlan(unittest.TestCase):
         self.assertEqual([s.name for s in steps], [
             "debug-kernel-build", "debian-root-build", "deb-chroot-build",
             f"module-{K1}", f"module-{K2}", "selftests", "tools", "pmda",
-            "fleet-host", "track-check", "lib-check", "papi-host",
+            "fleet-host", "track-check", "json-check", "lib-check",
+            "papi-host",
             "rig-check", "core-check", "pmu-check", "checkpatch",
             "kernel-doc", "shellcheck",
             f"guest {K1}/one", f"guest {K1}/four", f"guest {K1}/72",
