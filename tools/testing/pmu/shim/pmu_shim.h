@@ -48,5 +48,9 @@ long get_user_pages_remote(struct mm_struct *mm, unsigned long start,
 			   unsigned long nr_pages, unsigned int gup_flags,
 			   struct page **pages, struct vm_area_struct **vmas,
 			   int *locked);
+#define CAP_SYS_ADMIN		21
+bool capable(int cap);
+bool PageKsm(struct page *page);
+int page_mapcount(struct page *page);
 
 #endif /* _PMU_SHIM_H */
