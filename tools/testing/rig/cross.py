@@ -101,8 +101,9 @@ def stamp_name(words: Sequence[str]) -> str:
 
 
 def unpack(paths: Paths, into: str, pkgs: Sequence[str],
-           opts: Sequence[str]) -> None:
-    """apt-get download PKGS, dpkg-deb -x each into INTO (a new copy)."""
+           opts: Sequence[str], fixup: bool = False) -> None:
+    """apt-get download PKGS, dpkg-deb -x each into INTO (a new copy),
+    relocated when FIXUP; the stamp comes last."""
     stamp = os.path.join(into, stamp_name(pkgs))
     if os.path.exists(stamp):
         return
@@ -116,6 +117,8 @@ def unpack(paths: Paths, into: str, pkgs: Sequence[str],
                 raise SetupError(f"dpkg-deb -x {deb} failed")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if fixup:
+        relocate(into)
     open(stamp, "w").close()
     say(f"unpacked {' '.join(pkgs)} into {into}")
 
@@ -150,11 +153,7 @@ def relocate_script(path: str, root: str) -> None:
 def toolchain(paths: Paths) -> None:
     """The cross toolchain in build/arm64/toolchain/, with the
     aarch64-linux-gnu-gcc that CROSS_COMPILE names."""
-    stamp = os.path.join(paths.toolchain, stamp_name(TOOLCHAIN_PKGS))
-    if os.path.exists(stamp):
-        return
-    unpack(paths, paths.toolchain, TOOLCHAIN_PKGS, [])
-    relocate(paths.toolchain)
+    unpack(paths, paths.toolchain, TOOLCHAIN_PKGS, [], fixup=True)
     gcc = os.path.join(paths.bin, CROSS_COMPILE + "gcc")
     if not os.path.lexists(gcc):
         os.symlink(CROSS_COMPILE + "gcc-12", gcc)
@@ -221,10 +220,7 @@ def fetch(paths: Paths, bases: Sequence[str]) -> None:
         if old not in bases:
             shutil.rmtree(os.path.join(paths.headers, old),
                           ignore_errors=True)
-    if not os.path.exists(os.path.join(paths.sysroot,
-                                       stamp_name(SYSROOT_PKGS))):
-        unpack(paths, paths.sysroot, SYSROOT_PKGS, opts)
-        relocate(paths.sysroot)
+    unpack(paths, paths.sysroot, SYSROOT_PKGS, opts, fixup=True)
     toolchain(paths)
 
 
