@@ -39,6 +39,9 @@
 #   make deb              the Debian packages (debian/) into build/deb/
 #   make deb-check        build them, lintian, and install them in a Debian
 #                         guest (tools/testing/deb/deb-check)
+#   make cross-arm64      refcnt.ko for Debian's arm64 kernels (W=1, sparse),
+#                         librefcnt and the tools, cross-built into
+#                         build/arm64/ (tools/testing/refcnt-cross)
 #
 # The kselftest harness and checkpatch.pl come from Debian's linux-source-6.1
 # package; they are extracted into build/, never copied into the tree.
@@ -405,6 +408,13 @@ deb:
 
 deb-check:
 	@tools/testing/deb/deb-check
+
+# arm64, cross-built: Debian's arm64 headers of the guest kernels and the
+# tools' arm64 libraries fetched (never installed) into build/arm64/, then
+# make module, lib and tools with ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-.
+.PHONY: cross-arm64
+cross-arm64:
+	@tools/testing/refcnt-cross arm64
 
 # Build kmod/ through DKMS against every guest kernel's headers.
 dkms-check:

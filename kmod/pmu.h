@@ -12,6 +12,7 @@
 #ifndef _REFCNT_PMU_H
 #define _REFCNT_PMU_H
 
+#include <linux/errno.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
 #include <uapi/linux/refcnt.h>
@@ -154,12 +155,36 @@ refcnt_pmu_classify(const struct refcnt_pmu_stream *s, bool user,
 		    unsigned int nr_ranges);
 u64 refcnt_pmu_scale(u64 period, u64 enabled, u64 running);
 
-/* pmu_intel.c, pmu_amd.c: the planners behind refcnt_pmu_plan() */
+/*
+ * pmu_intel.c, pmu_amd.c: the planners behind refcnt_pmu_plan(), built on
+ * x86 (Kbuild) and in user space (tools/testing/pmu). Elsewhere no CPU is
+ * theirs: refcnt_pmu_describe() describes none.
+ */
+#if defined(CONFIG_X86) || !defined(__KERNEL__)
 int refcnt_intel_plan(const struct refcnt_pmu_cpu *cpu,
 		      const struct refcnt_pmu_params *p,
 		      struct refcnt_pmu_plan *plan, const char **why);
 int refcnt_amd_plan(const struct refcnt_pmu_cpu *cpu,
 		    const struct refcnt_pmu_params *p,
 		    struct refcnt_pmu_plan *plan, const char **why);
+#else
+static inline int refcnt_intel_plan(const struct refcnt_pmu_cpu *cpu,
+				    const struct refcnt_pmu_params *p,
+				    struct refcnt_pmu_plan *plan,
+				    const char **why)
+{
+	*why = "PEBS is x86's";
+	return -EOPNOTSUPP;
+}
+
+static inline int refcnt_amd_plan(const struct refcnt_pmu_cpu *cpu,
+				  const struct refcnt_pmu_params *p,
+				  struct refcnt_pmu_plan *plan,
+				  const char **why)
+{
+	*why = "IBS is x86's";
+	return -EOPNOTSUPP;
+}
+#endif
 
 #endif /* _REFCNT_PMU_H */

@@ -4,6 +4,7 @@
  * gone, and taking each process's snapshot at its exit.
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <numa.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -256,14 +258,37 @@ static void thread_of(pid_t tgid, pid_t tid, struct thread_info *th)
 	}
 }
 
+/*
+ * A stopped thread's stack pointer, or 0. x86-64 keeps PTRACE_GETREGS,
+ * which gives the 64-bit layout for a 32-bit tracee too; arm64 has only
+ * the regset.
+ */
+static unsigned long stopped_sp(pid_t tid)
+{
+#if defined(__x86_64__)
+	struct user_regs_struct regs;
+
+	if (!ptrace(PTRACE_GETREGS, tid, 0, &regs))
+		return regs.rsp;
+#elif defined(__aarch64__)
+	struct user_regs_struct regs;
+	struct iovec iov = { .iov_base = &regs, .iov_len = sizeof(regs) };
+
+	if (!ptrace(PTRACE_GETREGSET, tid, NT_PRSTATUS, &iov))
+		return regs.sp;
+#endif
+	return 0;
+}
+
 /* A thread stopped at its exit: its stack pointer too. */
 static void thread_stopped(pid_t tgid, pid_t tid, struct thread_info *th)
 {
-	struct user_regs_struct regs;
+	unsigned long sp;
 
 	thread_of(tgid, tid, th);
-	if (!ptrace(PTRACE_GETREGS, tid, 0, &regs))
-		th->sp = regs.rsp;
+	sp = stopped_sp(tid);
+	if (sp)
+		th->sp = sp;
 }
 
 /* A thread leaving before its process: remember it for the report. */

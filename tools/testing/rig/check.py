@@ -527,6 +527,9 @@ def host_steps(c: Check) -> List[Step]:
         make("checkpatch", "checkpatch", est=18),
         make("kernel-doc", "kernel-doc", est=1),
         make("shellcheck", "shellcheck", est=16),
+        # refcnt.ko for Debian's arm64 kernels, librefcnt and the tools,
+        # cross-built (the headers and libraries fetched once, build/arm64/).
+        make("cross-arm64", "cross-arm64", est=80),
     ]
     for s in side:
         s.needs, s.lane = ("selftests",), "side"

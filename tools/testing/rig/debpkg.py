@@ -44,6 +44,19 @@ def _download(dest: str, pkgs: Sequence[str], what: str) -> Optional[str]:
     return debs[0] if debs else None
 
 
+def download_all(dest: str, pkgs: Sequence[str],
+                 apt_opts: Sequence[str] = ()) -> List[str]:
+    """apt-get download every one of PKGS into DEST (APT_OPTS: another
+    architecture's lists, rig/cross.py); their .debs."""
+    os.chmod(dest, 0o777)
+    say(f"downloading {' '.join(pkgs)}")
+    if subprocess.call(["apt-get", "download", "-q", *apt_opts, *pkgs],
+                       cwd=dest, stdout=sys.stderr) != 0:
+        raise SetupError(f"apt-get download {' '.join(pkgs)} failed (is "
+                         "apt's package list current?)")
+    return sorted(glob.glob(os.path.join(dest, "*.deb")))
+
+
 def _extract(deb: str, into: str, members: Sequence[str]) -> bool:
     """dpkg-deb --fsys-tarfile DEB | tar -x MEMBERS into INTO."""
     os.makedirs(into, exist_ok=True)

@@ -53,6 +53,9 @@ BASE_PKGS: Tuple[str, ...] = (
     "flex", "bison", "bc",  # the debug kernel (objtool: libelf-dev)
     "shellcheck",           # make shellcheck
     "mypy", "flake8",       # make rig-check
+    # Not here: make cross-arm64's compiler. gcc-12-aarch64-linux-gnu
+    # conflicts with gcc-multilib; rig/cross.py unpacks it, its libc and
+    # the arm64 headers and libraries into build/arm64/ instead.
 )
 
 USAGE = f"""\

@@ -103,7 +103,7 @@ class CheckPlan(unittest.TestCase):
             "fleet-host", "track-check", "json-check", "lib-check",
             "papi-host",
             "rig-check", "core-check", "pmu-check", "checkpatch",
-            "kernel-doc", "shellcheck",
+            "kernel-doc", "shellcheck", "cross-arm64",
             f"guest {K1}/one", f"guest {K1}/four", f"guest {K1}/72",
             f"guest {K1}/hotplug-memhp",
             f"guest {K2}/four", f"guest {K2}/hotplug-memhp",
@@ -116,7 +116,7 @@ class CheckPlan(unittest.TestCase):
                           "deb-chroot-build"])
         self.assertEqual([s.name for s in steps if s.lane == "side"],
                          ["core-check", "pmu-check", "checkpatch",
-                          "kernel-doc", "shellcheck", "deb"])
+                          "kernel-doc", "shellcheck", "cross-arm64", "deb"])
 
     def test_guests_need_their_module(self) -> None:
         needs = {s.name: s.needs for s in make_plan()}
@@ -136,7 +136,7 @@ class CheckPlan(unittest.TestCase):
         self.assertEqual(by[f"guest {K1}/one"].start, by["rig-check"].end)
         # The side lane's checks start once the debug kernel is built.
         self.assertEqual(by["core-check"].start, by["debug-kernel-build"].end)
-        self.assertEqual(by["deb"].start, by["shellcheck"].end)
+        self.assertEqual(by["deb"].start, by["cross-arm64"].end)
         one_lane = {s.name: s for s in suite.schedule(make_plan(), lanes=1)}
         self.assertEqual(one_lane["core-check"].start,
                          one_lane["rig-check"].end)
