@@ -197,7 +197,8 @@ module: $(KMOD_SRCS) uapi/linux/refcnt.h $(TESTMOD_SRCS) $(TESTMOD_UAPI)
 
 selftests: $(LINUX_SOURCE_STAMP) $(LIB_OUT)/librefcnt.a
 	@$(MAKE) -C selftests/refcnt O=$(BUILD)/selftests KSFT_DIR=$(KSFT_DIR) \
-		UAPI_DIR=$(TOP)/uapi LIBREFCNT=$(LIB_OUT)/librefcnt.a
+		UAPI_DIR=$(TOP)/uapi LIBREFCNT=$(LIB_OUT)/librefcnt.a \
+		REQUIRE_M32=$(REQUIRE_M32)
 
 # kmod/compat.h is the one place allowed to test kernel versions; BIT()
 # does not exist for uapi headers.
