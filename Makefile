@@ -121,12 +121,12 @@ JSON_LIBS := -ljansson
 ifeq ($(TOOLS_LINK),shared)
 TOOLS_STATIC :=
 TOOLS_LIBS := -L$(BUILD)/lib -lrefcnt -lnuma $(JSON_LIBS)
-PMDA_LIBS := -L$(BUILD)/lib -lrefcnt -lnuma
+PMDA_LIBS := -L$(BUILD)/lib -lrefcnt -lnuma $(JSON_LIBS)
 DW_LIBS := -ldw -lelf
 else ifeq ($(TOOLS_LINK),static)
 TOOLS_STATIC := -static
 TOOLS_LIBS := $(TOOLS_LIBREFCNT) -lnuma $(JSON_LIBS)
-PMDA_LIBS := $(TOOLS_LIBREFCNT) -Wl,-Bstatic -lnuma -Wl,-Bdynamic
+PMDA_LIBS := $(TOOLS_LIBREFCNT) -Wl,-Bstatic -lnuma $(JSON_LIBS) -Wl,-Bdynamic
 DW_LIBS := -ldw -lelf -lz -llzma -lbz2 -lzstd
 else
 $(error TOOLS_LINK must be static or shared, not '$(TOOLS_LINK)')

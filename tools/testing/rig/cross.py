@@ -50,7 +50,7 @@ TOOLCHAIN_PKGS = ("gcc-12-aarch64-linux-gnu", "cpp-12-aarch64-linux-gnu",
                   "linux-libc-dev-arm64-cross")
 SYSROOT_PKGS = ("libnuma-dev", "libnuma1", "libpng-dev", "zlib1g-dev",
                 "libdw-dev", "libelf-dev", "liblzma-dev", "libbz2-dev",
-                "libzstd-dev")
+                "libzstd-dev", "libjansson-dev")
 
 
 def say(msg: str) -> None:
