@@ -545,19 +545,31 @@ static void enomem_release(struct enomem *e)
 	rc_write_file("/proc/sys/vm/nr_hugepages", "0");
 }
 
-/* The prealloc load, with free memory and slab measured around it. */
+/*
+ * Free memory and slab before the load; measured, as after it, while
+ * the racers are paused: their files' slab churn is not the load's.
+ */
+static void enomem_before(struct enomem *e)
+{
+	e->free0 = free_kb_all();
+	e->sunr0 = meminfo("SUnreclaim");
+	e->slab0 = slab_bytes();
+}
+
+/* The prealloc load, and the node it refused. */
 static void enomem_load(struct enomem *e)
 {
 	int kmsg;
 
-	e->free0 = free_kb_all();
-	e->sunr0 = meminfo("SUnreclaim");
-	e->slab0 = slab_bytes();
 	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 	if (kmsg >= 0)
 		lseek(kmsg, 0, SEEK_END);
 	e->ret = rc_load("prealloc=1 granularity=256");
 	e->refused = refused_node(kmsg);
+}
+
+static void enomem_after(struct enomem *e)
+{
 	usleep(500000);		/* RCU-freed slab objects */
 	e->free1 = free_kb_all();
 	e->sunr1 = meminfo("SUnreclaim");
@@ -615,10 +627,12 @@ TEST_F_TIMEOUT(lstress, load_without_memory_enomem, 600)
 			enomem_release(&e);
 		}
 		opened = race_opened(r);
+		enomem_before(&e);
 		r->phase = RACE_RUN;
 		enomem_load(&e);
 		ASSERT_EQ(0, race_pause(r)) enomem_release(&e);
 		opened = race_opened(r) - opened;
+		enomem_after(&e);
 		if (e.ret == 0)
 			rc_unload_retry();
 		enomem_release(&e);
