@@ -244,7 +244,7 @@ int snapshot_policies(const struct snapshot *s, struct pl_result *r)
  * told apart.
  */
 static struct {
-	uint64_t start, end;
+	uint64_t start, end, page_size;
 } zero_pa[2];
 static int nr_zero_pa;
 
@@ -264,6 +264,7 @@ static void zero_page_at(void *p, int huge)
 	      info.rcb_granularity;
 	zero_pa[nr_zero_pa].start = e[0].paddr - e[0].paddr % len;
 	zero_pa[nr_zero_pa].end = zero_pa[nr_zero_pa].start + len;
+	zero_pa[nr_zero_pa].page_size = e[0].page_size;
 	nr_zero_pa++;
 }
 
@@ -282,12 +283,20 @@ static void find_zero_pages(void)
 	munmap(m, 3 * huge);
 }
 
-static int is_zero_page(uint64_t paddr)
+/*
+ * A page of @e maps a zero page: its frame is in one, mapped as that one
+ * is (the huge zero page by a PMD): a 4 KiB page whose frame only lies in
+ * the huge zero page's 2 MiB is someone else's, since the huge zero page
+ * the rest of the machine sees may have been freed and its memory reused
+ * after it was looked up.
+ */
+static int is_zero_page(const struct rcb_page_counters *e)
 {
 	int i;
 
-	for (i = 0; paddr && i < nr_zero_pa; i++)
-		if (paddr >= zero_pa[i].start && paddr < zero_pa[i].end)
+	for (i = 0; e->paddr && i < nr_zero_pa; i++)
+		if (e->paddr >= zero_pa[i].start && e->paddr < zero_pa[i].end &&
+		    (uint64_t)e->page_size >= zero_pa[i].page_size)
 			return 1;
 	return 0;
 }
@@ -320,7 +329,7 @@ static void account(struct snapshot *s, int ri, uint64_t vaddr,
 		if (!(e->flags & RCB_PAGE_PRESENT))
 			continue;
 		o = s->o ? object_of(s, ri, vaddr) : -1;
-		if (is_zero_page(e->paddr)) {
+		if (is_zero_page(e)) {
 			r->present++;
 			r->zero++;
 			if (o >= 0) {
