@@ -23,22 +23,18 @@
 #define NS_USERNS_CLONE	"/proc/sys/kernel/unprivileged_userns_clone"
 
 /*
- * Write @val to @path for the rest of this test process, which may drop
- * its privileges meanwhile: a child that stays root puts the old value
- * back when the test process exits, whatever way (it sees the end of a
- * pipe only the test process holds open). 0, or -errno (-ENOENT: no such
- * knob on this kernel).
+ * Fork a child that stays root and, when this test process exits, whatever
+ * way (it sees the end of a pipe only the test process holds open), runs
+ * @undo(@path, @arg): what the test changes for its own run is put back
+ * though the test drops its privileges meanwhile. 0, or -errno.
  */
-static int ns_knob_for_test(const char *path, const char *val)
+static int ns_undo_at_exit(void (*undo)(const char *path, const void *arg),
+			   const char *path, const void *arg)
 {
-	char old[32] = "";
-	int p[2], i, err;
+	int p[2], i;
 	pid_t pid;
 	char c;
 
-	err = rc_read_file(path, old, sizeof(old));
-	if (err < 0)
-		return err;
 	if (pipe(p))
 		return -errno;
 	pid = fork();
@@ -51,11 +47,32 @@ static int ns_knob_for_test(const char *path, const char *val)
 				close(i);
 		while (read(p[0], &c, 1) > 0)
 			;
-		rc_write_file(path, old);
+		undo(path, arg);
 		_exit(0);
 	}
 	close(p[0]);
-	return rc_write_file(path, val);
+	return 0;
+}
+
+static void ns_undo_write(const char *path, const void *old)
+{
+	rc_write_file(path, old);
+}
+
+/*
+ * Write @val to @path for the rest of this test process. 0, or -errno
+ * (-ENOENT: no such knob on this kernel).
+ */
+static int ns_knob_for_test(const char *path, const char *val)
+{
+	static char old[32];
+	int err;
+
+	err = rc_read_file(path, old, sizeof(old));
+	if (err < 0)
+		return err;
+	err = ns_undo_at_exit(ns_undo_write, path, old);
+	return err ? err : rc_write_file(path, val);
 }
 
 static void ns_drop_to_nobody(struct __test_metadata *_metadata)
@@ -148,30 +165,23 @@ TEST(userns_fake_paranoid_denies_pmu_session)
 	close(fd);
 }
 
-/* Put @path's mode back when this test process exits (see above). */
+static void ns_undo_chmod(const char *path, const void *mode)
+{
+	chmod(path, *(const mode_t *)mode);
+}
+
+/* @path's mode @mode for the rest of this test process. */
 static int ns_mode_for_test(const char *path, mode_t mode)
 {
+	static mode_t old;
 	struct stat st;
-	int p[2], i;
-	pid_t pid;
-	char c;
+	int err;
 
-	if (stat(path, &st) || pipe(p))
+	if (stat(path, &st))
 		return -errno;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		for (i = 3; i < 1024; i++)
-			if (i != p[0])
-				close(i);
-		while (read(p[0], &c, 1) > 0)
-			;
-		chmod(path, st.st_mode & 07777);
-		_exit(0);
-	}
-	close(p[0]);
-	return chmod(path, mode) ? -errno : 0;
+	old = st.st_mode & 07777;
+	err = ns_undo_at_exit(ns_undo_chmod, path, &old);
+	return err ? err : (chmod(path, mode) ? -errno : 0);
 }
 
 /* Node @nid's device opened as nobody, with no capability: fd or -errno. */
