@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Sequence
 
 from . import tap
 from .results import Results, seconds
+from .tap import failure_lines
 
 # Lines of a failed step's log shown on the console.
 TAIL_LINES = 40
@@ -77,11 +78,13 @@ class Runner:
         if rc == 0:
             self.results.passed(f"{name} ({seconds(t0)})")
             return True
+        last = tail(log)
         with self.results.lock:
             self.results.failed(f"{name}: exit {rc} ({seconds(t0)})",
                                 f"{name}: exit {rc} ({seconds(t0)}); "
-                                f"last lines of {log}:")
-            self.say(indent(tail(log), "    | "))
+                                f"last lines of {log}:",
+                                ["| " + x for x in last[-8:]])
+            self.say(indent(last, "    | "))
         return False
 
     def tap_step(self, name: str, rc: int, t0: float, detail: str,
@@ -91,7 +94,8 @@ class Runner:
         the failed results and DETAIL (a command's output)."""
         streams = [tap.parse_file(f) for f in files if os.path.exists(f)]
         counts = tap.total(streams)
-        ok, line = self.results.add_tap(name, counts, rc, t0)
+        ok, line = self.results.add_tap(name, counts, rc, t0,
+                                        failure_lines(streams))
         if ok:
             self.say(f"ok      {line}")
             return True

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, List
+from typing import Iterable, List, Sequence
 
 _PLAN = re.compile(r"1\.\.([0-9]+)")
 _NOT_OK = re.compile(r"not ok([ \t]|$)")
@@ -136,3 +136,18 @@ def total(streams: Iterable[Stream]) -> Counts:
     for s in streams:
         c += s.counts
     return c
+
+
+# Diagnostics kept per failure in a step's summary.
+WHY_PER_FAILURE = 6
+
+
+def failure_lines(streams: Sequence[Stream]) -> List[str]:
+    """Each failed result of STREAMS and the last diagnostics before it:
+    what make check's summary repeats under a failed step."""
+    out: List[str] = []
+    for s in streams:
+        for f in s.failures:
+            out.append(f"{s.name}: {f.what}")
+            out += ["  " + c.strip() for c in f.context[-WHY_PER_FAILURE:]]
+    return out

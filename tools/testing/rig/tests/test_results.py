@@ -43,6 +43,16 @@ class Summary(unittest.TestCase):
         self.assertTrue(ok)
         self.assertRegex(line, r"^ok: 1 passed, 0 failed, 0 skipped \(\d+s\)$")
 
+    def test_summary_says_why_a_step_failed(self) -> None:
+        why = [f"log: not ok {i} t{i}" for i in range(30)]
+        self.r.add_tap("guest x/four", Counts(1, 30, 0), 1, 0.0, why)
+        self.r.add_tap("ok", Counts(1, 0, 0), 0, 0.0, ["never shown"])
+        lines = self.r.summary()
+        self.assertEqual(lines[3], "             log: not ok 0 t0")
+        self.assertEqual(lines[3 + 23], "             log: not ok 23 t23")
+        self.assertEqual(lines[3 + 24], "             ... 6 lines more in the log")
+        self.assertRegex(lines[-2], r"^  ok       ok: 1 passed")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -105,6 +105,15 @@ class CapturedLogs(unittest.TestCase):
         self.assertIn("# counters_test.c:912:sets_fold_bad_args:Expected "
                       "-1 (-1) == rc (0)", s.failures[0].context)
 
+    def test_failure_lines_for_the_summary(self) -> None:
+        s = self.parse("guest-fail.log")
+        lines = tap.failure_lines([s])
+        self.assertEqual(lines[0], f"{s.name}: not ok 2 counters.sets_fold_bad_args")
+        self.assertIn("  # counters_test.c:912:sets_fold_bad_args:Expected "
+                      "-1 (-1) == rc (0)", lines)
+        self.assertEqual(sum(1 for x in lines if not x.startswith("  ")), 2)
+        self.assertLessEqual(len(lines), 2 * (1 + tap.WHY_PER_FAILURE))
+
     def test_total(self) -> None:
         t = tap.total([self.parse("guest-pass.log"),
                        self.parse("guest-fail.log")])
