@@ -289,13 +289,19 @@ class Check:
                  "--topologies", TRUTH_TOPOLOGIES,
                  "--log", self.path("logs/truth-guest.log")],
                 cwd=self.cfg.root, stdout=out, stderr=subprocess.STDOUT)
-        # refcnt-compare's figures on hand-made pairs (host only).
+        # refcnt-compare's figures on hand-made pairs, and the plugin's
+        # cost counter on hand-made sequences (host only).
         with open(self.path("logs/compare.log"), "wb") as out:
             rc2 = subprocess.call([self.tool("truth/compare-test")],
                                   cwd=self.cfg.root, stdout=out,
                                   stderr=subprocess.STDOUT)
-        self.r.tap_step(name, rc or rc2, t0, "",
-                        [log, self.path("logs/compare.log")])
+        with open(self.path("logs/cost-test.log"), "wb") as out:
+            rc3 = subprocess.call([self.path("truth/cost-test")],
+                                  cwd=self.cfg.root, stdout=out,
+                                  stderr=subprocess.STDOUT)
+        self.r.tap_step(name, rc or rc2 or rc3, t0, "",
+                        [log, self.path("logs/compare.log"),
+                         self.path("logs/cost-test.log")])
 
     def trace_run(self, k: Kernel) -> None:
         if not os.access(self.tool("trace/trace-check"), os.X_OK):

@@ -17,9 +17,12 @@
  * block's whole count at its start, less the instructions after the
  * return in the block where the call ends. Calls nest by ignoring an
  * entry while a call is being counted (an interrupt's handler inside a
- * feed's handler is its cost). An interrupt between a call and the
- * function's first block can make the slot an interrupt call's: that call
- * then ends early, never late.
+ * feed's handler is its cost). The last call's push is kept apart for
+ * user and kernel stacks (the address's top bit): an interrupt between a
+ * user call and the function's first block pushes on the kernel stack,
+ * and taking that slot would leave the call open until some kernel
+ * return happens to match it. In the kernel, an interrupt there can make
+ * the slot the interrupt's: that call then ends early, never late.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +35,7 @@
 #define COST_RET_WINDOW	64
 
 struct cost_vcpu {
-	uint64_t call_slot;	/* the last call's push */
+	uint64_t call_slot[2];	/* the last call's push: user, kernel stack */
 	uint64_t slot;		/* the counted call's, while active */
 	uint64_t window, muted, calls;
 	int active, last_window, last_muted;
@@ -109,7 +112,7 @@ void cost_block(unsigned int vi, const struct tb_info *tb, int window,
 		if (!nr_fns || !cost_is_fn(tb->insn[0].ip))
 			return;
 		c->active = 1;
-		c->slot = c->call_slot;
+		c->slot = c->call_slot[tb->insn[0].ip >> 63];
 		c->calls += window;
 	}
 	c->last_window = window;
@@ -132,7 +135,7 @@ void cost_mem(unsigned int vi, const struct insn_info *ii, uint64_t vaddr,
 	c = &cv[vi];
 	if (ii->cost & COST_CALL) {
 		if (store)
-			c->call_slot = vaddr;
+			c->call_slot[vaddr >> 63] = vaddr;
 		return;
 	}
 	if (!c->active || store || vaddr < c->slot ||
