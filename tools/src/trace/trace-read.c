@@ -681,7 +681,11 @@ static void show_progress(struct tr_set *s)
 	uint64_t pos = 0;
 	int t;
 
-	if (now == s->shown || now - s->t0 < 1)
+	/*
+	 * On a terminal, nothing for a trace read within a second; asked
+	 * for, a line from the first million events on, however fast.
+	 */
+	if (now == s->shown || (s->progress == 1 && now - s->t0 < 1))
 		return;
 	if (s->progress == 0 || (s->progress == 1 && !isatty(2)))
 		return;

@@ -85,7 +85,8 @@ int tr_set_has(const struct tr_set *s, unsigned int f);
 
 /*
  * Print a progress line on stderr about once a second while reading
- * (mode 1: when stderr is a terminal; 2: always; 0: never). Default 1.
+ * (mode 1: when stderr is a terminal, after the first second; 2: always,
+ * from the first million events; 0: never). Default 1.
  */
 void tr_set_progress(struct tr_set *s, int mode);
 
