@@ -169,6 +169,8 @@ def kvm_works(v: Vm, prog: str) -> bool:
 def choose_accel(v: Vm, prog: str) -> None:
     if v.accel == "kvm" and not kvm_opens():
         raise Error("--accel kvm: cannot open /dev/kvm")
+    if v.icount:
+        v.accel = "tcg"
     if v.accel == "auto":
         probe = os.environ.get("REFCNT_VM_PROBE", "")
         v.accel = "kvm" if (not probe and kvm_opens()
@@ -480,6 +482,14 @@ def args(v: Vm) -> List[str]:
     kvm = v.accel == "kvm"
     cpu_model = "host" if kvm else "max"
     a = ["-accel", "kvm" if kvm else "tcg,thread=multi"]
+    if v.icount:
+        # The instruction clock: virtual time advances 2^N ns per guest
+        # instruction, whatever the host's speed, so that per-second
+        # mechanisms see a hardware-like rate per instruction.  One
+        # counter for the machine: the vCPUs take turns on one host
+        # thread (no MTTCG), and k busy vCPUs each get 1/k of it.
+        a = ["-accel", "tcg,thread=single",
+             "-icount", f"shift={v.icount},sleep=off"]
     image = boot_image(v)
     # The plugin sees every access, which slows TCG several times over:
     # a 72-node boot then spends more than the default 20 s in one

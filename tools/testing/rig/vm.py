@@ -30,6 +30,13 @@ def options(v: Vm, argv: List[str]) -> None:
     vmargs.parse(argv, v)
     v.topo = topology.parse(v.topology, v.mem_extra)
     v.dimms = [topology.parse_dimm(d, v.topo) for d in v.dimm_args]
+    if v.icount and sum(v.topo.cpus) > 1:
+        # Seen with 6.1 and 6.12 guests, any -cpu model, shift 0 to 6:
+        # the boot CPU spins with interrupts off waiting for the second,
+        # which the round-robin vCPU thread never runs.
+        raise Error(f"--icount: the topology has {sum(v.topo.cpus)} CPUs; "
+                    "QEMU 7.2's instruction clock with a fixed shift hangs "
+                    "Linux's SMP bring-up: use one CPU (e.g. 512M/1,512M/0)")
     if v.dimms:
         v.append_extra += " memhp_default_state=offline"
 

@@ -49,6 +49,7 @@ class Vm:
     timeout: str = "900"
     logfile: str = ""
     accel: str = "auto"
+    icount: str = ""
     mem_extra: int = 0
     dimm_args: List[str] = field(default_factory=list)
     hotplug_mb: int = 0
@@ -131,6 +132,7 @@ WITH_ARG: Dict[str, Callable[[Vm, str], None]] = {
     "--module": _set("module"), "--modparams": _set("modparams"),
     "--file": _append("files"), "--timeout": _set("timeout"),
     "--log": _set("logfile"), "--accel": _set("accel"),
+    "--icount": _set("icount"),
     "--dimm": _append("dimm_args"), "--hotplug-mem": _hotplug,
     "--mem-extra": _mem_extra, "--append": _append_extra,
     "--qemu-arg": _append("qemu_extra"), "--truth": _set("truth"),
@@ -197,6 +199,11 @@ def check(v: Vm) -> None:
                     "seconds")
     if v.accel not in ("kvm", "tcg", "auto"):
         raise Error(f"--accel: '{v.accel}' is not kvm, tcg or auto")
+    if v.icount and not re.fullmatch("[0-9]|10", v.icount):
+        raise Error(f"--icount: '{v.icount}' is not a shift from 0 to 10")
+    if v.icount and v.accel == "kvm":
+        raise Error("--icount needs TCG: KVM runs at the host's clock "
+                    "(use --accel tcg)")
     if v.module and not os.path.isfile(v.module):
         raise Error(f"--module: {v.module} does not exist (build it with "
                     "'make module KVER=...')")

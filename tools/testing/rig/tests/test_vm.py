@@ -5,7 +5,7 @@ from __future__ import annotations
 import unittest
 from typing import List
 
-from rig import guest, vm, vmargs
+from rig import guest, qemu, topology, vm, vmargs
 from rig.msg import Error
 from rig.vmargs import Vm
 
@@ -41,11 +41,34 @@ class Options(unittest.TestCase):
                 (["--hub-opt", "a=b"], "--hub-opt needs --hub"),
                 (["--mask", "a.service"], "--mask needs --debian-systemd"),
                 (["--debian-systemd", "--mask", "a"], "not a systemd unit"),
-                (["--hotplug-mem", "1X"], "--hotplug-mem: bad size '1X'")):
+                (["--hotplug-mem", "1X"], "--hotplug-mem: bad size '1X'"),
+                (["--icount", "11"], "--icount: '11' is not a shift from 0"),
+                (["--icount", "0", "--accel", "kvm"], "--icount needs TCG"),
+                (["--icount", "0"], "--icount: the topology has 3 CPUs")):
             with self.subTest(argv=argv):
                 with self.assertRaises(Error) as e:
                     parsed(argv)
                 self.assertIn(msg, str(e.exception))
+
+
+class CommandLine(unittest.TestCase):
+    def vm(self, argv: List[str]) -> Vm:
+        v = parsed(argv)
+        v.topo = topology.parse(v.topology)
+        v.vmlinuz, v.pvh, v.tmp = "/boot/vmlinuz", False, "/tmp/x"
+        return v
+
+    def test_multithreaded_tcg_by_default(self) -> None:
+        v = self.vm(["--accel", "tcg", "true"])
+        qemu.choose_accel(v, "refcnt-vm")
+        self.assertEqual(qemu.args(v)[:2], ["-accel", "tcg,thread=multi"])
+
+    def test_icount_is_single_threaded_tcg(self) -> None:
+        v = self.vm(["--icount", "0", "--topology", "512M/1,512M/0", "true"])
+        qemu.choose_accel(v, "refcnt-vm")
+        self.assertEqual(v.accel, "tcg")
+        self.assertEqual(qemu.args(v)[:4], ["-accel", "tcg,thread=single",
+                                            "-icount", "shift=0,sleep=off"])
 
 
 class Guest(unittest.TestCase):
