@@ -466,6 +466,54 @@ TEST_F(refcntd, freeze_stops_second_move)
 	EXPECT_EQ(self->dst, node_of(self->buf));
 }
 
+/*
+ * The counter scan alone (events = no): remote references to 8 pages,
+ * no event read, and refcntd finds them in the counts and moves them all
+ * (one move_pages(2) per scan and process).
+ */
+TEST_F_TIMEOUT(refcntd, count_scan_moves_without_events, 90)
+{
+	pid_t pid;
+	int i, moved = 0;
+
+	write_conf("events = no\ncount_scan_ms = 200\nrate_pages = 0\nrate_mb = 0\n");
+	pid = start();
+	ASSERT_EQ(0, stat_of("moved")) TH_LOG("refcntd did not start");
+	ASSERT_EQ(8, feed(self->buf, 8, self->dst_c));
+	EXPECT_EQ(8, wait_stat(pid, "moved", 8));
+	EXPECT_EQ(0, stop(pid));
+	EXPECT_EQ(0, stat_of("events"));
+	EXPECT_LE(1, stat_of("count_scans"));
+	EXPECT_LE(8, stat_of("count_scan_candidates"));
+	EXPECT_EQ(0, stat_of("refused"));
+	for (i = 0; i < 8; i++)
+		moved += node_of(self->buf + i * 4096) == self->dst;
+	EXPECT_EQ(8, moved);
+}
+
+/* Moved by the scan, then used from home within the freeze: it stays. */
+TEST_F_TIMEOUT(refcntd, count_scan_never_moves_twice_within_freeze, 90)
+{
+	char st[4096];
+	pid_t pid;
+
+	write_conf("events = no\ncount_scan_ms = 200\nfreeze_ms = 600000\nmelt_events = 0\n");
+	pid = start();
+	ASSERT_EQ(1, feed(self->buf, 1, self->dst_c));
+	EXPECT_EQ(1, wait_stat(pid, "moved", 1));
+	ASSERT_EQ(self->dst, node_of(self->buf));
+	ASSERT_EQ(1, feed(self->buf, 1, self->home_c));
+	EXPECT_LE(1, wait_stat(pid, "frozen", 1)) {
+		if (rc_read_file(STATS, st, sizeof(st)) > 0)
+			TH_LOG("%s", st);
+		if (rc_read_file(ERRF, st, sizeof(st)) > 0)
+			TH_LOG("%s", st);
+	}
+	EXPECT_EQ(0, stop(pid));
+	EXPECT_EQ(1, stat_of("moved"));
+	EXPECT_EQ(self->dst, node_of(self->buf));
+}
+
 TEST_F(refcntd, dry_run_moves_nothing)
 {
 	pid_t pid;

@@ -31,6 +31,7 @@ void rd_config_defaults(struct rd_config *c)
 	c->stats_interval = 60;
 	c->rmap_ms = 1000;
 	c->rmap_cpu_pct = 5;
+	c->events = 1;
 	strcpy(c->feed, "auto");
 }
 
@@ -134,6 +135,8 @@ int rd_config_set(struct rd_config *c, const char *key, const char *v,
 		err = parse_bool(v, &c->set_thresholds);
 	} else if (!strcmp(key, "log_moves")) {
 		err = parse_bool(v, &c->log_moves);
+	} else if (!strcmp(key, "events")) {
+		err = parse_bool(v, &c->events);
 	} else if (!strcmp(key, "rate_pages")) {
 		err = parse_rate(v, &c->rate_pages);
 	} else if (!strcmp(key, "rate_mb")) {
@@ -177,6 +180,7 @@ int rd_config_set(struct rd_config *c, const char *key, const char *v,
 			{ "stats_interval", offsetof(struct rd_config, stats_interval) },
 			{ "feed_period", offsetof(struct rd_config, feed_period) },
 			{ "scan_ms", offsetof(struct rd_config, scan_ms) },
+			{ "count_scan_ms", offsetof(struct rd_config, count_scan_ms) },
 			{ "rmap_ms", offsetof(struct rd_config, rmap_ms) },
 		};
 		size_t i;

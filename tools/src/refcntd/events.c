@@ -152,13 +152,15 @@ int rd_engine_open(struct rd_engine **ep, const struct rd_config *c,
 		err = node_table(e);
 	if (!err && !(e->rmap = calloc(RD_RMAP_SLOTS, sizeof(*e->rmap))))
 		err = -ENOMEM;
+	if (!err && !(e->seen = calloc(RD_SEEN_SLOTS, sizeof(*e->seen))))
+		err = -ENOMEM;
 	if (!err)
 		err = set_thresholds(e, 0);
 	if (err) {
 		rd_engine_close(e);
 		return err;
 	}
-	e->last_stats_ns = e->last_scan_ns = rd_now_ns();
+	e->last_stats_ns = e->last_scan_ns = e->last_count_scan_ns = rd_now_ns();
 	*ep = e;
 	return 0;
 }
@@ -183,6 +185,7 @@ void rd_engine_close(struct rd_engine *e)
 	free(e->has_mem);
 	free(e->has_cpu);
 	free(e->rmap);
+	free(e->seen);
 	rd_policy_free(&e->pol);
 	free(e);
 }
@@ -210,7 +213,6 @@ int rd_engine_nr_nodes(const struct rd_engine *e)
 static void handle(struct rd_engine *e, const struct rcb_event *ev)
 {
 	struct rcb_event named;
-	struct rd_decision d;
 
 	if (ev->type == RCB_EVENT_LOST) {
 		e->st.lost += ev->count;
@@ -237,24 +239,7 @@ static void handle(struct rd_engine *e, const struct rcb_event *ev)
 			ev = &named;
 		}
 	}
-	rd_policy_decide(e, ev, &d);
-	switch (d.verdict) {
-	case RD_MOVE:
-		rd_move_page(e, ev, &d);
-		break;
-	case RD_BELOW:
-		e->st.below++;
-		break;
-	case RD_REFUSE:
-		e->st.refused[d.why]++;
-		break;
-	case RD_FROZEN:
-		e->st.frozen++;
-		break;
-	case RD_RATE_LIMITED:
-		e->st.rate_limited++;
-		break;
-	}
+	rd_decide_act(e, ev);
 }
 
 /*
@@ -323,13 +308,25 @@ int rd_engine_run_once(struct rd_engine *e, int timeout_ms,
 	uint64_t now, deadline;
 	int i, j, n, err;
 
-	if (e->cfg.scan_ms && timeout_ms > (int)e->cfg.scan_ms)
-		ts = (struct timespec){ e->cfg.scan_ms / 1000,
-					(e->cfg.scan_ms % 1000) * 1000000L };
-	/* Woken by the first record of any node: the module wakes pollers. */
-	n = ppoll(e->pfd, e->nr_nodes, timeout_ms < 0 ? NULL : &ts, sigmask);
-	if (n < 0)
-		return errno == EINTR ? 0 : -errno;
+	if (e->cfg.scan_ms && (timeout_ms < 0 || timeout_ms > (int)e->cfg.scan_ms))
+		timeout_ms = e->cfg.scan_ms;
+	if (e->cfg.count_scan_ms &&
+	    (timeout_ms < 0 || timeout_ms > (int)e->cfg.count_scan_ms))
+		timeout_ms = e->cfg.count_scan_ms;
+	ts = (struct timespec){ timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
+	/*
+	 * Woken by the first record of any node: the module wakes pollers.
+	 * With events = no, the nodes are not polled: only the scans act.
+	 */
+	n = ppoll(e->pfd, e->cfg.events ? e->nr_nodes : 0,
+		  timeout_ms < 0 ? NULL : &ts, sigmask);
+	/*
+	 * A signal (SIGUSR1 asks for the statistics) ends the wait, not the
+	 * turn: the scans below are due by the clock, however often the
+	 * waits are cut short.
+	 */
+	if (n < 0 && errno != EINTR)
+		return -errno;
 	deadline = rd_now_ns() + RD_DRAIN_NS;
 	/* From the node after the last one served: each gets its turn. */
 	for (j = 0; n > 0 && j < e->nr_nodes; j++) {
@@ -348,6 +345,11 @@ int rd_engine_run_once(struct rd_engine *e, int timeout_ms,
 	if (e->cfg.scan_ms && now - e->last_scan_ns >= e->cfg.scan_ms * 1000000ULL) {
 		e->last_scan_ns = now;
 		rd_scan(e);
+	}
+	if (e->cfg.count_scan_ms &&
+	    now - e->last_count_scan_ns >= e->cfg.count_scan_ms * 1000000ULL) {
+		e->last_count_scan_ns = now;
+		rd_count_scan(e);
 	}
 	if (e->cfg.stats_file[0] && e->cfg.stats_interval &&
 	    now - e->last_stats_ns >= e->cfg.stats_interval * 1000000000ULL) {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * refcntd's engine inside: the state events.c (the event streams),
- * move.c (the moves), rmap.c (the scan and its reverse map), policy.c
- * (the decisions) and util.c share. Each calls only those after it in
- * that list; util.c, none.
+ * countscan.c (the counter scan), move.c (the moves), rmap.c (the scan
+ * and its reverse map), policy.c (the decisions) and util.c share. Each
+ * calls only those after it in that list; util.c, none.
  */
 #ifndef REFCNTD_INTERNAL_H
 #define REFCNTD_INTERNAL_H
@@ -104,6 +104,17 @@ struct rd_rmap {
 
 #define RD_RMAP_SLOTS	(1U << 18)
 
+/* A page's counts at the counter scan's last look (countscan.c). */
+struct rd_seen {
+	pid_t pid;
+	uint32_t gen;		/* the scan that saw it; 0: free */
+	uint64_t vaddr, paddr;
+	uint32_t home, remote;	/* home counter, busiest remote one */
+};
+
+#define RD_SEEN_SLOTS	(1U << 18)
+#define RD_SEEN_PROBE	32
+
 struct rd_engine {
 	struct rd_config cfg;
 	struct rd_hooks hooks;
@@ -125,6 +136,9 @@ struct rd_engine {
 	struct rd_pending pend[RD_PEND_MAX];
 	size_t nr_pend;
 	uint32_t rmap_gen, rmap_nr;
+	struct rd_seen *seen;		/* RD_SEEN_SLOTS, the counter scan's */
+	uint32_t seen_gen;
+	uint64_t last_count_scan_ns;
 };
 
 /* policy.c */
@@ -142,7 +156,12 @@ void rd_policy_moved(struct rd_engine *e, pid_t pid, uint64_t vaddr,
 int rd_policy_opted_in(const struct rd_config *c, pid_t pid);
 int rd_nid_cnode(const struct rd_engine *e, int nid);
 
+/* countscan.c: rank the served processes' pages by their counts, move. */
+void rd_count_scan(struct rd_engine *e);
+
 /* move.c */
+/* Decide on a migration event (policy.c) and act: move, or count why not. */
+void rd_decide_act(struct rd_engine *e, const struct rcb_event *ev);
 /* Act on a decision to move: 0 moved (or dry-run), else a refusal. */
 void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
 		  struct rd_decision *d);

@@ -36,7 +36,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: refcntd [OPTIONS]\n"
 "Move pages to the nodes that reference them, driven by the refcnt\n"
-"counters' migration events (refcntd(8), refcntd.conf(5)).\n\n"
+"counters' migration events and, with count_scan_ms, a scan of the\n"
+"counts themselves (refcntd(8), refcntd.conf(5)).\n\n"
 "  -c, --config FILE   configuration (default " DEFAULT_CONFIG ")\n"
 "  -o, --set KEY=VALUE override one configuration key (repeatable)\n"
 "  -p, --pid PID       act on process PID too (opt-in; repeatable)\n"

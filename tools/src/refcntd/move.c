@@ -159,6 +159,30 @@ static int queued(const struct rd_engine *e, pid_t pid, uint64_t vaddr)
 	return 0;
 }
 
+void rd_decide_act(struct rd_engine *e, const struct rcb_event *ev)
+{
+	struct rd_decision d;
+
+	rd_policy_decide(e, ev, &d);
+	switch (d.verdict) {
+	case RD_MOVE:
+		rd_move_page(e, ev, &d);
+		break;
+	case RD_BELOW:
+		e->st.below++;
+		break;
+	case RD_REFUSE:
+		e->st.refused[d.why]++;
+		break;
+	case RD_FROZEN:
+		e->st.frozen++;
+		break;
+	case RD_RATE_LIMITED:
+		e->st.rate_limited++;
+		break;
+	}
+}
+
 void rd_move_page(struct rd_engine *e, const struct rcb_event *ev,
 		  struct rd_decision *d)
 {

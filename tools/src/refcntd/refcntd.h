@@ -8,6 +8,8 @@
  *             node, freeze and melt, rate limit, processes opted in
  *   events.c  the node devices: thresholds, poll(2) and read(2) of
  *             struct rcb_event, dispatch of each event
+ *   countscan.c  the counter scan: the served processes' pages ranked by
+ *             their counts since the last look, the worst moved
  *   move.c    the move itself: checks, move_pages(2), refusals by reason
  *   stats.c   statistics, the stats file, log lines
  *
@@ -50,6 +52,8 @@ struct rd_config {
 	char stats_file[256];
 	uint32_t stats_interval;	/* s between stats file writes, 0: never */
 	uint32_t scan_ms;		/* soft-dirty scan of opted-in processes */
+	uint32_t count_scan_ms;		/* counter scan; 0: off */
+	int events;			/* act on the nodes' migration events */
 	uint32_t rmap_ms;		/* reverse map rebuilt on a miss, at most */
 	uint32_t rmap_cpu_pct;		/* of a CPU its builds may take; 0: any */
 	char feed[16];			/* auto, pebs, hinting, faults, hub, none */
@@ -99,6 +103,9 @@ struct rd_stats {
 	uint64_t rmap_ns;	/* time the builds took */
 	uint64_t over_time;	/* past the thresholds on the counts over time */
 	uint64_t frames_folded;	/* moved pages' old frames folded */
+	uint64_t count_scans;	/* counter scans done */
+	uint64_t count_scan_pages;	/* pages' counts they read */
+	uint64_t count_scan_candidates;	/* pages they found remote-led */
 };
 
 /* One page moved (or, dry-run, that would have been). */
