@@ -148,8 +148,11 @@ def uptimes(log_lines: Sequence[str]) -> Optional[str]:
 
 
 def component_enabled(comp: Sequence[str]) -> bool:
+    """refcnt listed, and not "\\-> Disabled: why" after its name (the
+    bash check looked for "disabled" and missed PAPI's capital D)."""
     return any(re.search("Name: *refcnt", x) for x in comp) and not any(
-        "disabled" in x for x in H.grep_after(comp, "Name: *refcnt", 2))
+        re.search("disabled", x, re.IGNORECASE)
+        for x in H.grep_after(comp, "Name: *refcnt", 2))
 
 
 def missing_events(native: Sequence[str]) -> List[str]:

@@ -89,6 +89,13 @@ class Sections(unittest.TestCase):
         self.assertFalse(pc.component_enabled(
             ["Name: refcnt", "  x", "  disabled: no refcnt.ko"]))
         self.assertFalse(pc.component_enabled(["Name: perf_event"]))
+
+    def test_component_disabled(self) -> None:
+        """papi_component_avail's own words for a disabled component
+        (papi_component_avail.c: "   \\-> Disabled: %s")."""
+        self.assertFalse(pc.component_enabled(
+            ["Name:   refcnt                  refcnt.ko memory references",
+             "   \\-> Disabled: refcnt.ko is not loaded"]))
         self.assertEqual(pc.missing_events(NATIVE[1:4]),
                          ["references", "stores", "lost"])
 
