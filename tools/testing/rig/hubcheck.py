@@ -323,7 +323,7 @@ def boot(root: str, build: str, o: Opts, p: Plan, kernel: str, rel: str,
         rc = H.call([H.refcnt_vm(root), *args, "--", cmd],
                     both=f"{work}/vm.out")
     finally:
-        garble.kill()
+        garble.terminate()
         garble.wait()
     log_lines = H.lines(log)
     for passed, desc in results(log_lines, topo):
