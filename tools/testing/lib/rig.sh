@@ -83,28 +83,6 @@ check() {
 	return "$rc"
 }
 
-# The release of a refcnt-vm --kernel argument: a Debian release as it
-# is; for a path, the include/config/kernel.release of the build tree it
-# sits in (the debug kernel's bzImage, or its arch/x86/boot/bzImage), else
-# its name after "vmlinuz-".
-kernel_release() {
-	local k=$1 d
-	if [[ $k != */* ]] && [ ! -f "$k" ]; then
-		echo "$k"
-		return
-	fi
-	d=$(dirname "$k")
-	for _ in 1 2 3 4; do
-		if [ -r "$d/include/config/kernel.release" ]; then
-			cat "$d/include/config/kernel.release"
-			return
-		fi
-		d=$(dirname "$d")
-	done
-	k=$(basename "$k")
-	echo "${k#vmlinuz-}"
-}
-
 # A benchmark's results file, build/results/BENCH-<UTC time>.txt (BUILD
 # must be set), headed by when, where, on what and how it ran; prints its
 # path.  Benchmarks tee their figures into it: the figures of a run live
