@@ -233,8 +233,11 @@ struct refcnt_feed_attr {
  *		session holding the feed or running its events holds the
  *		module
  * @caps:	what its samples carry, RCB_FEED_* of uapi/linux/refcnt.h
- *		(data and instruction address, loads, stores); the registry
- *		adds RCB_FEED_SESSION and RCB_FEED_DEVICE
+ *		(data and instruction address, loads, stores), and
+ *		RCB_FEED_SESSION for a feed of perf events that counting
+ *		sessions run by a period of struct rcb_count (refcnt.ko's
+ *		own: session.c names them); the registry adds
+ *		RCB_FEED_SESSION and RCB_FEED_DEVICE for a device feed
  * @nr_events:	with @ops, the perf events per CPU, at most
  * @nr_task_events: with @ops, the perf events per task of a counting
  *		session, at most REFCNT_FEED_TASK_EVENTS; 0: @nr_events

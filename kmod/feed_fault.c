@@ -97,7 +97,8 @@ static const struct refcnt_feed_ops refcnt_fault_ops = {
 struct refcnt_feed refcnt_fault_feed = {
 	.name = "fault",
 	.ops = &refcnt_fault_ops,
-	.caps = RCB_FEED_DATA_ADDR | RCB_FEED_INSTR_ADDR,
+	.caps = RCB_FEED_DATA_ADDR | RCB_FEED_INSTR_ADDR |
+		RCB_FEED_SESSION,
 	.nr_events = REFCNT_FAULT_EVENTS,
 };
 

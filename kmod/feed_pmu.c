@@ -509,7 +509,8 @@ struct refcnt_feed refcnt_pebs_feed = {
 	.name = "pebs",
 	.ops = &refcnt_pmu_ops,
 	/* and loads and stores as the vendor's samples tell: main.c */
-	.caps = RCB_FEED_DATA_ADDR | RCB_FEED_INSTR_ADDR,
+	.caps = RCB_FEED_DATA_ADDR | RCB_FEED_INSTR_ADDR |
+		RCB_FEED_SESSION,
 	.nr_events = REFCNT_PMU_MAX_EVENTS,
 	.nr_task_events = REFCNT_PMU_MAX_PMUS * REFCNT_PMU_MAX_EVENTS,
 	.precise = true,

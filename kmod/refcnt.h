@@ -5,7 +5,7 @@
  * /dev/refcnt/nodeN (dev.c: open, read, poll; dev_mmap.c: the mapping of
  * the extended counters), its ioctls (ioctl.c, query.c, feed_inject.c,
  * session.c), its statistics in sysfs (sysfs.c), the feeds (feed.h: the
- * interface; feed.c: their registry; sample.c: their delivery;
+ * interface; feed*.c: their registry; sample.c: their delivery;
  * feed_fault.c, feed_pmu.c: refcnt.ko's own) and main.c. Everything here
  * reaches the counters through the core's functions (core.h).
  */
@@ -46,7 +46,7 @@ struct task_struct *refcnt_target_thread_get(pid_t tid);
 /* perf_access.c */
 int refcnt_perf_access(struct perf_event_attr *attr);
 
-/* feed.c: the feeds' registry */
+/* feed.c, feed_events.c, feed_info.c: the feeds' registry */
 int refcnt_feeds_init(const struct attribute_group *group);
 void refcnt_feeds_exit(void);
 int refcnt_feed_set(struct refcnt_feed *feed, unsigned int period);

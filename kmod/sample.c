@@ -343,7 +343,7 @@ EXPORT_SYMBOL_NS_GPL(refcnt_feed_pmu_sample, REFCNT_NS);
  * @regs:	its registers
  * @out:	what became of it, for a session's event; NULL otherwise
  *
- * The machine-wide events (feed.c) and those of a counted process
+ * The machine-wide events (feed_events.c) and those of a counted process
  * (session.c) both end here, in the overflow handler's context; the
  * feed's statistics count the outcome.
  *

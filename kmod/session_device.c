@@ -18,6 +18,11 @@
  * CPU (interrupts off) produce them, the feed's drain of that CPU's
  * stream (one at a time) consumes them, each span holding a reference on
  * its session until the drain has passed its end.
+ *
+ * Why a PMU and not preempt notifiers (which a module may use): they are
+ * not inherited by the threads a session follows, and a module has no
+ * exported hook at fork or exit to give them theirs or take them back
+ * (Documentation/design.rst, "Device feeds in a session").
  */
 #include <linux/cpumask.h>
 #include <linux/kref.h>

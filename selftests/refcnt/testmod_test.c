@@ -3,8 +3,9 @@
  * The test module's interface (tools/testing/kmod/refcnt_test.c,
  * <linux/refcnt_test.h>), which the benchmarks and the sample tests use:
  * every bad argument with its exact errno, root only, and what
- * REFCNT_TEST_BENCH leaves in the counters. Skips where there is no test
- * module (REFCNT_TEST_KO unset: not the rig).
+ * REFCNT_TEST_BENCH leaves in the counters, and that a counting session
+ * gets a device feed's records of its thread alone. Skips where there is
+ * no test module (REFCNT_TEST_KO unset: not the rig).
  */
 #include <grp.h>
 
@@ -226,6 +227,80 @@ TEST_F(testmod, root_only)
 		_exit(open(RC_TEST_DEV, O_RDWR) == -1 && errno == EACCES ? 0 : 3);
 	}
 	EXPECT_EQ(0, rc_wait(pid));
+}
+
+/* Rounds of the span test, and records per round. */
+#define DR_ROUNDS	64
+#define DR_BATCH	256
+
+/* Pin the caller to @cpu, then make @n synthetic records of the test feed. */
+static int make_records(int tfd, int cpu, struct refcnt_test_record *t,
+			unsigned int n)
+{
+	struct refcnt_test_records f = { .records = (uintptr_t)t,
+					 .nr_records = n };
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	if (ioctl(tfd, REFCNT_TEST_RECORDS, &f))
+		return -errno;
+	sched_yield();
+	return f.counted == n ? 0 : -ERANGE;
+}
+
+/*
+ * A session of one thread with RCB_COUNT_DEVICES gets the test feed's
+ * records that thread makes on every CPU it moves to, and none of those
+ * another process makes on the same CPUs meanwhile (at the same addresses
+ * of its own copy of the buffer): the session takes the spans of its
+ * thread's time on each CPU (session_device.c), nothing else.
+ */
+TEST_F_TIMEOUT(testmod, device_records_follow_the_thread, 300)
+{
+	static struct refcnt_test_record t[DR_BATCH];
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), sfd, round, i;
+	size_t len = 4 * 4096;
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	struct rcb_count_range r = { (uintptr_t)buf, len };
+	struct rcb_count c = {
+		.flags = RCB_COUNT_THREAD | RCB_COUNT_DEVICES,
+		.ranges = (uintptr_t)&r, .nr_ranges = 1,
+	};
+	struct rcb_count_stats st = { 0 };
+	pid_t other;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	memset(buf, 1, len);
+	for (i = 0; i < DR_BATCH; i++)
+		t[i] = (struct refcnt_test_record){
+			.vaddr = (uintptr_t)buf + (i * 64) % len,
+			.ip = 0x401000, .weight = 1,
+			.flags = REFCNT_TEST_REC_LOAD,
+		};
+	sfd = ioctl(self->d.fd, RCB_COUNT_START, &c);
+	ASSERT_LE(0, sfd) TH_LOG("RCB_COUNT_START: %s", strerror(errno));
+	other = rc_fork();
+	ASSERT_LE(0, other);
+	if (!other) {
+		for (round = 0; round < DR_ROUNDS; round++)
+			if (make_records(self->tfd, round % ncpu, t, DR_BATCH))
+				_exit(1);
+		_exit(0);
+	}
+	for (round = 0; round < DR_ROUNDS; round++)
+		ASSERT_EQ(0, make_records(self->tfd, round % ncpu, t, DR_BATCH))
+			TH_LOG("round %d", round);
+	EXPECT_EQ(0, rc_wait(other));
+	ASSERT_EQ(0, ioctl(sfd, RCB_COUNT_STATS, &st));
+	close(sfd);
+	EXPECT_EQ((uint64_t)DR_ROUNDS * DR_BATCH, st.samples);
+	EXPECT_EQ(0U, st.outside);
+	EXPECT_EQ(st.samples, st.delivered + st.unresolved);
+	munmap(buf, len);
 }
 
 TEST_HARNESS_MAIN

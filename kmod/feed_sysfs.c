@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * refcnt: the feeds' files in /sys/kernel/refcnt: each feed's statistics
+ * (<feed>_<statistic>, summed over the CPUs), the CPU lists of a feed of
+ * perf events, and the feed's own files beside them.
+ */
+#include <linux/kobject.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/sysfs.h>
+
+#include "refcnt.h"
+#include "feed.h"
+#include "feed_registry.h"
+
+/* /sys/kernel/refcnt, while the registry is up. */
+static struct kobject *refcnt_kobj;
+
+/*
+ * The statistics files, in the order of struct refcnt_feed_stats (the
+ * precise samples' three last), then the CPU lists of perf events.
+ */
+#define REFCNT_FEED_PRECISE	3
+#define REFCNT_FEED_CPUS	6
+static const char *const refcnt_feed_file_names[] = {
+	"samples", "delivered", "unresolved", "kernel", "noaddr", "cached",
+	"cpus", "skipped",
+};
+
+/* A feed's statistics summed over the CPUs: exact once the feed is quiet. */
+static ssize_t refcnt_feed_stat_show(struct kobject *kobj,
+				     struct kobj_attribute *kattr, char *buf)
+{
+	const struct refcnt_feed_attr *a =
+		container_of(kattr, struct refcnt_feed_attr, kattr);
+	const struct refcnt_feed *feed = a->feed;
+	unsigned int stat = a - feed->attrs;
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const u64 *s = (const u64 *)per_cpu_ptr(feed->stats, cpu);
+
+		sum += READ_ONCE(s[stat]);
+	}
+	return sysfs_emit(buf, "%llu\n", sum);
+}
+
+/*
+ * The CPUs a feed samples now, or leaves out (no such events there), as
+ * a CPU list ("0-1,3"), empty when off.
+ */
+static ssize_t refcnt_feed_cpus_show(struct kobject *kobj,
+				     struct kobj_attribute *kattr, char *buf)
+{
+	const struct refcnt_feed_attr *a =
+		container_of(kattr, struct refcnt_feed_attr, kattr);
+	const struct refcnt_feed *feed = a->feed;
+	ssize_t len;
+
+	refcnt_feed_hotplug_flush();
+	mutex_lock(&refcnt_feed_lock);
+	len = sysfs_emit(buf, "%*pbl\n",
+			 cpumask_pr_args(a - feed->attrs == REFCNT_FEED_CPUS ?
+					 &feed->cpus : &feed->skipped));
+	mutex_unlock(&refcnt_feed_lock);
+	return len;
+}
+
+/*
+ * <name>_samples, _delivered, _unresolved; _kernel, _noaddr and _cached
+ * for precise samples; _cpus and _skipped for perf events.
+ */
+void refcnt_feed_attrs_init(struct refcnt_feed *feed)
+{
+	unsigned int i, n = 0;
+
+	BUILD_BUG_ON(sizeof(struct refcnt_feed_stats) !=
+		     REFCNT_FEED_CPUS * sizeof(u64));
+	BUILD_BUG_ON(ARRAY_SIZE(refcnt_feed_file_names) !=
+		     ARRAY_SIZE(feed->attrs));
+	for (i = 0; i < ARRAY_SIZE(feed->attrs); i++) {
+		struct refcnt_feed_attr *a = &feed->attrs[i];
+
+		if ((i >= REFCNT_FEED_PRECISE && i < REFCNT_FEED_CPUS &&
+		     !feed->precise) || (i >= REFCNT_FEED_CPUS && !feed->ops))
+			continue;
+		snprintf(a->name, sizeof(a->name), "%s_%s", feed->name,
+			 refcnt_feed_file_names[i]);
+		sysfs_attr_init(&a->kattr.attr);
+		a->kattr.attr.name = a->name;
+		a->kattr.attr.mode = 0444;
+		a->kattr.show = i >= REFCNT_FEED_CPUS ? refcnt_feed_cpus_show :
+							 refcnt_feed_stat_show;
+		a->feed = feed;
+		feed->attr_ptrs[n++] = &a->kattr.attr;
+	}
+	feed->attr_ptrs[n] = NULL;
+	feed->stats_group.attrs = feed->attr_ptrs;
+}
+
+/* The files of a registered feed, made outside refcnt_feed_lock. */
+int refcnt_feed_files(struct refcnt_feed *feed)
+{
+	int err;
+
+	err = sysfs_create_group(refcnt_kobj, &feed->stats_group);
+	if (err || !feed->group)
+		return err;
+	err = sysfs_create_group(refcnt_kobj, feed->group);
+	if (err)
+		sysfs_remove_group(refcnt_kobj, &feed->stats_group);
+	return err;
+}
+
+void refcnt_feed_files_remove(struct refcnt_feed *feed)
+{
+	if (feed->group)
+		sysfs_remove_group(refcnt_kobj, feed->group);
+	sysfs_remove_group(refcnt_kobj, &feed->stats_group);
+}
+
+/**
+ * refcnt_feed_sysfs_init() - /sys/kernel/refcnt, at load
+ * @group:	its files besides the feeds'
+ *
+ * Return: 0 or a negative errno.
+ */
+int refcnt_feed_sysfs_init(const struct attribute_group *group)
+{
+	struct kobject *kobj;
+	int err;
+
+	kobj = kobject_create_and_add("refcnt", kernel_kobj);
+	if (!kobj)
+		return -ENOMEM;
+	err = sysfs_create_group(kobj, group);
+	if (err) {
+		kobject_put(kobj);
+		return err;
+	}
+	refcnt_kobj = kobj;
+	return 0;
+}
+
+/**
+ * refcnt_feed_sysfs_exit() - remove /sys/kernel/refcnt, every feed gone
+ */
+void refcnt_feed_sysfs_exit(void)
+{
+	kobject_put(refcnt_kobj);
+	refcnt_kobj = NULL;
+}
