@@ -79,9 +79,10 @@ class Config:
 
     @staticmethod
     def from_env(kver: str, env: Mapping[str, str]) -> "Config":
-        return Config(kver, hub=env.get("HUB", "1") == "1",
+        # As ${HUB:-1}: make demo passes HUB and TRUTH empty when unset.
+        return Config(kver, hub=(env.get("HUB") or "1") == "1",
                       hub_period=env.get("HUB_PERIOD") or "64",
-                      truth=env.get("TRUTH", "0") == "1")
+                      truth=(env.get("TRUTH") or "0") == "1")
 
 
 def guest_cmd(c: Config) -> str:

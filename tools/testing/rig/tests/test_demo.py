@@ -42,6 +42,12 @@ class Demo(unittest.TestCase):
         self.assertEqual(demo.vm_cmd(c, LIBS),
                          golden_args("demo-truth-vm-args.golden"))
 
+    def test_empty_settings_are_the_defaults(self) -> None:
+        # make demo passes HUB= and TRUTH= when they are not set.
+        c = demo.Config.from_env(KVER, {"HUB": "", "TRUTH": "",
+                                        "HUB_PERIOD": ""})
+        self.assertEqual((c.hub, c.truth, c.hub_period), (True, False, "64"))
+
     def test_no_hub(self) -> None:
         c = demo.Config.from_env(KVER, {"HUB": "0", "HUB_PERIOD": "16"})
         cmd = demo.vm_cmd(c, [])
