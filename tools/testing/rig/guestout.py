@@ -77,6 +77,15 @@ def read(path: str) -> str:
         return ""
 
 
+def rm(*paths: str) -> None:
+    """rm -f PATHS."""
+    for p in paths:
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+
+
 def extract(log: str, into: str) -> None:
     """The blocks of the guest log LOG decoded into the fresh directory
     INTO, its "@@rc" lines into INTO/rc."""
