@@ -116,7 +116,7 @@ static void refcnt_queue(struct refcnt_node *node, struct rcb_event *ev)
 /* The first references of a set lost to a pegged counter since its fold. */
 static void refcnt_peg_event(struct refcnt_node *node, u64 set)
 {
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	unsigned int c, top = 0;
 	u32 most = 0;
 	struct rcb_event ev;
@@ -138,7 +138,7 @@ static void refcnt_peg_event(struct refcnt_node *node, u64 set)
 static void refcnt_migrate_record(struct refcnt_node *node, u64 set,
 				  struct rcb_event *ev)
 {
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	unsigned int c, top = U32_MAX;
 	u32 most = 0;
 
@@ -223,7 +223,7 @@ static void refcnt_extend(struct refcnt_node *node, u32 *ext, u64 idx, u32 v)
  */
 static bool refcnt_fold_set(struct refcnt_node *node, u64 set)
 {
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	unsigned int c, top = 0;
 	struct rcb_event ev;
 	bool folded = true;
@@ -332,7 +332,7 @@ static u32 *refcnt_ext_word(struct refcnt_node *node, u64 idx)
 u32 *refcnt_fold_inline(struct refcnt_node *node, u64 set, u64 idx,
 			u32 *mine)
 {
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	u32 *ours = refcnt_ext_word(node, idx);
 	unsigned int c, top = 0;
 	bool left = false;
@@ -389,7 +389,7 @@ u32 *refcnt_fold_inline(struct refcnt_node *node, u64 set, u64 idx,
 void refcnt_fold_more(struct refcnt_node *node, u64 set, u64 idx, u32 *ext,
 		      u32 nr, u32 thr)
 {
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	u32 diff = READ_ONCE(node->diff_threshold);
 	unsigned int counter = idx - first;
 
@@ -700,8 +700,8 @@ void refcnt_node_thresholds(const struct refcnt_node *node, u32 *abs,
 void refcnt_node_read_sets(struct refcnt_node *node, u64 first, u64 nr,
 			   u32 *hw, u32 *ext, u32 *lost)
 {
-	u64 i, idx = first * refcnt_topo.counters_per_set;
-	u64 n = nr * refcnt_topo.counters_per_set;
+	u64 i, idx = refcnt_set_first(first);
+	u64 n = refcnt_set_first(nr);
 
 	/* Under fold_lock: no counter is half-way through a fold. */
 	mutex_lock(&node->fold_lock);

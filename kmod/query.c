@@ -423,7 +423,7 @@ refcnt_stage_counters(struct refcnt_query *q, u32 *out, u64 paddr)
 			memset(out, 0, cps * sizeof(*out));
 			return NULL;
 		}
-		first = refcnt_slot_set(slot, paddr) * cps;
+		first = refcnt_set_first(refcnt_slot_set(slot, paddr));
 		sp = refcnt_node_counters(slot->node, q->extended);
 		in_page = (REFCNT_WORDS_PER_PAGE - first % REFCNT_WORDS_PER_PAGE) / cps;
 		if (!in_page) {
