@@ -113,8 +113,15 @@ static void refcnt_queue(struct refcnt_node *node, struct rcb_event *ev)
 		this_cpu_inc(node->stats->events_dropped);
 }
 
+/*
+ * The makers of records are noinline_for_stack: each holds a 72-byte
+ * struct rcb_event that, inlined, would add up in refcnt_service()'s
+ * frame, under every fold's call chain.
+ */
+
 /* The first references of a set lost to a pegged counter since its fold. */
-static void refcnt_peg_event(struct refcnt_node *node, u64 set)
+static noinline_for_stack void
+refcnt_peg_event(struct refcnt_node *node, u64 set)
 {
 	u64 first = refcnt_set_first(set);
 	unsigned int c, top = 0;
@@ -161,7 +168,8 @@ static void refcnt_migrate_record(struct refcnt_node *node, u64 set,
  * record is never dropped: a full queue leaves it owed, and one owed
  * record per set stands for every later crossing until it is queued.
  */
-static void refcnt_migrate_event(struct refcnt_node *node, u64 set)
+static noinline_for_stack void
+refcnt_migrate_event(struct refcnt_node *node, u64 set)
 {
 	struct rcb_event ev;
 
@@ -180,7 +188,8 @@ static void refcnt_migrate_event(struct refcnt_node *node, u64 set)
  * now: until the queue refuses one again. A crossing the set raised since
  * is in the counts now: this record stands for it too.
  */
-static void refcnt_service_owed(struct refcnt_node *node)
+static noinline_for_stack void
+refcnt_service_owed(struct refcnt_node *node)
 {
 	struct rcb_event ev;
 	unsigned long set;
@@ -217,6 +226,18 @@ static void refcnt_extend(struct refcnt_node *node, u32 *ext, u64 idx, u32 v)
 	}
 }
 
+/* A set's FOLD record: @top held @most. */
+static noinline_for_stack void
+refcnt_fold_event(struct refcnt_node *node, u64 set, unsigned int top,
+		  u32 most)
+{
+	struct rcb_event ev;
+
+	refcnt_event_init(node, set, RCB_EVENT_FOLD, &ev);
+	refcnt_event_counter(&ev, top, most);
+	refcnt_queue(node, &ev);
+}
+
 /*
  * The threshold interrupt proper: fold the complete set. False when a
  * counter found no memory: it stays in hardware, the set stays raised.
@@ -225,7 +246,6 @@ static bool refcnt_fold_set(struct refcnt_node *node, u64 set)
 {
 	u64 first = refcnt_set_first(set);
 	unsigned int c, top = 0;
-	struct rcb_event ev;
 	bool folded = true;
 	u32 most = 0;
 
@@ -259,10 +279,7 @@ static bool refcnt_fold_set(struct refcnt_node *node, u64 set)
 	if (!most)
 		return folded;
 	this_cpu_inc(node->stats->folds);
-
-	refcnt_event_init(node, set, RCB_EVENT_FOLD, &ev);
-	refcnt_event_counter(&ev, top, most);
-	refcnt_queue(node, &ev);
+	refcnt_fold_event(node, set, top, most);
 	return folded;
 }
 
@@ -271,8 +288,9 @@ static bool refcnt_fold_set(struct refcnt_node *node, u64 set)
  * delivery may stand for millions; what the queue has no room for is
  * dropped.
  */
-static void refcnt_fold_entry_events(struct refcnt_node *node,
-				     const struct refcnt_fold_entry *e)
+static noinline_for_stack void
+refcnt_fold_entry_events(struct refcnt_node *node,
+			 const struct refcnt_fold_entry *e)
 {
 	struct rcb_event ev;
 

@@ -636,6 +636,42 @@ static void refcnt_query_free(struct refcnt_query *q)
 	kvfree(q->probes);
 }
 
+/* Query [@h, @end) of @q->mm, chunk by chunk, for @rq. */
+static int refcnt_query_run(struct refcnt_query *q, struct rcb_range_query *rq,
+			    u64 h, u64 end)
+{
+	int err;
+
+	/*
+	 * hmm_range_fault() needs an interval notifier. Inserting the first
+	 * one in an mm allocates its notifier state, for the mm's lifetime
+	 * (design.rst); without it, gup does all the work, taking a
+	 * reference per page.
+	 */
+	spin_lock_init(&q->notifier_lock);
+	q->walk = !mmu_interval_notifier_insert(&q->notifier, q->mm,
+						round_down(h, PAGE_SIZE),
+						PAGE_ALIGN(end) -
+						round_down(h, PAGE_SIZE),
+						&refcnt_query_notifier_ops);
+
+	err = refcnt_query_alloc(q);
+	rq->nr_entries = 0;
+	while (!err && h < end) {
+		u64 before = h;
+
+		err = refcnt_query_chunk(q, &h, end);
+		rq->nr_entries += (h - before) / refcnt_cfg.granularity;
+		if (!err && fatal_signal_pending(current))
+			err = -EINTR;
+		cond_resched();
+	}
+	refcnt_query_free(q);
+	if (q->walk)
+		mmu_interval_notifier_remove(&q->notifier);
+	return err;
+}
+
 /**
  * refcnt_range_query() - RCB_RANGE_QUERY
  * @rq:		the query, checked here; nr_entries is set
@@ -644,12 +680,7 @@ static void refcnt_query_free(struct refcnt_query *q)
  */
 int refcnt_range_query(struct rcb_range_query *rq)
 {
-	struct refcnt_query q = {
-		.ubuf = u64_to_user_ptr(rq->buf),
-		.extended = rq->flags & RCB_RANGE_EXTENDED,
-		.packed = rq->flags & RCB_RANGE_PACKED,
-		.admin = capable(CAP_SYS_ADMIN),
-	};
+	struct refcnt_query *q;
 	u64 h, end, needed;
 	int err;
 
@@ -664,35 +695,20 @@ int refcnt_range_query(struct rcb_range_query *rq)
 		return -E2BIG;
 	}
 
-	q.mm = refcnt_query_mm(rq->pid);
-	if (IS_ERR(q.mm))
-		return PTR_ERR(q.mm);
-	/*
-	 * hmm_range_fault() needs an interval notifier. Inserting the first
-	 * one in an mm allocates its notifier state, for the mm's lifetime;
-	 * without it, gup does all the work, taking a reference per page.
-	 */
-	spin_lock_init(&q.notifier_lock);
-	q.walk = !mmu_interval_notifier_insert(&q.notifier, q.mm,
-					       round_down(h, PAGE_SIZE),
-					       PAGE_ALIGN(end) -
-					       round_down(h, PAGE_SIZE),
-					       &refcnt_query_notifier_ops);
-
-	err = refcnt_query_alloc(&q);
-	rq->nr_entries = 0;
-	while (!err && h < end) {
-		u64 before = h;
-
-		err = refcnt_query_chunk(&q, &h, end);
-		rq->nr_entries += (h - before) / refcnt_cfg.granularity;
-		if (!err && fatal_signal_pending(current))
-			err = -EINTR;
-		cond_resched();
+	/* Not on the stack: its notifier alone is over 100 bytes. */
+	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	if (!q)
+		return -ENOMEM;
+	q->ubuf = u64_to_user_ptr(rq->buf);
+	q->extended = rq->flags & RCB_RANGE_EXTENDED;
+	q->packed = rq->flags & RCB_RANGE_PACKED;
+	q->admin = capable(CAP_SYS_ADMIN);
+	q->mm = refcnt_query_mm(rq->pid);
+	err = PTR_ERR_OR_ZERO(q->mm);
+	if (!err) {
+		err = refcnt_query_run(q, rq, h, end);
+		mmput(q->mm);
 	}
-	refcnt_query_free(&q);
-	if (q.walk)
-		mmu_interval_notifier_remove(&q.notifier);
-	mmput(q.mm);
+	kfree(q);
 	return err;
 }
