@@ -77,6 +77,19 @@ static inline long refcnt_gup_remote(struct mm_struct *mm, unsigned long start,
 }
 
 /*
+ * What gup needs to follow a page NUMA balancing made PROT_NONE in an
+ * accessible mapping, without a fault. Before 6.6 gup sees a hinting
+ * fault to make there unless FOLL_FORCE (6.1's gup_can_follow_protnone());
+ * 6.6 left that to callers that ask FOLL_HONOR_NUMA_FAULT (KVM): plain
+ * gup follows the page.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#define REFCNT_FOLL_NUMA_HINTED	0
+#else
+#define REFCNT_FOLL_NUMA_HINTED	FOLL_FORCE
+#endif
+
+/*
  * May the caller have a perf event that counts the kernel or samples
  * physical addresses? The kernel's answer, perf_allow_kernel() (the
  * paranoid level above 1 asks perfmon_capable(); then the LSM hook),

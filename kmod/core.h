@@ -396,6 +396,21 @@ static inline void refcnt_lost_add(struct refcnt_node *node, u32 *lost, u32 n)
 }
 
 /**
+ * refcnt_set_first() - the index of a set's first counter
+ * @set:	the set, in its node
+ *
+ * A node's counter arrays (hardware, extended, lost) hold its sets one
+ * after the other, counters_per_set counters each. Of a number of sets,
+ * it is also their number of counters.
+ *
+ * Return: @set * counters_per_set.
+ */
+static inline u64 refcnt_set_first(u64 set)
+{
+	return set * refcnt_topo.counters_per_set;
+}
+
+/**
  * refcnt_home_count() - the hardware count of a set's home counter
  * @node:	the node
  * @first:	index of the set's first counter

@@ -186,7 +186,7 @@ static noinline u32 refcnt_count_fold(struct refcnt_node *node, u64 set,
 				      unsigned int counter, u32 *hw,
 				      u32 count, const struct refcnt_ctx *ctx)
 {
-	u64 first = set * refcnt_topo.counters_per_set, idx = first + counter;
+	u64 first = refcnt_set_first(set), idx = first + counter;
 	u32 thr = READ_ONCE(node->abs_threshold), old = READ_ONCE(*hw);
 	u32 max = refcnt_topo.hw_max, now, take, left = count, *ext, pegged;
 	bool folded = false;
@@ -243,7 +243,7 @@ static __always_inline u32 refcnt_count(struct refcnt_node *node, u64 set,
 					const struct refcnt_ctx *ctx)
 {
 	unsigned int counter = src_cnode >> refcnt_topo.counter_shift;
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	u32 *hw, old, now, lost = count, thr;
 	bool fold, migrate;
 
@@ -372,7 +372,7 @@ bool refcnt_reference_outcome(u64 paddr, unsigned int src_cnode, u32 count,
 bool refcnt_node_prepare(struct refcnt_node *node, u64 set,
 			 unsigned int src_cnode, u32 count)
 {
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	u64 idx = first + (src_cnode >> refcnt_topo.counter_shift);
 	u32 *hw, now;
 

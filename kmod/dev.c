@@ -22,7 +22,7 @@
 
 #include "refcnt.h"
 
-/* Records copied out per lock hold: bounds the stack and lock time. */
+/* Records copied out per lock hold: bounds the lock time. */
 #define REFCNT_READ_BATCH	8
 
 /**
@@ -157,19 +157,16 @@ static void refcnt_read_filter(const struct refcnt_file *rf,
 		e->flags &= ~RCB_EVENT_F_CONTEXT;
 }
 
-/* Whole records; a LOST record first if any were dropped. */
-static ssize_t refcnt_read(struct file *file, char __user *buf,
-			   size_t count, loff_t *ppos)
+/* Whole records through @batch; a LOST record first if any were dropped. */
+static ssize_t refcnt_read_batches(struct file *file, char __user *buf,
+				   size_t count, struct rcb_event *batch)
 {
 	struct refcnt_file *rf = file->private_data;
 	struct refcnt_events *ev = &rf->node->events;
-	struct rcb_event batch[REFCNT_READ_BATCH];
 	size_t want = count / sizeof(batch[0]), done = 0;
 	unsigned int n, i;
 	int err;
 
-	if (!want)
-		return -EINVAL;
 	while (!done) {
 		err = refcnt_read_wait(rf->node, file->f_flags & O_NONBLOCK);
 		if (err)
@@ -177,7 +174,7 @@ static ssize_t refcnt_read(struct file *file, char __user *buf,
 		while (done < want) {
 			n = refcnt_events_take(ev, batch,
 					       min_t(size_t, want - done,
-						     ARRAY_SIZE(batch)));
+						     REFCNT_READ_BATCH));
 			if (!n)
 				break;
 			for (i = 0; i < n; i++)
@@ -193,6 +190,23 @@ static ssize_t refcnt_read(struct file *file, char __user *buf,
 	if (refcnt_events_room_wanted(ev))
 		queue_delayed_work(system_unbound_wq, &rf->node->fold_work, 0);
 	return done * sizeof(batch[0]);
+}
+
+static ssize_t refcnt_read(struct file *file, char __user *buf,
+			   size_t count, loff_t *ppos)
+{
+	struct rcb_event *batch;
+	ssize_t ret;
+
+	if (count < sizeof(*batch))
+		return -EINVAL;
+	/* Off the stack: the batch is over half a kilobyte. */
+	batch = kmalloc_array(REFCNT_READ_BATCH, sizeof(*batch), GFP_KERNEL);
+	if (!batch)
+		return -ENOMEM;
+	ret = refcnt_read_batches(file, buf, count, batch);
+	kfree(batch);
+	return ret;
 }
 
 static __poll_t refcnt_poll(struct file *file, poll_table *wait)

@@ -113,10 +113,17 @@ static void refcnt_queue(struct refcnt_node *node, struct rcb_event *ev)
 		this_cpu_inc(node->stats->events_dropped);
 }
 
+/*
+ * The makers of records are noinline_for_stack: each holds a 72-byte
+ * struct rcb_event that, inlined, would add up in refcnt_service()'s
+ * frame, under every fold's call chain.
+ */
+
 /* The first references of a set lost to a pegged counter since its fold. */
-static void refcnt_peg_event(struct refcnt_node *node, u64 set)
+static noinline_for_stack void
+refcnt_peg_event(struct refcnt_node *node, u64 set)
 {
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	unsigned int c, top = 0;
 	u32 most = 0;
 	struct rcb_event ev;
@@ -138,7 +145,7 @@ static void refcnt_peg_event(struct refcnt_node *node, u64 set)
 static void refcnt_migrate_record(struct refcnt_node *node, u64 set,
 				  struct rcb_event *ev)
 {
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	unsigned int c, top = U32_MAX;
 	u32 most = 0;
 
@@ -161,7 +168,8 @@ static void refcnt_migrate_record(struct refcnt_node *node, u64 set,
  * record is never dropped: a full queue leaves it owed, and one owed
  * record per set stands for every later crossing until it is queued.
  */
-static void refcnt_migrate_event(struct refcnt_node *node, u64 set)
+static noinline_for_stack void
+refcnt_migrate_event(struct refcnt_node *node, u64 set)
 {
 	struct rcb_event ev;
 
@@ -180,7 +188,8 @@ static void refcnt_migrate_event(struct refcnt_node *node, u64 set)
  * now: until the queue refuses one again. A crossing the set raised since
  * is in the counts now: this record stands for it too.
  */
-static void refcnt_service_owed(struct refcnt_node *node)
+static noinline_for_stack void
+refcnt_service_owed(struct refcnt_node *node)
 {
 	struct rcb_event ev;
 	unsigned long set;
@@ -217,15 +226,26 @@ static void refcnt_extend(struct refcnt_node *node, u32 *ext, u64 idx, u32 v)
 	}
 }
 
+/* A set's FOLD record: @top held @most. */
+static noinline_for_stack void
+refcnt_fold_event(struct refcnt_node *node, u64 set, unsigned int top,
+		  u32 most)
+{
+	struct rcb_event ev;
+
+	refcnt_event_init(node, set, RCB_EVENT_FOLD, &ev);
+	refcnt_event_counter(&ev, top, most);
+	refcnt_queue(node, &ev);
+}
+
 /*
  * The threshold interrupt proper: fold the complete set. False when a
  * counter found no memory: it stays in hardware, the set stays raised.
  */
 static bool refcnt_fold_set(struct refcnt_node *node, u64 set)
 {
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	unsigned int c, top = 0;
-	struct rcb_event ev;
 	bool folded = true;
 	u32 most = 0;
 
@@ -259,10 +279,7 @@ static bool refcnt_fold_set(struct refcnt_node *node, u64 set)
 	if (!most)
 		return folded;
 	this_cpu_inc(node->stats->folds);
-
-	refcnt_event_init(node, set, RCB_EVENT_FOLD, &ev);
-	refcnt_event_counter(&ev, top, most);
-	refcnt_queue(node, &ev);
+	refcnt_fold_event(node, set, top, most);
 	return folded;
 }
 
@@ -271,8 +288,9 @@ static bool refcnt_fold_set(struct refcnt_node *node, u64 set)
  * delivery may stand for millions; what the queue has no room for is
  * dropped.
  */
-static void refcnt_fold_entry_events(struct refcnt_node *node,
-				     const struct refcnt_fold_entry *e)
+static noinline_for_stack void
+refcnt_fold_entry_events(struct refcnt_node *node,
+			 const struct refcnt_fold_entry *e)
 {
 	struct rcb_event ev;
 
@@ -332,7 +350,7 @@ static u32 *refcnt_ext_word(struct refcnt_node *node, u64 idx)
 u32 *refcnt_fold_inline(struct refcnt_node *node, u64 set, u64 idx,
 			u32 *mine)
 {
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	u32 *ours = refcnt_ext_word(node, idx);
 	unsigned int c, top = 0;
 	bool left = false;
@@ -389,7 +407,7 @@ u32 *refcnt_fold_inline(struct refcnt_node *node, u64 set, u64 idx,
 void refcnt_fold_more(struct refcnt_node *node, u64 set, u64 idx, u32 *ext,
 		      u32 nr, u32 thr)
 {
-	u64 first = set * refcnt_topo.counters_per_set;
+	u64 first = refcnt_set_first(set);
 	u32 diff = READ_ONCE(node->diff_threshold);
 	unsigned int counter = idx - first;
 
@@ -700,8 +718,8 @@ void refcnt_node_thresholds(const struct refcnt_node *node, u32 *abs,
 void refcnt_node_read_sets(struct refcnt_node *node, u64 first, u64 nr,
 			   u32 *hw, u32 *ext, u32 *lost)
 {
-	u64 i, idx = first * refcnt_topo.counters_per_set;
-	u64 n = nr * refcnt_topo.counters_per_set;
+	u64 i, idx = refcnt_set_first(first);
+	u64 n = refcnt_set_first(nr);
 
 	/* Under fold_lock: no counter is half-way through a fold. */
 	mutex_lock(&node->fold_lock);

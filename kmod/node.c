@@ -65,7 +65,7 @@ static u32 refcnt_ctx_slots(u64 nr_sets)
 
 static int refcnt_node_alloc(struct refcnt_node *node)
 {
-	u64 words = node->nr_sets * refcnt_topo.counters_per_set;
+	u64 words = refcnt_set_first(node->nr_sets);
 	size_t *fixed = &node->fixed_bytes;
 	int nid = node->nid, err;
 	unsigned int i;

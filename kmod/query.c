@@ -9,11 +9,11 @@
  *    in; its results are used under the lock the query's interval
  *    notifier takes, so the pages seen stay mapped meanwhile: each
  *    page's frame and node are read then (or under gup's reference),
- *    never after, when the page may be offline. gup with
- *    FOLL_NOFAULT | FOLL_FORCE does the rest: the pages the walk does
- *    not call valid though mapped (NUMA balancing's PROT_NONE), PROT_NONE
- *    and VM_IO | VM_PFNMAP mappings, and chunks whose walk an
- *    invalidation disturbed;
+ *    never after, when the page may be offline. gup with FOLL_NOFAULT
+ *    does the rest: the pages the walk does not call valid though mapped
+ *    (NUMA balancing's PROT_NONE), PROT_NONE mappings, and chunks whose
+ *    walk an invalidation disturbed; FOLL_FORCE only where gup needs it
+ *    (refcnt_gup_flags()). VM_IO | VM_PFNMAP mappings read as empty;
  *  - write: with the lock dropped (writing to the caller may fault, and
  *    the caller may be the target), look up each page's set and write the
  *    entries with one user-access section per batch. Entries are staged
@@ -46,12 +46,6 @@
 #define REFCNT_QUERY_PROBES	512
 /* Entries staged before they are written out. */
 #define REFCNT_QUERY_BATCH	64
-
-/*
- * FOLL_FORCE: look at pages NUMA balancing made PROT_NONE too; we only
- * read what is mapped, never fault.
- */
-#define REFCNT_QUERY_GUP	(FOLL_NOFAULT | FOLL_FORCE)
 
 /**
  * struct refcnt_probe - what one probed page of the range is mapped to
@@ -190,6 +184,12 @@ static bool refcnt_vma_walked(struct vm_area_struct *vma)
 	       !(vma->vm_flags & (VM_IO | VM_PFNMAP));
 }
 
+/* Mappings of no struct page: neither the walk nor gup reads them. */
+static bool refcnt_vma_unread(struct vm_area_struct *vma)
+{
+	return vma->vm_flags & (VM_IO | VM_PFNMAP);
+}
+
 /*
  * Page @p is @page, of @folio: a huge page if the folio is large. gup
  * holds a reference on it.
@@ -221,14 +221,32 @@ static void refcnt_probe_deny_shared(const struct refcnt_query *q,
 }
 
 /*
+ * gup's flags for @vma. FOLL_NOFAULT: the query reads what is mapped
+ * and faults nothing in. FOLL_FORCE (never with FOLL_WRITE: it reads)
+ * only where gup refuses a mapped page without it: in a mapping without
+ * VM_READ (mprotect(PROT_NONE); pagemap shows its pages, so does the
+ * query), and for @hinted pages, those NUMA balancing may have made
+ * PROT_NONE, on kernels whose gup follows them only then (compat.h).
+ */
+static unsigned int refcnt_gup_flags(struct vm_area_struct *vma, bool hinted)
+{
+	if (!(vma->vm_flags & VM_READ))
+		return FOLL_NOFAULT | FOLL_FORCE;
+	return FOLL_NOFAULT | (hinted ? REFCNT_FOLL_NUMA_HINTED : 0);
+}
+
+/*
  * Probe with gup @nr base pages at @addr of @vma, into @out: for the
- * mappings the walk does not read, and when it could not run. gup takes
- * a reference on each page found, dropped at the end of the chunk.
+ * mappings the walk does not read, and when it could not run (then
+ * every page may be @hinted). gup takes a reference on each page found,
+ * dropped at the end of the chunk.
  */
 static void refcnt_probe_gup(struct refcnt_query *q,
 			     struct vm_area_struct *vma, u64 addr,
-			     unsigned int nr, struct refcnt_probe *out)
+			     unsigned int nr, bool hinted,
+			     struct refcnt_probe *out)
 {
+	unsigned int gup_flags = refcnt_gup_flags(vma, hinted);
 	u32 flags = refcnt_vma_flags(vma, q->admin);
 	u8 vma_shift = ilog2(vma_kernel_pagesize(vma));
 	unsigned int i = 0, j;
@@ -237,7 +255,7 @@ static void refcnt_probe_gup(struct refcnt_query *q,
 	while (i < nr) {
 		/* The whole run per call: a call per page was 3x slower. */
 		got = refcnt_gup_remote(q->mm, addr + (u64)i * PAGE_SIZE,
-					nr - i, REFCNT_QUERY_GUP,
+					nr - i, gup_flags,
 					q->pages + q->nr_pages);
 		if (got <= 0) {
 			out[i++].flags = 0;
@@ -262,7 +280,8 @@ static void refcnt_probe_gup(struct refcnt_query *q,
  * entries with HMM_PFN_VALID, as Documentation/mm/hmm.rst has them. An
  * entry without it that is neither 0 (nothing mapped) nor an error is a
  * page mapped but inaccessible (NUMA balancing's PROT_NONE), which gup
- * with FOLL_FORCE reads: @gup says so, and refcnt_probe_pages() asks it.
+ * reads (refcnt_gup_flags()): @gup says so, and refcnt_probe_pages()
+ * asks it.
  * Not in hugetlb mappings, which NUMA balancing leaves alone (an entry
  * not present there is a page migrating). Under @q->notifier_lock with
  * the sequence unchanged since the walk: whatever the walk saw mapped
@@ -317,7 +336,7 @@ static void refcnt_probe_gup_left(struct refcnt_query *q,
 		for (run = 1; i + run < nr && out[i + run].gup; run++)
 			;
 		refcnt_probe_gup(q, vma, addr + (u64)i * PAGE_SIZE, run,
-				 out + i);
+				 true, out + i);
 		i += run;
 	}
 }
@@ -368,12 +387,12 @@ static void refcnt_probe_pages(struct refcnt_query *q, u64 addr,
 	}
 	for (i = 0; i < nr; i += run) {
 		vma = refcnt_probe_vma(q, addr, i, nr, &run);
-		if (!vma) {
+		if (!vma || refcnt_vma_unread(vma)) {
 			for (j = 0; j < run; j++)
 				out[i + j].flags = 0;
 		} else if (!walked || !refcnt_vma_walked(vma)) {
 			refcnt_probe_gup(q, vma, addr + (u64)i * PAGE_SIZE, run,
-					 out + i);
+					 !walked, out + i);
 		} else {
 			refcnt_probe_gup_left(q, vma, addr + (u64)i * PAGE_SIZE,
 					      run, out + i);
@@ -423,7 +442,7 @@ refcnt_stage_counters(struct refcnt_query *q, u32 *out, u64 paddr)
 			memset(out, 0, cps * sizeof(*out));
 			return NULL;
 		}
-		first = refcnt_slot_set(slot, paddr) * cps;
+		first = refcnt_set_first(refcnt_slot_set(slot, paddr));
 		sp = refcnt_node_counters(slot->node, q->extended);
 		in_page = (REFCNT_WORDS_PER_PAGE - first % REFCNT_WORDS_PER_PAGE) / cps;
 		if (!in_page) {
@@ -617,6 +636,42 @@ static void refcnt_query_free(struct refcnt_query *q)
 	kvfree(q->probes);
 }
 
+/* Query [@h, @end) of @q->mm, chunk by chunk, for @rq. */
+static int refcnt_query_run(struct refcnt_query *q, struct rcb_range_query *rq,
+			    u64 h, u64 end)
+{
+	int err;
+
+	/*
+	 * hmm_range_fault() needs an interval notifier. Inserting the first
+	 * one in an mm allocates its notifier state, for the mm's lifetime
+	 * (design.rst); without it, gup does all the work, taking a
+	 * reference per page.
+	 */
+	spin_lock_init(&q->notifier_lock);
+	q->walk = !mmu_interval_notifier_insert(&q->notifier, q->mm,
+						round_down(h, PAGE_SIZE),
+						PAGE_ALIGN(end) -
+						round_down(h, PAGE_SIZE),
+						&refcnt_query_notifier_ops);
+
+	err = refcnt_query_alloc(q);
+	rq->nr_entries = 0;
+	while (!err && h < end) {
+		u64 before = h;
+
+		err = refcnt_query_chunk(q, &h, end);
+		rq->nr_entries += (h - before) / refcnt_cfg.granularity;
+		if (!err && fatal_signal_pending(current))
+			err = -EINTR;
+		cond_resched();
+	}
+	refcnt_query_free(q);
+	if (q->walk)
+		mmu_interval_notifier_remove(&q->notifier);
+	return err;
+}
+
 /**
  * refcnt_range_query() - RCB_RANGE_QUERY
  * @rq:		the query, checked here; nr_entries is set
@@ -625,12 +680,7 @@ static void refcnt_query_free(struct refcnt_query *q)
  */
 int refcnt_range_query(struct rcb_range_query *rq)
 {
-	struct refcnt_query q = {
-		.ubuf = u64_to_user_ptr(rq->buf),
-		.extended = rq->flags & RCB_RANGE_EXTENDED,
-		.packed = rq->flags & RCB_RANGE_PACKED,
-		.admin = capable(CAP_SYS_ADMIN),
-	};
+	struct refcnt_query *q;
 	u64 h, end, needed;
 	int err;
 
@@ -645,35 +695,20 @@ int refcnt_range_query(struct rcb_range_query *rq)
 		return -E2BIG;
 	}
 
-	q.mm = refcnt_query_mm(rq->pid);
-	if (IS_ERR(q.mm))
-		return PTR_ERR(q.mm);
-	/*
-	 * hmm_range_fault() needs an interval notifier. Inserting the first
-	 * one in an mm allocates its notifier state, for the mm's lifetime;
-	 * without it, gup does all the work, taking a reference per page.
-	 */
-	spin_lock_init(&q.notifier_lock);
-	q.walk = !mmu_interval_notifier_insert(&q.notifier, q.mm,
-					       round_down(h, PAGE_SIZE),
-					       PAGE_ALIGN(end) -
-					       round_down(h, PAGE_SIZE),
-					       &refcnt_query_notifier_ops);
-
-	err = refcnt_query_alloc(&q);
-	rq->nr_entries = 0;
-	while (!err && h < end) {
-		u64 before = h;
-
-		err = refcnt_query_chunk(&q, &h, end);
-		rq->nr_entries += (h - before) / refcnt_cfg.granularity;
-		if (!err && fatal_signal_pending(current))
-			err = -EINTR;
-		cond_resched();
+	/* Not on the stack: its notifier alone is over 100 bytes. */
+	q = kzalloc(sizeof(*q), GFP_KERNEL);
+	if (!q)
+		return -ENOMEM;
+	q->ubuf = u64_to_user_ptr(rq->buf);
+	q->extended = rq->flags & RCB_RANGE_EXTENDED;
+	q->packed = rq->flags & RCB_RANGE_PACKED;
+	q->admin = capable(CAP_SYS_ADMIN);
+	q->mm = refcnt_query_mm(rq->pid);
+	err = PTR_ERR_OR_ZERO(q->mm);
+	if (!err) {
+		err = refcnt_query_run(q, rq, h, end);
+		mmput(q->mm);
 	}
-	refcnt_query_free(&q);
-	if (q.walk)
-		mmu_interval_notifier_remove(&q.notifier);
-	mmput(q.mm);
+	kfree(q);
 	return err;
 }

@@ -69,8 +69,9 @@ static u64 refcnt_move_page(struct refcnt_node *old, struct refcnt_node *succ,
 		if (to == U64_MAX)
 			dropped += (u64)hw + ext + lost;
 		else
-			refcnt_move_counter(succ, to * cps + idx % cps, hw,
-					    ext, lost);
+			refcnt_move_counter(succ,
+					    refcnt_set_first(to) + idx % cps,
+					    hw, ext, lost);
 	}
 	return dropped;
 }

@@ -355,32 +355,44 @@ static int refcnt_session_attach(struct refcnt_session *s,
 				 unsigned int flags)
 {
 	struct refcnt_feed *feed = sf->feed;
-	struct refcnt_feed_event fe;
+	struct refcnt_feed_event *fe;
 	struct perf_event *ev;
 	unsigned int k;
-	int err;
+	int err = 0;
 
-	for (k = 0; sf->period && k < refcnt_session_task_events(feed); k++) {
-		err = feed->ops->attr(feed, sf->setup, -1, k, &fe);
-		if (err == REFCNT_FEED_NO_EVENT)
+	if (!sf->period)
+		return 0;
+	/* Off the stack: two perf_event_attr, under perf's own deep calls. */
+	fe = kmalloc(sizeof(*fe), GFP_KERNEL);
+	if (!fe)
+		return -ENOMEM;
+	for (k = 0; !err && k < refcnt_session_task_events(feed); k++) {
+		err = feed->ops->attr(feed, sf->setup, -1, k, fe);
+		if (err == REFCNT_FEED_NO_EVENT) {
+			err = 0;
 			break;
-		if (err)
-			return refcnt_feed_start_error(feed, err, NULL);
+		}
+		if (err) {
+			err = refcnt_feed_start_error(feed, err, NULL);
+			break;
+		}
 		sf->targets[k] = (struct refcnt_session_target){
-			.t = { .feed = feed, .stream = fe.stream },
+			.t = { .feed = feed, .stream = fe->stream },
 			.session = s,
 			.yields = sf->yields,
 		};
-		ev = refcnt_feed_event_create(&fe, sf->period, -1, task,
+		ev = refcnt_feed_event_create(fe, sf->period, -1, task,
 					      refcnt_session_inherit(flags),
 					      refcnt_session_overflow,
 					      &sf->targets[k]);
 		if (IS_ERR(ev))
-			return PTR_ERR(ev) == -ESRCH ? -ESRCH :
-			       refcnt_feed_start_error(feed, PTR_ERR(ev), NULL);
-		refcnt_session_add(s, task, ev);
+			err = PTR_ERR(ev) == -ESRCH ? -ESRCH :
+			      refcnt_feed_start_error(feed, PTR_ERR(ev), NULL);
+		else
+			refcnt_session_add(s, task, ev);
 	}
-	return 0;
+	kfree(fe);
+	return err;
 }
 
 /*

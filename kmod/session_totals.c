@@ -138,31 +138,47 @@ void refcnt_session_account(struct refcnt_session *s,
 					   home);
 }
 
-/* Entry @e summed over the CPUs, in the layout of the uapi. */
+/*
+ * Entry @e summed over the CPUs into @t, in the layout of the uapi:
+ * straight into @t, which the caller keeps off the stack (600 bytes).
+ */
 static void refcnt_session_sum(const struct refcnt_session *s,
 			       unsigned int e, struct rcb_count_totals *t)
 {
-	unsigned int w, c;
-	u64 sum[REFCNT_T_NODES + RCB_MAX_COUNTERS] = {};
+	unsigned int c, nodes = s->words - REFCNT_T_NODES;
 	int cpu;
 
+	memset(t, 0, sizeof(*t));
 	for_each_possible_cpu(cpu) {
 		const u64 *p = per_cpu_ptr(s->totals, cpu) +
 			       (size_t)e * s->words;
 
-		for (w = 0; w < s->words; w++)
-			sum[w] += READ_ONCE(p[w]);
+		t->references += READ_ONCE(p[REFCNT_T_REFERENCES]);
+		t->loads += READ_ONCE(p[REFCNT_T_LOADS]);
+		t->stores += READ_ONCE(p[REFCNT_T_STORES]);
+		t->local += READ_ONCE(p[REFCNT_T_LOCAL]);
+		t->remote += READ_ONCE(p[REFCNT_T_REMOTE]);
+		t->lost += READ_ONCE(p[REFCNT_T_LOST]);
+		t->samples += READ_ONCE(p[REFCNT_T_SAMPLES]);
+		for (c = 0; c < nodes; c++)
+			t->nodes[c] += READ_ONCE(p[REFCNT_T_NODES + c]);
 	}
-	memset(t, 0, sizeof(*t));
-	t->references = sum[REFCNT_T_REFERENCES];
-	t->loads = sum[REFCNT_T_LOADS];
-	t->stores = sum[REFCNT_T_STORES];
-	t->local = sum[REFCNT_T_LOCAL];
-	t->remote = sum[REFCNT_T_REMOTE];
-	t->lost = sum[REFCNT_T_LOST];
-	t->samples = sum[REFCNT_T_SAMPLES];
-	for (c = 0; c < s->words - REFCNT_T_NODES; c++)
-		t->nodes[c] = sum[REFCNT_T_NODES + c];
+}
+
+/* The first @n entries of the totals to @ut, through @t. */
+static int refcnt_session_put_totals(struct refcnt_session *s,
+				     struct rcb_count_totals __user *ut,
+				     unsigned int n,
+				     struct rcb_count_totals *t)
+{
+	unsigned int e;
+
+	for (e = 0; e < n; e++) {
+		refcnt_session_sum(s, e, t);
+		if (copy_to_user(&ut[e], t, sizeof(*t)))
+			return -EFAULT;
+	}
+	return 0;
 }
 
 /**
@@ -177,23 +193,24 @@ static void refcnt_session_sum(const struct refcnt_session *s,
  */
 long refcnt_session_read(struct refcnt_session *s, void __user *argp)
 {
-	struct rcb_count_totals __user *ut;
-	struct rcb_count_totals t;
+	struct rcb_count_totals *t;
 	struct rcb_count_read r;
-	unsigned int e, n;
+	int err;
 
 	if (copy_from_user(&r, argp, sizeof(r)))
 		return -EFAULT;
 	if (r.flags || r.reserved[0] || r.reserved[1])
 		return -EINVAL;
+	t = kmalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
 	refcnt_session_sync(s);
-	ut = u64_to_user_ptr(r.totals);
-	n = min(r.nr_totals, refcnt_session_entries(s));
-	for (e = 0; e < n; e++) {
-		refcnt_session_sum(s, e, &t);
-		if (copy_to_user(&ut[e], &t, sizeof(t)))
-			return -EFAULT;
-	}
+	err = refcnt_session_put_totals(s, u64_to_user_ptr(r.totals),
+					min(r.nr_totals,
+					    refcnt_session_entries(s)), t);
+	kfree(t);
+	if (err)
+		return err;
 	r.nr_totals = refcnt_session_entries(s);
 	return copy_to_user(argp, &r, sizeof(r)) ? -EFAULT : 0;
 }
