@@ -321,7 +321,7 @@ struct refcnt_node {
 	atomic64_t want_hw;
 	size_t fixed_bytes;
 	struct kref ref;
-	u32 generation;
+	u64 generation;
 	bool retired;
 	struct refcnt_stats inherited;
 };
@@ -457,7 +457,7 @@ struct page *refcnt_table_map_begin(struct refcnt_table *table,
 void refcnt_table_map_end(struct refcnt_table *table);
 
 /* node.c */
-struct refcnt_node *refcnt_node_create(int nid, u32 generation,
+struct refcnt_node *refcnt_node_create(int nid, u64 generation,
 				       const struct refcnt_stats *inherited);
 void refcnt_node_get(struct refcnt_node *node);
 void refcnt_node_put(struct refcnt_node *node);
@@ -500,6 +500,16 @@ void refcnt_node_read_sets(struct refcnt_node *node, u64 first, u64 nr,
 /* retire.c: a layout replaced when memory comes or goes */
 void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
 			struct refcnt_stats *carry);
+
+/*
+ * The rcb_generation of the layout that replaces @old, which its queue's
+ * RCB_EVENT_LAYOUT record tells: struct rcb_event holds its low 32 bits,
+ * so read() takes the 64 of struct rcb_event_record from here.
+ */
+static inline u64 refcnt_node_next_generation(const struct refcnt_node *old)
+{
+	return old->generation + 1;
+}
 
 /* events.c */
 void refcnt_events_init(struct refcnt_events *ev, int nid, u32 size);

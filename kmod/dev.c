@@ -157,13 +157,90 @@ static void refcnt_read_filter(const struct refcnt_file *rf,
 		e->flags &= ~RCB_EVENT_F_CONTEXT;
 }
 
-/* Whole records through @batch; a LOST record first if any were dropped. */
+/**
+ * refcnt_event_format() - RCB_EVENT_FORMAT: the records the file returns
+ * @rf:		the open file
+ * @argp:	user pointer to struct rcb_event_format
+ *
+ * Return: 0, -EFAULT, or -EINVAL for a version this module does not
+ * write or a non-zero input that must be zero.
+ */
+long refcnt_event_format(struct refcnt_file *rf, void __user *argp)
+{
+	struct rcb_event_format f;
+
+	if (copy_from_user(&f, argp, sizeof(f)))
+		return -EFAULT;
+	if (f.version > RCB_EVENT_VERSION || f.size || f.reserved)
+		return -EINVAL;
+	WRITE_ONCE(rf->event_version, f.version ? RCB_EVENT_VERSION : 0);
+	f.version = rf->event_version;
+	f.size = f.version ? sizeof(struct rcb_event_record) :
+			     sizeof(struct rcb_event);
+	return copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
+}
+
+/*
+ * Queued records are struct rcb_event; the sized record has them whole,
+ * and the LAYOUT record's generation all 64 bits, which the file's
+ * (retired) layout tells.
+ */
+static void refcnt_event_record(const struct refcnt_file *rf,
+				const struct rcb_event *e,
+				struct rcb_event_record *r)
+{
+	*r = (struct rcb_event_record){
+		.size = sizeof(*r),
+		.version = RCB_EVENT_VERSION,
+		.type = e->type,
+		.flags = e->flags,
+		.set = e->set,
+		.paddr = e->paddr,
+		.count = e->count,
+		.home_count = e->home_count,
+		.home_cnodeid = e->home_cnodeid,
+		.src_cnodeid = e->src_cnodeid,
+		.counter = e->counter,
+		.pid = e->pid,
+		.vaddr = e->vaddr,
+		.seq = e->seq,
+		.time_ns = e->time_ns,
+	};
+	if (e->type == RCB_EVENT_LAYOUT)
+		r->count = refcnt_node_next_generation(rf->node);
+}
+
+/* @n records to @buf in the format @version; -EFAULT for a bad buffer. */
+static int refcnt_read_copy(const struct refcnt_file *rf, u32 version,
+			    char __user *buf, const struct rcb_event *batch,
+			    unsigned int n)
+{
+	struct rcb_event_record r;
+	unsigned int i;
+
+	if (!version)
+		return copy_to_user(buf, batch, n * sizeof(*batch)) ? -EFAULT : 0;
+	for (i = 0; i < n; i++) {
+		refcnt_event_record(rf, &batch[i], &r);
+		if (copy_to_user(buf + i * sizeof(r), &r, sizeof(r)))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/*
+ * Whole records of format @version through @batch (at least one fits in
+ * @count); a LOST record first if any were dropped.
+ */
 static ssize_t refcnt_read_batches(struct file *file, char __user *buf,
-				   size_t count, struct rcb_event *batch)
+				   size_t count, u32 version,
+				   struct rcb_event *batch)
 {
 	struct refcnt_file *rf = file->private_data;
 	struct refcnt_events *ev = &rf->node->events;
-	size_t want = count / sizeof(batch[0]), done = 0;
+	size_t size = version ? sizeof(struct rcb_event_record) :
+				sizeof(struct rcb_event);
+	size_t want = count / size, done = 0;
 	unsigned int n, i;
 	int err;
 
@@ -180,31 +257,34 @@ static ssize_t refcnt_read_batches(struct file *file, char __user *buf,
 			for (i = 0; i < n; i++)
 				refcnt_read_filter(rf, &batch[i]);
 			/* Records taken but not copied are gone: a bad buffer. */
-			if (copy_to_user(buf + done * sizeof(batch[0]), batch,
-					 n * sizeof(batch[0])))
-				return done ? done * sizeof(batch[0]) : -EFAULT;
+			if (refcnt_read_copy(rf, version, buf + done * size,
+					     batch, n))
+				return done ? done * size : -EFAULT;
 			done += n;
 		}
 	}
 	/* Room made for a MIGRATE record the full queue refused. */
 	if (refcnt_events_room_wanted(ev))
 		queue_delayed_work(system_unbound_wq, &rf->node->fold_work, 0);
-	return done * sizeof(batch[0]);
+	return done * size;
 }
 
 static ssize_t refcnt_read(struct file *file, char __user *buf,
 			   size_t count, loff_t *ppos)
 {
+	struct refcnt_file *rf = file->private_data;
+	/* Read once: RCB_EVENT_FORMAT may change it meanwhile. */
+	u32 version = READ_ONCE(rf->event_version);
 	struct rcb_event *batch;
 	ssize_t ret;
 
-	if (count < sizeof(*batch))
+	if (count < (version ? sizeof(struct rcb_event_record) : sizeof(*batch)))
 		return -EINVAL;
 	/* Off the stack: the batch is over half a kilobyte. */
 	batch = kmalloc_array(REFCNT_READ_BATCH, sizeof(*batch), GFP_KERNEL);
 	if (!batch)
 		return -ENOMEM;
-	ret = refcnt_read_batches(file, buf, count, batch);
+	ret = refcnt_read_batches(file, buf, count, version, batch);
 	kfree(batch);
 	return ret;
 }

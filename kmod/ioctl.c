@@ -3,8 +3,10 @@
  * refcnt: the ioctls of /dev/refcnt/nodeN (uapi/linux/refcnt.h).
  *
  * Rules (Documentation/process/botching-up-ioctls.rst): exact command
- * numbers (a wrong size is ENOTTY), flags and padding must be zero, bad
- * pointers EFAULT, bad values EINVAL, nothing in dmesg.
+ * numbers (a wrong size is ENOTTY) but for a struct that grew, whose
+ * command takes every size from its first on; flags, padding and
+ * reserved fields must be zero, bad pointers EFAULT, bad values EINVAL,
+ * nothing in dmesg.
  */
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -173,18 +175,38 @@ static int refcnt_thresholds_get(struct rcb_thresholds *t, void __user *argp)
 	return t->flags || t->pad ? -EINVAL : 0;
 }
 
-static long refcnt_range_query_ioctl(void __user *argp)
+/*
+ * The size of the caller's struct rcb_range_query if @cmd is
+ * RCB_RANGE_QUERY of any size from the first struct's on, else 0.
+ */
+static unsigned int refcnt_range_query_size(unsigned int cmd)
+{
+	if ((cmd & ~IOCSIZE_MASK) != (RCB_RANGE_QUERY & ~IOCSIZE_MASK) ||
+	    _IOC_SIZE(cmd) < RCB_RANGE_QUERY_SIZE_VER0)
+		return 0;
+	return _IOC_SIZE(cmd);
+}
+
+/*
+ * An older caller's struct is zero-extended; a newer one's fields past
+ * ours must be zero: EINVAL, as for a reserved field, since E2BIG means
+ * here that the range needs more entries.
+ */
+static long refcnt_range_query_ioctl(void __user *argp, unsigned int usize)
 {
 	struct rcb_range_query q;
 	int err;
 
-	if (copy_from_user(&q, argp, sizeof(q)))
-		return -EFAULT;
+	err = copy_struct_from_user(&q, sizeof(q), argp, usize);
+	if (err)
+		return err == -E2BIG ? -EINVAL : err;
+	if (q.reserved[0] || q.reserved[1])
+		return -EINVAL;
 	err = refcnt_range_query(&q);
 	if (err && err != -E2BIG)
 		return err;
 	/* E2BIG too: nr_entries then says how many entries the range needs. */
-	if (copy_to_user(argp, &q, sizeof(q)))
+	if (copy_to_user(argp, &q, min_t(size_t, usize, sizeof(q))))
 		return -EFAULT;
 	return err;
 }
@@ -290,8 +312,8 @@ static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
 	case RCB_SYNC:
 		refcnt_node_sync(rf->node);
 		return 0;
-	case RCB_RANGE_QUERY:
-		return refcnt_range_query_ioctl(argp);
+	case RCB_EVENT_FORMAT:
+		return refcnt_event_format(rf, argp);
 	case RCB_INJECT:
 		return refcnt_inject(argp);
 	case RCB_RESET:
@@ -320,6 +342,8 @@ static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
  * the file's own layout never changes, the range query looks slots up
  * under RCU, so a long query does not hold off memory hotplug.
  *
+ * RCB_RANGE_QUERY takes the size of the caller's struct (uapi header).
+ *
  * Return: 0 or a positive count as the command says, or a negative errno;
  * -ENOTTY for an unknown command.
  */
@@ -327,6 +351,10 @@ long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct refcnt_file *rf = file->private_data;
 
+	unsigned int usize = refcnt_range_query_size(cmd);
+
+	if (usize)
+		return refcnt_range_query_ioctl((void __user *)arg, usize);
 	if (refcnt_cmd_privileged(cmd) && !capable(CAP_SYS_ADMIN))
 		return -EPERM;
 	return refcnt_ioctl_cmd(rf, cmd, (void __user *)arg);

@@ -30,7 +30,7 @@
 static struct refcnt_node *refcnt_nodes[MAX_NUMNODES];
 static struct refcnt_dev *refcnt_devs[MAX_NUMNODES];
 /* Layout generation of each node id, and what its last layout counted. */
-static u32 refcnt_generations[MAX_NUMNODES];
+static u64 refcnt_generations[MAX_NUMNODES];
 static struct refcnt_stats *refcnt_carry[MAX_NUMNODES];
 /* The layouts are built: the notifier may change them. */
 static bool refcnt_layout_live;

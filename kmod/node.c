@@ -120,7 +120,7 @@ static int refcnt_node_alloc(struct refcnt_node *node)
  *
  * Return: the node, or an ERR_PTR (-ENODEV: no memory online).
  */
-struct refcnt_node *refcnt_node_create(int nid, u32 generation,
+struct refcnt_node *refcnt_node_create(int nid, u64 generation,
 				       const struct refcnt_stats *inherited)
 {
 	struct refcnt_node *node;

@@ -32,6 +32,7 @@ struct attribute_group;
 struct device;
 struct file;
 struct inode;
+struct refcnt_file;
 
 /* query.c */
 struct rcb_range_query;
@@ -139,6 +140,7 @@ struct refcnt_dev *refcnt_dev_add(int nid);
 void refcnt_dev_remove(struct refcnt_dev *dev);
 void refcnt_dev_set_node(struct refcnt_dev *dev, struct refcnt_node *node);
 long refcnt_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+long refcnt_event_format(struct refcnt_file *rf, void __user *argp);
 extern const struct attribute_group *refcnt_dev_groups[];
 void refcnt_sysfs_init(void);
 extern const struct attribute_group refcnt_module_group;
@@ -164,6 +166,9 @@ void refcnt_layout_devices_exit(void);
  *			are told in
  * @tgid:		the opener's process, whose virtual addresses every
  *			reader of the file sees
+ * @event_version:	format of the records read() returns: 0 struct
+ *			rcb_event, else struct rcb_event_record (set by
+ *			RCB_EVENT_FORMAT)
  */
 struct refcnt_file {
 	struct refcnt_node *node;
@@ -172,6 +177,7 @@ struct refcnt_file {
 	bool admin;
 	struct pid_namespace *pid_ns;
 	struct pid *tgid;
+	u32 event_version;
 };
 
 #endif /* _REFCNT_H */

@@ -103,7 +103,7 @@ static void refcnt_layout_event(struct refcnt_node *old,
 		.type = RCB_EVENT_LAYOUT,
 		.home_cnodeid = old->cnodeid,
 		.set = succ ? succ->nr_sets : 0,
-		.count = old->generation + 1,
+		.count = (u32)refcnt_node_next_generation(old),
 	};
 
 	if (!refcnt_events_queue(&old->events, &ev))

@@ -12,7 +12,9 @@
  * with their number, then the queued records in order; MIGRATE records are
  * never dropped: a flood of them reaches the reader as it makes room, and
  * a set crossing again while its record waits unread has it updated in
- * place, so a reader gets one record per set.
+ * place, so a reader gets one record per set. RCB_EVENT_FORMAT makes an
+ * open file return sized struct rcb_event_record records instead, which
+ * the reader walks by their size.
  */
 #include <signal.h>
 
@@ -89,6 +91,93 @@ TEST_F(events, whole_records)
 	errno = 0;
 	EXPECT_EQ(-1, read(d->fd, buf, 8));
 	EXPECT_EQ(EINVAL, errno);
+}
+
+static int event_format(int fd, uint32_t version, uint64_t reserved,
+			struct rcb_event_format *f)
+{
+	*f = (struct rcb_event_format){
+		.version = version, .reserved = reserved,
+	};
+	return ioctl(fd, RCB_EVENT_FORMAT, f);
+}
+
+/*
+ * Sized records on the file that asks, 72-byte ones on the others: an
+ * old binary's reader is unchanged. The reader walks records by their
+ * size, as one built on a later header would skip fields it does not
+ * know.
+ */
+TEST_F(events, sized_records)
+{
+	const struct rc_dev *d = &self->d;
+	struct rcb_event_format f;
+	unsigned char buf[1000];
+	const struct rcb_event_record *r;
+	struct rcb_event old;
+	uint64_t seq0 = 0;
+	ssize_t n, at;
+	int k = 0;
+
+	/* The format must be one this module writes; inputs that must be 0. */
+	EXPECT_EQ(-1, event_format(d->fd, RCB_EVENT_VERSION + 1, 0, &f));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, event_format(d->fd, 1, 1, &f));
+	EXPECT_EQ(EINVAL, errno);
+	f = (struct rcb_event_format){ .version = 1, .size = 104 };
+	EXPECT_EQ(-1, ioctl(d->fd, RCB_EVENT_FORMAT, &f));
+	EXPECT_EQ(EINVAL, errno);
+
+	ASSERT_EQ(0, fold_one(d, 0));
+	ASSERT_EQ(RC_EVENT_SIZE, read(d->fd, &old, sizeof(old)));
+	EXPECT_EQ((uint32_t)RCB_EVENT_FOLD, old.type);
+	ASSERT_EQ(0, event_format(d->fd, 1, 0, &f)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(1U, f.version);
+	EXPECT_EQ(104U, f.size);
+	EXPECT_EQ((size_t)RCB_EVENT_RECORD_SIZE_VER1,
+		  sizeof(struct rcb_event_record));
+
+	for (k = 1; k <= 3; k++)
+		ASSERT_EQ(0, fold_one(d, k));
+	/* A buffer smaller than one record is EINVAL, a 72-byte one too. */
+	errno = 0;
+	EXPECT_EQ(-1, read(d->fd, buf, RC_EVENT_SIZE));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, read(d->fd, buf, f.size - 1));
+	EXPECT_EQ(EINVAL, errno);
+	n = read(d->fd, buf, sizeof(buf));
+	ASSERT_EQ(3 * (ssize_t)f.size, n);
+	k = 1;
+	for (at = 0; at < n; at += r->size, k++) {
+		r = (const void *)(buf + at);
+		ASSERT_LE((uint32_t)RCB_EVENT_RECORD_SIZE_VER1, r->size);
+		EXPECT_EQ(1U, r->version);
+		EXPECT_EQ((uint32_t)RCB_EVENT_FOLD, r->type);
+		EXPECT_EQ(rcd_mid_set(d, k), r->set);
+		EXPECT_EQ((uint64_t)d->info.rcb_abs_threshold, r->count);
+		EXPECT_EQ(0ULL, r->home_count);
+		EXPECT_EQ(d->info.rcb_cnodeid, r->home_cnodeid);
+		EXPECT_EQ(0U, r->src_cnodeid);
+		EXPECT_EQ(old.seq + k, r->seq);
+		EXPECT_LE(old.time_ns, r->time_ns);
+		EXPECT_EQ(0ULL, r->reserved[0]);
+		EXPECT_EQ(0ULL, r->reserved[1]);
+		seq0 = r->seq;
+	}
+	EXPECT_EQ(4, k);
+
+	/* The format is the open file's: another one still reads 72 bytes. */
+	ASSERT_EQ(0, fold_one(d, 4));
+	ASSERT_EQ(RC_EVENT_SIZE, read(self->bfd, buf, sizeof(buf)));
+	EXPECT_EQ(seq0 + 1, ((struct rcb_event *)buf)->seq);
+	/* And back: version 0 is struct rcb_event. */
+	ASSERT_EQ(0, event_format(d->fd, 0, 0, &f));
+	EXPECT_EQ(0U, f.version);
+	EXPECT_EQ((uint32_t)RC_EVENT_SIZE, f.size);
+	ASSERT_EQ(0, fold_one(d, 5));
+	ASSERT_EQ(RC_EVENT_SIZE, read(d->fd, buf, sizeof(buf)));
+	EXPECT_EQ(seq0 + 2, ((struct rcb_event *)buf)->seq);
 }
 
 TEST_F(events, nonblock_eagain)

@@ -235,6 +235,14 @@ static const unsigned long known_cmds[] = {
 };
 #define NKNOWN (sizeof(known_cmds) / sizeof(known_cmds[0]))
 
+/* RCB_RANGE_QUERY with the size of an older or newer struct. */
+static bool range_query_sized(unsigned long cmd)
+{
+	return (cmd & ~(unsigned long)IOCSIZE_MASK) ==
+	       (RCB_RANGE_QUERY & ~(unsigned long)IOCSIZE_MASK) &&
+	       _IOC_SIZE(cmd) >= RCB_RANGE_QUERY_SIZE_VER0;
+}
+
 /* Types the VFS handles itself for any file (FIONBIO, FIFREEZE, ...). */
 static bool vfs_type(unsigned int type)
 {
@@ -450,8 +458,12 @@ static void do_ioctl(struct fthread *t, bool known)
 		 * RCB_FEEDS_GET writes through the pointer its argument
 		 * holds, here anywhere in this program: ioctl_errors_test
 		 * calls it, and refcnt_feeds() (lib's unit_test).
+		 * RCB_EVENT_FORMAT would change the record size the reads
+		 * here expect: events_test covers it. RCB_RANGE_QUERY of
+		 * any size from its first struct's on is that command.
 		 */
-		if (cmd == RCB_COUNT_START || cmd == RCB_FEEDS_GET)
+		if (cmd == RCB_COUNT_START || cmd == RCB_FEEDS_GET ||
+		    cmd == RCB_EVENT_FORMAT || range_query_sized(cmd))
 			cmd = _IOC(0, RCB_IOC_MAGIC, 0xff, 0);
 		arg = fuzz_ptr(t, _IOC_SIZE(cmd));
 		atomic_fetch_add(&by_kind[K_UNKNOWN], 1);

@@ -16,7 +16,9 @@
  * a reader maps the node's table (a mapping made before the first change)
  * changes the layout twice a cycle (rcb_generation), ends with the sets
  * of the start, and keeps the books exact counting what was dropped with
- * the memory (offlined). A node with memory blocks but none online at
+ * the memory (offlined). A layout whose generation the test module set
+ * past 2^32 says so in RCB_INFO_GET, and its RCB_EVENT_LAYOUT record, read
+ * sized, tells the next generation in full. A node with memory blocks but none online at
  * load (refcnt-vm --dimm into the 'cxl' topology's empty node) gets its
  * device when they come online, counts its references exactly, and loses
  * the device when they go; a file open meanwhile stays safe on its
@@ -31,6 +33,7 @@
  */
 #include <poll.h>
 #include <pthread.h>
+#include <linux/refcnt_test.h>
 #include <linux/userfaultfd.h>
 #include <refcnt/refcnt.h>
 #include <sched.h>
@@ -602,6 +605,52 @@ static bool wait_flag(volatile bool *flag, int secs)
 	for (i = 0; i < secs * 10 && !*flag; i++)
 		usleep(100000);
 	return *flag;
+}
+
+/*
+ * The generation is 64 bits all the way: four billion hotplug events
+ * would take years, so the test module sets it.
+ */
+TEST_F(mem, generation_past_32_bits)
+{
+	const uint64_t gen = (1ULL << 32) + 5;
+	struct refcnt_test_generation g = { .fd = self->d.fd, .generation = gen };
+	struct rcb_event_format f = { .version = 1 };
+	const struct rcb_event_record *r;
+	struct rcb_info info;
+	char buf[16 * 104];
+	bool layout = false;
+	ssize_t n, at;
+	int tfd = rc_test_open();
+
+	if (tfd == -ENOENT)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, tfd) TH_LOG("%s: %s", RC_TEST_DEV, strerror(-tfd));
+	ASSERT_EQ(0, ioctl(tfd, REFCNT_TEST_GENERATION, &g))
+		TH_LOG("REFCNT_TEST_GENERATION: %s", strerror(errno));
+	close(tfd);
+	ASSERT_EQ(0, ioctl(self->d.fd, RCB_INFO_GET, &info));
+	EXPECT_EQ(gen, info.rcb_generation);
+	ASSERT_EQ(0, ioctl(self->d.fd, RCB_EVENT_FORMAT, &f))
+		TH_LOG("RCB_EVENT_FORMAT: %s", strerror(errno));
+
+	ASSERT_EQ(0, block_online(self->m.block, false));
+	while ((n = read(self->d.fd, buf, sizeof(buf))) > 0)
+		for (at = 0; at < n; at += r->size) {
+			r = (const void *)(buf + at);
+			ASSERT_LE((uint32_t)RCB_EVENT_RECORD_SIZE_VER1, r->size);
+			if (r->type != RCB_EVENT_LAYOUT)
+				continue;
+			layout = true;
+			EXPECT_EQ(gen + 1, r->count);
+			EXPECT_EQ(self->d.info.rcb_sw_sets - self->m.block_size /
+				  self->d.info.rcb_granularity, r->set);
+		}
+	EXPECT_EQ(0, n) TH_LOG("read: %s", strerror(errno));
+	EXPECT_TRUE(layout);
+	ASSERT_EQ(0, ioctl(self->d.fd, RCB_INFO_GET, &info));
+	EXPECT_EQ(gen, info.rcb_generation);
+	EXPECT_EQ(RCB_INFO_RETIRED, info.rcb_flags);
 }
 
 TEST_F_TIMEOUT(mem, hotplug_during_parked_query, 600)

@@ -19,6 +19,18 @@ _Static_assert(sizeof(struct rcb_slot) == 16, "rcb_slot size");
 _Static_assert(sizeof(struct rcb_slot_query) == 16, "rcb_slot_query size");
 _Static_assert(offsetof(struct rcb_slot_query, num_slots) == 8, "num_slots");
 _Static_assert(offsetof(struct rcb_slot_query, flags) == 12, "flags");
+_Static_assert(sizeof(struct rcb_range_query) == 64, "rcb_range_query size");
+_Static_assert(offsetof(struct rcb_range_query, reserved) ==
+	       RCB_RANGE_QUERY_SIZE_VER0, "the first struct ends at reserved");
+_Static_assert(sizeof(struct rcb_event) == 72, "rcb_event size");
+_Static_assert(sizeof(struct rcb_event_record) ==
+	       RCB_EVENT_RECORD_SIZE_VER1, "rcb_event_record size");
+_Static_assert(offsetof(struct rcb_event_record, set) == 16, "set");
+_Static_assert(offsetof(struct rcb_event_record, count) == 32, "count");
+_Static_assert(offsetof(struct rcb_event_record, home_cnodeid) == 48, "home");
+_Static_assert(offsetof(struct rcb_event_record, vaddr) == 64, "vaddr");
+_Static_assert(offsetof(struct rcb_event_record, reserved) == 88, "reserved");
+_Static_assert(sizeof(struct rcb_event_format) == 16, "rcb_event_format size");
 
 /* Command numbers and struct sizes are the same in every build. */
 /* No module needed: compile-time facts checked at run time in each build. */
@@ -40,6 +52,10 @@ TEST_F(abi, layout)
 	EXPECT_EQ(0x80785901U, (unsigned int)RCB_INFO_GET);
 	EXPECT_EQ(0x80105902U, (unsigned int)RCB_SLOT_GET);
 	EXPECT_EQ(0xc0105903U, (unsigned int)RCB_SLOT_QUERY);
+	EXPECT_EQ(0xc0405906U, (unsigned int)RCB_RANGE_QUERY);
+	EXPECT_EQ(0xc0105908U, (unsigned int)RCB_EVENT_FORMAT);
+	EXPECT_EQ((size_t)64, sizeof(struct rcb_range_query));
+	EXPECT_EQ((size_t)104, sizeof(struct rcb_event_record));
 	EXPECT_EQ((size_t)120, sizeof(struct rcb_info));
 	EXPECT_EQ((size_t)16, sizeof(struct rcb_slot));
 	EXPECT_EQ((size_t)16, sizeof(struct rcb_slot_query));

@@ -3,8 +3,11 @@
  * refcnt selftests: ioctl errors.
  *
  * Unknown commands (wrong number, wrong size, wrong direction, another
- * magic) give ENOTTY; bad user pointers give EFAULT. Built 64-bit and,
- * when possible, -m32 (ioctl_errors_test32) for the compat_ioctl path.
+ * magic) give ENOTTY; bad user pointers give EFAULT. RCB_RANGE_QUERY, whose
+ * struct grew, takes every size from its first on: an older struct is
+ * zero-extended, reserved fields and a newer struct's unknown tail must be
+ * zero (EINVAL). Built 64-bit and, when possible, -m32
+ * (ioctl_errors_test32) for the compat_ioctl path.
  */
 #include "refcnt_helpers.h"
 
@@ -150,12 +153,24 @@ static const unsigned int abi_cmds[] = {
 	RCB_INFO_GET, RCB_SLOT_GET, RCB_SLOT_QUERY, RCB_SETS_READ,
 	RCB_SYNC, RCB_RANGE_QUERY, RCB_INJECT, RCB_RESET,
 	RCB_THRESHOLDS_SET, RCB_COUNT_START, RCB_FEEDS_GET, RCB_SETS_FOLD,
+	RCB_EVENT_FORMAT,
 };
+
+/* RCB_RANGE_QUERY with a caller's struct of @size bytes. */
+static unsigned int range_query_cmd(unsigned int size)
+{
+	return _IOC(_IOC_READ | _IOC_WRITE, RCB_IOC_MAGIC,
+		    _IOC_NR(RCB_RANGE_QUERY), size);
+}
 
 static bool abi_cmd(unsigned int cmd)
 {
 	size_t k;
 
+	/* RCB_RANGE_QUERY of every size from its first struct's on. */
+	if (_IOC_SIZE(cmd) >= RCB_RANGE_QUERY_SIZE_VER0 &&
+	    cmd == range_query_cmd(_IOC_SIZE(cmd)))
+		return true;
 	for (k = 0; k < sizeof(abi_cmds) / sizeof(abi_cmds[0]); k++)
 		if (abi_cmds[k] == cmd)
 			return true;
@@ -322,6 +337,109 @@ TEST_F(ioctl_err, fd_still_works)
 	EXPECT_EQ((unsigned int)self->node, info.rcb_nodeid);
 	EXPECT_EQ(self->nslots, info.rcb_num_slots);
 	ASSERT_EQ(0, ioctl(self->fd, RCB_SLOT_GET, self->rw));
+}
+
+/* Where range_query_in() puts the entry. */
+#define RQ_ENTRY	256
+
+/*
+ * A query of one page of the caller's memory in @buf, zero up to its
+ * entry at RQ_ENTRY: past any struct size tried.
+ */
+static struct rcb_range_query *range_query_in(char *buf, const char *page)
+{
+	struct rcb_range_query *q = (void *)buf;
+
+	memset(buf, 0, RQ_ENTRY + sizeof(struct rcb_page_counters));
+	q->vaddr = (uintptr_t)page;
+	q->len = 1;
+	q->buf = (uintptr_t)(buf + RQ_ENTRY);
+	q->buf_entries = 1;
+	return q;
+}
+
+/* The size of the first struct rcb_range_query: an old binary's. */
+TEST_F(ioctl_err, range_query_old_size)
+{
+	size_t old = RCB_RANGE_QUERY_SIZE_VER0;
+	struct rcb_range_query *q;
+	char *buf = self->rw + 512;
+
+	ASSERT_EQ(48U, old);
+	ASSERT_EQ(64U, sizeof(*q));
+	q = range_query_in(buf, self->rw);
+	/* Past the old struct, where the new one's reserved fields are. */
+	q->reserved[0] = 0x5a5a5a5a5a5a5a5aULL;
+	q->reserved[1] = 0x5a5a5a5a5a5a5a5aULL;
+	ASSERT_EQ(0, ioctl(self->fd, range_query_cmd(old), q))
+		TH_LOG("old size: %s", strerror(errno));
+	EXPECT_EQ(1ULL, q->nr_entries);
+	/* Written back: the old struct only. */
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aULL, q->reserved[0]);
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aULL, q->reserved[1]);
+	/* Below the first struct's size there is no such command. */
+	EXPECT_IOCTL_ERR(ENOTTY, self->fd, range_query_cmd(old - 8), q,
+			 "size 40");
+}
+
+TEST_F(ioctl_err, range_query_reserved_einval)
+{
+	struct rcb_range_query *q;
+	char *buf = self->rw + 512;
+	int k;
+
+	q = range_query_in(buf, self->rw);
+	ASSERT_EQ(0, ioctl(self->fd, RCB_RANGE_QUERY, q))
+		TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(1ULL, q->nr_entries);
+	EXPECT_EQ(0ULL, q->reserved[0]);
+	EXPECT_EQ(0ULL, q->reserved[1]);
+	for (k = 0; k < 2; k++) {
+		q = range_query_in(buf, self->rw);
+		q->reserved[k] = 1ULL << 63;
+		EXPECT_IOCTL_ERR(EINVAL, self->fd, RCB_RANGE_QUERY, q,
+				 k ? "reserved[1]" : "reserved[0]");
+		EXPECT_EQ(0ULL, q->nr_entries);
+	}
+}
+
+/*
+ * A newer binary's larger struct: a zero tail is what it would be on
+ * its own module, a field set there is one this module does not know
+ * (EINVAL, not E2BIG, which says the range needs more entries).
+ */
+TEST_F(ioctl_err, range_query_larger_size)
+{
+	size_t big = sizeof(struct rcb_range_query) + 24;
+	struct rcb_range_query *q;
+	char *buf = self->rw + 512;
+	size_t k;
+
+	q = range_query_in(buf, self->rw);
+	ASSERT_EQ(0, ioctl(self->fd, range_query_cmd(big), q))
+		TH_LOG("larger size, zero tail: %s", strerror(errno));
+	EXPECT_EQ(1ULL, q->nr_entries);
+	for (k = sizeof(*q); k < big; k += 8) {
+		char what[32];
+
+		q = range_query_in(buf, self->rw);
+		buf[k + 7] = 1;
+		snprintf(what, sizeof(what), "byte %zu of %zu", k + 7, big);
+		EXPECT_IOCTL_ERR(EINVAL, self->fd, range_query_cmd(big), q,
+				 what);
+		EXPECT_EQ(0ULL, q->nr_entries);
+	}
+	/* The tail must be readable, as the struct must. */
+	ASSERT_EQ(0, mprotect(self->ro, self->pg, PROT_READ | PROT_WRITE));
+	q = (void *)(self->none - sizeof(*q));
+	memset(q, 0, sizeof(*q));
+	q->vaddr = (uintptr_t)self->rw;
+	q->len = 1;
+	q->buf = (uintptr_t)(buf + RQ_ENTRY);
+	q->buf_entries = 1;
+	ASSERT_EQ(0, mprotect(self->ro, self->pg, PROT_READ));
+	EXPECT_IOCTL_ERR(EFAULT, self->fd, range_query_cmd(big), q,
+			 "tail in a PROT_NONE page");
 }
 
 TEST_HARNESS_MAIN

@@ -207,8 +207,9 @@ enum rcb_event_type {
 	RCB_EVENT_LOST = 4,	/* @count events were dropped: the queue was full */
 	/*
 	 * The node's layout changed and this file's was retired: @count is
-	 * the new rcb_generation, @set the sets of the new layout (0: the
-	 * node has no memory online). The last record of the file.
+	 * the new rcb_generation (struct rcb_event: its low 32 bits), @set
+	 * the sets of the new layout (0: the node has no memory online).
+	 * The last record of the file.
 	 */
 	RCB_EVENT_LAYOUT = 5,
 };
@@ -222,7 +223,8 @@ enum rcb_event_type {
 #define RCB_EVENT_F_LATE	(1U << 1)
 
 /**
- * struct rcb_event - one record read(2) returns from a node device
+ * struct rcb_event - one record read(2) returns from a node device, in
+ *		the file's first record format (version 0, the default)
  * @type:	enum rcb_event_type
  * @flags:	RCB_EVENT_F_*
  * @set:	set index in the node's buffer
@@ -234,7 +236,9 @@ enum rcb_event_type {
  *		counter, MIGRATE the remote counter
  * @counter:	index of that counter in the set
  * @count:	FOLD: that counter's folded value; PEG: references lost;
- *		MIGRATE: the remote count; LOST: events dropped
+ *		MIGRATE: the remote count; LOST: events dropped; LAYOUT: the
+ *		low 32 bits of the new generation (struct rcb_event_record
+ *		has all 64)
  * @home_count:	MIGRATE: the home counter's count; else 0
  * @pid:	pid of the referencing process in the pid namespace of the
  *		file's opener (0: none there), when RCB_EVENT_F_CONTEXT
@@ -243,6 +247,9 @@ enum rcb_event_type {
  * @seq:	sequence number of the event in the node, from 0, counting
  *		dropped ones too
  * @time_ns:	CLOCK_MONOTONIC time the event was queued
+ *
+ * Fixed at 72 bytes for the programs built on it: a file returns these
+ * until RCB_EVENT_FORMAT asks for struct rcb_event_record.
  */
 struct rcb_event {
 	__u32 type;
@@ -258,6 +265,69 @@ struct rcb_event {
 	__u64 vaddr;
 	__u64 seq;
 	__u64 time_ns;
+};
+
+/* The version of struct rcb_event_record this header describes. */
+#define RCB_EVENT_VERSION	1
+
+/**
+ * struct rcb_event_record - one record read(2) returns from a node device,
+ *		in the sized format (RCB_EVENT_FORMAT version 1 and later)
+ * @size:	bytes of this record: the next one starts @size bytes after
+ *		this one's start. At least RCB_EVENT_RECORD_SIZE_VER1; a later
+ *		module may append fields, which a reader skips
+ * @version:	RCB_EVENT_VERSION of the module that made it: the fields
+ *		that version defines are valid, 1 or more
+ * @type:	enum rcb_event_type
+ * @flags:	RCB_EVENT_F_*
+ * @set:	as in struct rcb_event
+ * @paddr:	as in struct rcb_event
+ * @count:	as in struct rcb_event, with LAYOUT's full 64-bit generation
+ * @home_count:	as in struct rcb_event
+ * @home_cnodeid: as in struct rcb_event
+ * @src_cnodeid: as in struct rcb_event
+ * @counter:	as in struct rcb_event
+ * @pid:	as in struct rcb_event
+ * @vaddr:	as in struct rcb_event
+ * @seq:	as in struct rcb_event
+ * @time_ns:	as in struct rcb_event
+ * @reserved:	written as zero
+ */
+struct rcb_event_record {
+	__u32 size;
+	__u32 version;
+	__u32 type;
+	__u32 flags;
+	__u64 set;
+	__u64 paddr;
+	__u64 count;
+	__u64 home_count;
+	__u32 home_cnodeid;
+	__u32 src_cnodeid;
+	__u32 counter;
+	__s32 pid;
+	__u64 vaddr;
+	__u64 seq;
+	__u64 time_ns;
+	__u64 reserved[2];
+};
+
+/* Bytes of a version 1 record: no record read(2) returns is shorter. */
+#define RCB_EVENT_RECORD_SIZE_VER1	104
+
+/**
+ * struct rcb_event_format - argument of RCB_EVENT_FORMAT
+ * @version:	in: 0 for struct rcb_event records (what a file returns
+ *		until it asks), 1 for struct rcb_event_record records; out:
+ *		the version of the records the file now returns, at least
+ *		the one asked for
+ * @size:	in: must be zero; out: bytes of each record it now returns
+ * @reserved:	must be zero
+ */
+struct rcb_event_format {
+	__u32 version;
+	__u32 size;
+	__u64 reserved;
 };
 
 /* struct rcb_page_counters.flags */
@@ -343,6 +413,7 @@ struct rcb_page_set {
  * @nr_entries:	out: entries written, one per hardware page of
  *		[vaddr rounded down to the granularity, vaddr + len); on
  *		E2BIG, the entries the range needs
+ * @reserved:	must be zero
  *
  * The refcnt(5) PIOCGETSN0REFCNTRS / PIOCGETSN0EXTREFCNTRS. Pages not
  * present are reported so and not faulted in. Without CAP_SYS_ADMIN only
@@ -359,7 +430,15 @@ struct rcb_range_query {
 	__s32 pid;
 	__u32 flags;
 	__u64 nr_entries;
+	__u64 reserved[2];
 };
+
+/*
+ * Bytes of the first struct rcb_range_query, without @reserved: the
+ * module takes RCB_RANGE_QUERY with any size from this one on (see
+ * RCB_RANGE_QUERY).
+ */
+#define RCB_RANGE_QUERY_SIZE_VER0	48
 
 /**
  * struct rcb_count_range - a virtual address range to count, for RCB_COUNT_START
@@ -569,6 +648,9 @@ struct rcb_feeds_query {
  * refcnt(5) form: fill an array of struct rcb_slot. The kernel writes at
  * most the rcb_num_slots that RCB_INFO_GET last reported on this open file
  * (EINVAL if it never did), so an array sized from that report is safe.
+ * The argument is an array whose length the caller cannot pass, so the
+ * number carries the size of one entry, the record, as refcnt(5)'s
+ * programs expect; RCB_SLOT_QUERY is the sized form.
  */
 #define RCB_SLOT_GET	_IOR(RCB_IOC_MAGIC, 0x02, struct rcb_slot)
 /* Sized form of RCB_SLOT_GET, for new code. */
@@ -577,10 +659,18 @@ struct rcb_feeds_query {
 #define RCB_SETS_READ	_IOW(RCB_IOC_MAGIC, 0x04, struct rcb_sets_read)
 /* Run every pending threshold interrupt of the node now. */
 #define RCB_SYNC	_IO(RCB_IOC_MAGIC, 0x05)
-/* Counters of a virtual range of a process (on any node's device). */
+/*
+ * Counters of a virtual range of a process (on any node's device). The
+ * command's size is the caller's struct rcb_range_query: from
+ * RCB_RANGE_QUERY_SIZE_VER0 on, any size works; fields the caller's
+ * struct lacks are taken as zero, bytes past the module's must be zero
+ * (EINVAL), and the module writes back no more than the caller's size.
+ */
 #define RCB_RANGE_QUERY	_IOWR(RCB_IOC_MAGIC, 0x06, struct rcb_range_query)
 /* The feeds and what their samples carry (on any node's device). */
 #define RCB_FEEDS_GET	_IOWR(RCB_IOC_MAGIC, 0x07, struct rcb_feeds_query)
+/* The format of the records read(2) returns on this open file. */
+#define RCB_EVENT_FORMAT _IOWR(RCB_IOC_MAGIC, 0x08, struct rcb_event_format)
 
 /* CAP_SYS_ADMIN only (EPERM otherwise): */
 /* Deliver exact references: replay a trace into the counters. */

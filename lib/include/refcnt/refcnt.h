@@ -69,7 +69,7 @@ struct refcnt_node *refcnt_node_open(int nid, int flags);
 /* Unmap the table and close the device. NULL is ignored. */
 void refcnt_node_close(struct refcnt_node *node);
 
-/* The device's file descriptor (for poll(2)/read(2) of struct rcb_event). */
+/* The device's file descriptor (poll(2)/read(2) of its event records). */
 int refcnt_node_fd(const struct refcnt_node *node);
 
 /* The Linux node id and the cnodeid of the node. */

@@ -9,16 +9,21 @@
  * through refcnt_pmu_sample(), the code of the PEBS/IBS overflow handler,
  * as its own feed "test", so that machines without a PMU test that code;
  * REFCNT_TEST_RECORDS makes the feed a device feed's records of the
- * calling thread, for counting sessions' ranges and totals.
+ * calling thread, for counting sessions' ranges and totals;
+ * REFCNT_TEST_GENERATION sets a layout's generation past 2^32, which
+ * reaches into refcnt.ko's structures (refcnt.h): no interface of its
+ * own should exist for that.
  * Built and loaded by the test rig only (Documentation/testing.rst).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
 #include <linux/capability.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
+#include <linux/major.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -33,6 +38,7 @@
 
 #include "compat.h"
 #include "feed.h"
+#include "refcnt.h"
 
 /* An odd stride spreads the references over the range's pages. */
 #define REFCNT_TEST_STRIDE	4099
@@ -293,13 +299,47 @@ out:
 	return err;
 }
 
+/* A node device's file: a misc device of refcnt.ko (sessions are not). */
+static bool refcnt_test_node_file(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+
+	return S_ISCHR(inode->i_mode) && imajor(inode) == MISC_MAJOR &&
+	       file->f_op->owner &&
+	       !strcmp(module_name(file->f_op->owner), "refcnt");
+}
+
+/* REFCNT_TEST_GENERATION */
+static long refcnt_test_generation(void __user *argp)
+{
+	struct refcnt_test_generation g;
+	struct refcnt_file *rf;
+	struct file *file;
+	long err = -EINVAL;
+
+	if (copy_from_user(&g, argp, sizeof(g)))
+		return -EFAULT;
+	if (g.pad)
+		return -EINVAL;
+	file = fget(g.fd);
+	if (!file)
+		return -EBADF;
+	if (refcnt_test_node_file(file)) {
+		rf = file->private_data;
+		WRITE_ONCE(rf->node->generation, g.generation);
+		err = 0;
+	}
+	fput(file);
+	return err;
+}
+
 static long refcnt_test_ioctl(struct file *file, unsigned int cmd,
 			      unsigned long arg)
 {
 	void __user *argp = (void __user *)arg;
 
 	if (cmd != REFCNT_TEST_BENCH && cmd != REFCNT_TEST_SAMPLES &&
-	    cmd != REFCNT_TEST_RECORDS)
+	    cmd != REFCNT_TEST_RECORDS && cmd != REFCNT_TEST_GENERATION)
 		return -ENOTTY;
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
@@ -308,6 +348,8 @@ static long refcnt_test_ioctl(struct file *file, unsigned int cmd,
 		return refcnt_test_bench(argp);
 	case REFCNT_TEST_SAMPLES:
 		return refcnt_test_samples(argp);
+	case REFCNT_TEST_GENERATION:
+		return refcnt_test_generation(argp);
 	default:
 		return refcnt_test_records(argp);
 	}

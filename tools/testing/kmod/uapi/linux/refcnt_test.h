@@ -147,6 +147,23 @@ struct refcnt_test_records {
 	__u32 pad;
 };
 
+/**
+ * struct refcnt_test_generation - argument of REFCNT_TEST_GENERATION
+ * @fd:		an open file of a node device (/dev/refcnt/nodeN)
+ * @pad:	must be zero
+ * @generation:	the rcb_generation the file's layout is to have
+ *
+ * Four billion memory hotplug events would take years: this gives a
+ * layout a generation past 2^32 at once, so that the next hotplug of its
+ * node tells the one after (RCB_EVENT_LAYOUT) in full. Only that layout
+ * changes: the node's next one is numbered as if nothing happened.
+ */
+struct refcnt_test_generation {
+	__s32 fd;
+	__u32 pad;
+	__u64 generation;
+};
+
 /* Time refcnt_reference() against bare atomic increments. */
 #define REFCNT_TEST_BENCH	_IOWR(REFCNT_TEST_IOC_MAGIC, 0x80, \
 				      struct refcnt_test_bench)
@@ -156,5 +173,8 @@ struct refcnt_test_records {
 /* Deliver synthetic device records of the calling thread, for sessions. */
 #define REFCNT_TEST_RECORDS	_IOWR(REFCNT_TEST_IOC_MAGIC, 0x82, \
 				      struct refcnt_test_records)
+/* Set the layout generation of an open node device file's layout. */
+#define REFCNT_TEST_GENERATION	_IOW(REFCNT_TEST_IOC_MAGIC, 0x83, \
+				     struct refcnt_test_generation)
 
 #endif /* _UAPI_LINUX_REFCNT_TEST_H */
