@@ -100,7 +100,12 @@ static int refcnt_layout_change(int nid)
 	/* From its return on, no feed reaches the old layout. */
 	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
 	if (err) {
-		/* Never published nor opened: nothing else holds it. */
+		/*
+		 * Never published nor opened: nothing else holds it. (No test
+		 * makes this allocation of a few slots fail: none of the
+		 * guest kernels has fault injection, and refcnt.ko has no
+		 * test hooks.)
+		 */
 		refcnt_nodes[nid] = old;
 		refcnt_node_put(succ);
 		return err;
