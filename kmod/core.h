@@ -449,6 +449,8 @@ void refcnt_table_zap(struct refcnt_table *table);
 unsigned long refcnt_table_detach(struct refcnt_table *table,
 				  struct page **scratch);
 int refcnt_table_populate(struct refcnt_table *table);
+int refcnt_table_populate_but(struct refcnt_table *table,
+			      const unsigned long *skip);
 void refcnt_table_set_mapping(struct refcnt_table *table,
 			      struct address_space *mapping);
 unsigned long refcnt_table_pages(const struct refcnt_table *table);
@@ -458,7 +460,9 @@ void refcnt_table_map_end(struct refcnt_table *table);
 
 /* node.c */
 struct refcnt_node *refcnt_node_create(int nid, u64 generation,
-				       const struct refcnt_stats *inherited);
+				       const struct refcnt_stats *inherited,
+				       const struct refcnt_node *prev);
+int refcnt_node_populate(struct refcnt_node *node);
 void refcnt_node_get(struct refcnt_node *node);
 void refcnt_node_put(struct refcnt_node *node);
 size_t refcnt_node_table_bytes(const struct refcnt_node *node);
@@ -500,6 +504,10 @@ void refcnt_node_read_sets(struct refcnt_node *node, u64 first, u64 nr,
 /* retire.c: a layout replaced when memory comes or goes */
 void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
 			struct refcnt_stats *carry);
+void refcnt_pages_kept(const struct refcnt_node *old,
+		       const struct refcnt_node *succ,
+		       void (*fn)(unsigned long p, unsigned long q, void *arg),
+		       void *arg);
 
 /*
  * The rcb_generation of the layout that replaces @old, which its queue's

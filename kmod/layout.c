@@ -7,16 +7,19 @@
  * first at unload (refcnt_layout_devices_init(), _exit()). A memory
  * notifier follows memory coming online and going offline: once a block
  * is online (MEM_ONLINE) or offline (MEM_OFFLINE), each node whose
- * online memory no longer matches its slots gets a new
- * layout, published in the slot index before the old one is retired
- * (retire.c). A node that gains its first memory gets its device; one
- * that loses all of it loses its device, whose files keep their layout
- * until they are closed. See Documentation/admin-guide.rst.
+ * online memory no longer matches its slots gets a new layout, published
+ * in the slot index before the old one is retired (retire.c). Only the
+ * block's node is looked at, and the old layout hands its counter pages
+ * over: a block costs about the block, not the node or the machine. A
+ * node that gains its first memory gets its device; one that loses all
+ * of it loses its device, whose files keep their layout until they are
+ * closed. See Documentation/admin-guide.rst.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/err.h>
 #include <linux/memory.h>
+#include <linux/mm.h>
 #include <linux/nodemask.h>
 #include <linux/notifier.h>
 #include <linux/rwsem.h>
@@ -32,6 +35,8 @@ static struct refcnt_dev *refcnt_devs[MAX_NUMNODES];
 /* Layout generation of each node id, and what its last layout counted. */
 static u64 refcnt_generations[MAX_NUMNODES];
 static struct refcnt_stats *refcnt_carry[MAX_NUMNODES];
+/* Nodes whose layout could not follow a change: retried at each one. */
+static nodemask_t refcnt_layout_stale;
 /* The layouts are built: the notifier may change them. */
 static bool refcnt_layout_live;
 /* The module is up: nodes have devices (refcnt_layout_devices_init()). */
@@ -57,7 +62,8 @@ static struct refcnt_node *refcnt_layout_build(int nid)
 	struct refcnt_node *node;
 
 	node = refcnt_node_create(nid, refcnt_generations[nid] + 1,
-				  refcnt_nodes[nid] ? NULL : refcnt_carry[nid]);
+				  refcnt_nodes[nid] ? NULL : refcnt_carry[nid],
+				  refcnt_nodes[nid]);
 	if (PTR_ERR(node) == -ENODEV)
 		return NULL;
 	return node;
@@ -94,7 +100,12 @@ static int refcnt_layout_change(int nid)
 	/* From its return on, no feed reaches the old layout. */
 	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
 	if (err) {
-		/* Never published nor opened: nothing else holds it. */
+		/*
+		 * Never published nor opened: nothing else holds it. (No test
+		 * makes this allocation of a few slots fail: none of the
+		 * guest kernels has fault injection, and refcnt.ko has no
+		 * test hooks.)
+		 */
 		refcnt_nodes[nid] = old;
 		refcnt_node_put(succ);
 		return err;
@@ -111,26 +122,70 @@ static int refcnt_layout_change(int nid)
 		}
 		refcnt_table_set_mapping(&old->table, NULL);
 		refcnt_node_put(old);
+		/* The pages @old did not hand over, when a file kept it. */
+		if (succ && refcnt_cfg.prealloc && refcnt_node_populate(succ))
+			pr_warn("node %d: prealloc=1: some counter pages are made on first use\n",
+				nid);
 	}
 	if (succ && !refcnt_devs[nid] && refcnt_layout_devices)
 		refcnt_layout_dev_add(nid);
 	return 0;
 }
 
-/* Every node whose slots no longer match its online memory changes. */
-static void refcnt_layout_rescan(void)
+/* Follow @nid's memory if its slots no longer match what is online. */
+static void refcnt_layout_follow(int nid)
 {
-	int nid, err;
+	int err;
 
-	for_each_node(nid) {
-		err = refcnt_slots_changed(nid, refcnt_nodes[nid],
-					   refcnt_cfg.granularity);
-		if (err > 0)
-			err = refcnt_layout_change(nid);
-		if (err)
-			pr_err("node %d: cannot follow its memory (%d); its layout stays\n",
-			       nid, err);
+	err = refcnt_slots_changed(nid, refcnt_nodes[nid],
+				   refcnt_cfg.granularity);
+	if (err > 0)
+		err = refcnt_layout_change(nid);
+	if (err) {
+		pr_err("node %d: cannot follow its memory (%d); its layout stays\n",
+		       nid, err);
+		node_set(nid, refcnt_layout_stale);
+	} else {
+		node_clear(nid, refcnt_layout_stale);
 	}
+}
+
+/* Does @nid's layout count any of [@start, @end)? */
+static bool refcnt_layout_holds(int nid, u64 start, u64 end)
+{
+	const struct refcnt_node *node = refcnt_nodes[nid];
+	unsigned int i;
+
+	for (i = 0; node && i < node->nr_slots; i++)
+		if (start < node->slots[i].base + node->slots[i].size &&
+		    node->slots[i].base < end)
+			return true;
+	return false;
+}
+
+/*
+ * Only the node of the block changes: an online block's page frames say
+ * which (a block is in one zone, so one node); an offline one's must not
+ * be read, and the layout that counted it says. A node that could not
+ * follow an earlier change is looked at again each time.
+ */
+static void refcnt_layout_block(unsigned long action,
+				const struct memory_notify *mn)
+{
+	u64 start = PFN_PHYS(mn->start_pfn);
+	u64 end = PFN_PHYS(mn->start_pfn + mn->nr_pages);
+	nodemask_t nodes = refcnt_layout_stale;
+	int nid;
+
+	if (action == MEM_ONLINE) {
+		node_set(pfn_to_nid(mn->start_pfn), nodes);
+	} else {
+		for (nid = 0; nid < MAX_NUMNODES; nid++)
+			if (refcnt_layout_holds(nid, start, end))
+				node_set(nid, nodes);
+	}
+	for_each_node_mask(nid, nodes)
+		refcnt_layout_follow(nid);
 }
 
 static int refcnt_memory_callback(struct notifier_block *nb,
@@ -141,7 +196,7 @@ static int refcnt_memory_callback(struct notifier_block *nb,
 		return NOTIFY_OK;
 	down_write(&refcnt_layout_rwsem);
 	if (refcnt_layout_live)
-		refcnt_layout_rescan();
+		refcnt_layout_block(action, arg);
 	up_write(&refcnt_layout_rwsem);
 	return NOTIFY_OK;
 }
@@ -178,6 +233,7 @@ static void refcnt_layout_teardown(void)
 		refcnt_carry[nid] = NULL;
 		refcnt_generations[nid] = 0;
 	}
+	nodes_clear(refcnt_layout_stale);
 }
 
 /* Every node with memory online, then the index. */
@@ -186,7 +242,7 @@ static int refcnt_layout_load(void)
 	int nid;
 
 	for_each_node_state(nid, N_MEMORY) {
-		struct refcnt_node *node = refcnt_node_create(nid, 0, NULL);
+		struct refcnt_node *node = refcnt_node_create(nid, 0, NULL, NULL);
 
 		if (PTR_ERR(node) == -ENODEV)
 			continue;	/* its memory is offline */
@@ -225,7 +281,7 @@ EXPORT_SYMBOL_NS_GPL(refcnt_sync, REFCNT_NS);
  *
  * Context: module load. The notifier is registered first, so that memory
  * coming or going while the module loads is either seen by the load or
- * rescanned once it is done. No device yet: refcnt_layout_devices_init().
+ * looked at once it is done. No device yet: refcnt_layout_devices_init().
  * Return: 0 or a negative errno (nothing is left behind).
  */
 int refcnt_layout_init(void)

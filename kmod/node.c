@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitmap.h>
 #include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
@@ -63,7 +64,53 @@ static u32 refcnt_ctx_slots(u64 nr_sets)
 	return n;
 }
 
-static int refcnt_node_alloc(struct refcnt_node *node)
+static void refcnt_page_planned(unsigned long p, unsigned long q, void *arg)
+{
+	unsigned long *planned = arg;
+
+	__set_bit(q, planned);
+}
+
+/*
+ * prealloc=1: every counter page, but those @prev is to hand over when
+ * it is retired (refcnt_node_retire()); refcnt_node_populate() makes
+ * any it did not, right after. So a block coming or going allocates for
+ * that block, not for the node.
+ */
+static int refcnt_node_prealloc(struct refcnt_node *node,
+				const struct refcnt_node *prev)
+{
+	unsigned long *skip = NULL;
+	int err;
+
+	if (!refcnt_node_prealloc_fits(node))
+		return -ENOMEM;
+	if (prev) {
+		skip = bitmap_zalloc(node->hw.nr_pages, GFP_KERNEL);
+		if (!skip)
+			return -ENOMEM;
+		refcnt_pages_kept(prev, node, refcnt_page_planned, skip);
+	}
+	err = refcnt_sparse_populate_but(&node->hw, skip) ?:
+	      refcnt_table_populate_but(&node->table, skip);
+	bitmap_free(skip);
+	return err;
+}
+
+/**
+ * refcnt_node_populate() - prealloc=1: make every counter page missing
+ * @node:	a new layout, once the one it replaced is retired
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int refcnt_node_populate(struct refcnt_node *node)
+{
+	return refcnt_sparse_populate(&node->hw) ?:
+	       refcnt_table_populate(&node->table);
+}
+
+static int refcnt_node_alloc(struct refcnt_node *node,
+			     const struct refcnt_node *prev)
 {
 	u64 words = refcnt_set_first(node->nr_sets);
 	size_t *fixed = &node->fixed_bytes;
@@ -98,9 +145,7 @@ static int refcnt_node_alloc(struct refcnt_node *node)
 		err = refcnt_table_init(&node->table, nid, words * sizeof(u32));
 	/* Hardware and extended counters; lost ones only come with pegs. */
 	if (!err && refcnt_cfg.prealloc)
-		err = !refcnt_node_prealloc_fits(node) ? -ENOMEM :
-		      refcnt_sparse_populate(&node->hw) ?:
-		      refcnt_table_populate(&node->table);
+		err = refcnt_node_prealloc(node, prev);
 	if (err)
 		return err;
 	/* Page pointers of three sparse arrays, the zero page. */
@@ -114,6 +159,8 @@ static int refcnt_node_alloc(struct refcnt_node *node)
  * @nid:	Linux node id
  * @generation:	layout generation of @nid this node is
  * @inherited:	statistics of the earlier layouts of @nid, or NULL
+ * @prev:	the layout of @nid this one is to replace, or NULL: with
+ *		prealloc=1, the counter pages it hands over are not made
  *
  * The slots are the node's memory online now. The caller holds the only
  * reference (refcnt_node_put()).
@@ -121,7 +168,8 @@ static int refcnt_node_alloc(struct refcnt_node *node)
  * Return: the node, or an ERR_PTR (-ENODEV: no memory online).
  */
 struct refcnt_node *refcnt_node_create(int nid, u64 generation,
-				       const struct refcnt_stats *inherited)
+				       const struct refcnt_stats *inherited,
+				       const struct refcnt_node *prev)
 {
 	struct refcnt_node *node;
 	size_t len;
@@ -153,7 +201,7 @@ struct refcnt_node *refcnt_node_create(int nid, u64 generation,
 	if (check_mul_overflow((size_t)node->nr_sets,
 			       refcnt_topo.counters_per_set * sizeof(u32), &len))
 		goto free_node;
-	err = refcnt_node_alloc(node);
+	err = refcnt_node_alloc(node, prev);
 	if (err)
 		goto free_node;
 	return node;

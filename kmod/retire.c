@@ -12,6 +12,7 @@
  * its event queue tells their readers (RCB_EVENT_LAYOUT).
  */
 #include <linux/bitmap.h>
+#include <linux/kref.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -76,6 +77,102 @@ static u64 refcnt_move_page(struct refcnt_node *old, struct refcnt_node *succ,
 	return dropped;
 }
 
+/**
+ * refcnt_pages_kept() - the pages of counters a new layout can take over
+ * @old:	a node's layout
+ * @succ:	the one that replaces it
+ * @fn:		called with each page index of @old (the same in its three
+ *		arrays: hardware, extended and lost counters) whose counters
+ *		all count, in @succ, the same hardware pages in the same
+ *		order, and the index of the page of @succ that holds them
+ * @arg:	for @fn
+ *
+ * A memory block coming or going shifts the sets after it by a whole
+ * number of pages of counters (a block's sets are a multiple of the words
+ * in a page up to a granularity of 128 KiB with 128 MiB blocks), so all
+ * but a few pages at the edges of the block keep their counters as they
+ * are. Costs the slots of both, times the pages kept.
+ */
+void refcnt_pages_kept(const struct refcnt_node *old,
+		       const struct refcnt_node *succ,
+		       void (*fn)(unsigned long p, unsigned long q, void *arg),
+		       void *arg)
+{
+	unsigned int cps = refcnt_topo.counters_per_set, i, j;
+	unsigned int shift = refcnt_cfg.granularity_shift;
+
+	for (i = 0; i < old->nr_slots; i++) {
+		const struct refcnt_slot *a = &old->slots[i];
+
+		for (j = 0; j < succ->nr_slots; j++) {
+			const struct refcnt_slot *b = &succ->slots[j];
+			u64 lo = max(a->base, b->base);
+			u64 hi = min(a->base + a->size, b->base + b->size);
+			u64 from, to, end, p;
+
+			if (lo >= hi)
+				continue;
+			/* Words of the run in @old, where they are in @succ. */
+			from = (a->first_set + ((lo - a->base) >> shift)) * cps;
+			to = (b->first_set + ((lo - b->base) >> shift)) * cps;
+			end = from + ((hi - lo) >> shift) * cps;
+			if (from % REFCNT_WORDS_PER_PAGE !=
+			    to % REFCNT_WORDS_PER_PAGE)
+				continue;
+			for (p = DIV_ROUND_UP_ULL(from, REFCNT_WORDS_PER_PAGE);
+			     (p + 1) * REFCNT_WORDS_PER_PAGE <= end; p++)
+				fn(p, (p * REFCNT_WORDS_PER_PAGE - from + to) /
+				      REFCNT_WORDS_PER_PAGE, arg);
+		}
+	}
+}
+
+/* Page @p of @from becomes page @q of @to, unless @to has one there. */
+static void refcnt_adopt(struct refcnt_sparse *from, unsigned long p,
+			 struct refcnt_sparse *to, unsigned long q)
+{
+	struct page *page = from->pages[p];
+
+	if (!page || cmpxchg(&to->pages[q], NULL, page))
+		return;		/* nothing, or counted word by word */
+	WRITE_ONCE(from->pages[p], NULL);
+	atomic_long_dec(&from->nr_allocated);
+	atomic_long_inc(&to->nr_allocated);
+}
+
+struct refcnt_adoption {
+	struct refcnt_node *old, *succ;
+};
+
+static void refcnt_adopt_page(unsigned long p, unsigned long q, void *arg)
+{
+	struct refcnt_adoption *a = arg;
+
+	refcnt_adopt(&a->old->hw, p, &a->succ->hw, q);
+	refcnt_adopt(&a->old->lost, p, &a->succ->lost, q);
+	refcnt_adopt(&a->old->table.counters, p, &a->succ->table.counters, q);
+}
+
+/*
+ * Hand @succ the pages whose counters it keeps as they are: their
+ * hardware, extended and lost counts stay what they were, and nothing
+ * reads or copies them. Only when nothing but the layout holds @old: a
+ * file open on it must keep seeing its counts, frozen (abi.rst). The
+ * table pages @succ gets replace its zero page where files of it may map
+ * that: they fault again. With both fold_locks held.
+ */
+static void refcnt_adopt_pages(struct refcnt_node *old,
+			       struct refcnt_node *succ)
+{
+	struct refcnt_adoption a = { .old = old, .succ = succ };
+
+	down_write(&succ->table.map_lock);
+	refcnt_pages_kept(old, succ, refcnt_adopt_page, &a);
+	if (succ->table.mapping)
+		unmap_mapping_range(succ->table.mapping, 0, 0, 1);
+	up_write(&succ->table.map_lock);
+}
+
 /* Every counter of @old with a count; returns what was dropped. */
 static u64 refcnt_move_counts(struct refcnt_node *old,
 			      struct refcnt_node *succ)
@@ -135,6 +232,10 @@ void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
 	mutex_lock(&old->fold_lock);
 	if (succ)
 		mutex_lock_nested(&succ->fold_lock, SINGLE_DEPTH_NESTING);
+	/* The caller's is the last reference: no file, no injection. */
+	if (succ && kref_read(&old->ref) == 1)
+		refcnt_adopt_pages(old, succ);
+	/* What stays in @old: the edges of the change, or all it counts. */
 	dropped = refcnt_move_counts(old, succ);
 	/*
 	 * Its counts moved: a fold of @old still raised (one that found no

@@ -6,6 +6,7 @@
  * more; most of it would stay zero. So counters live in pages allocated
  * from the node on first use, and a missing page reads as zeros.
  */
+#include <linux/bitmap.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -89,26 +90,43 @@ u32 *refcnt_sparse_get(struct refcnt_sparse *sp, u64 idx, gfp_t gfp)
 }
 
 /**
- * refcnt_sparse_populate() - allocate every page of the array now
+ * refcnt_sparse_populate_but() - allocate every page of the array now,
+ * but some
  * @sp:		the array
+ * @skip:	pages to leave out (a bitmap of @sp->nr_pages), or NULL
  *
  * For prealloc=1: no allocation later on the reference path, so NMI
  * feeds never drop a reference for want of a page. Fails rather than
- * calling the OOM killer.
+ * calling the OOM killer. A new layout leaves out the pages it takes
+ * over from the one it replaces (refcnt_node_retire()).
  *
  * Return: 0 or -ENOMEM (pages already made stay, freed with the array).
  */
-int refcnt_sparse_populate(struct refcnt_sparse *sp)
+int refcnt_sparse_populate_but(struct refcnt_sparse *sp,
+			       const unsigned long *skip)
 {
 	unsigned long i;
 
 	for (i = 0; i < sp->nr_pages; i++) {
+		if (skip && test_bit(i, skip))
+			continue;
 		if (!refcnt_sparse_get(sp, (u64)i * REFCNT_WORDS_PER_PAGE,
 				       GFP_KERNEL | __GFP_RETRY_MAYFAIL))
 			return -ENOMEM;
 		cond_resched();
 	}
 	return 0;
+}
+
+/**
+ * refcnt_sparse_populate() - allocate every page of the array now
+ * @sp:		the array
+ *
+ * Return: 0 or -ENOMEM, as refcnt_sparse_populate_but().
+ */
+int refcnt_sparse_populate(struct refcnt_sparse *sp)
+{
+	return refcnt_sparse_populate_but(sp, NULL);
 }
 
 /**

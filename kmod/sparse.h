@@ -47,6 +47,8 @@ unsigned long refcnt_sparse_detach(struct refcnt_sparse *sp,
 				   struct page **scratch);
 u64 refcnt_sparse_release(struct page **pages, unsigned long n);
 int refcnt_sparse_populate(struct refcnt_sparse *sp);
+int refcnt_sparse_populate_but(struct refcnt_sparse *sp,
+			       const unsigned long *skip);
 u32 refcnt_sparse_read(struct refcnt_sparse *sp, u64 idx);
 
 /**

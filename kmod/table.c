@@ -129,6 +129,26 @@ void refcnt_table_zap(struct refcnt_table *table)
 }
 
 /**
+ * refcnt_table_populate_but() - make every page of the table but some
+ * @table:	the table
+ * @skip:	pages to leave out, as refcnt_sparse_populate_but(), or NULL
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int refcnt_table_populate_but(struct refcnt_table *table,
+			      const unsigned long *skip)
+{
+	int err;
+
+	down_write(&table->map_lock);
+	err = refcnt_sparse_populate_but(&table->counters, skip);
+	if (table->mapping)
+		unmap_mapping_range(table->mapping, 0, 0, 1);
+	up_write(&table->map_lock);
+	return err;
+}
+
+/**
  * refcnt_table_populate() - make every page of the table (prealloc=1)
  * @table:	the table
  *
@@ -136,14 +156,7 @@ void refcnt_table_zap(struct refcnt_table *table)
  */
 int refcnt_table_populate(struct refcnt_table *table)
 {
-	int err;
-
-	down_write(&table->map_lock);
-	err = refcnt_sparse_populate(&table->counters);
-	if (table->mapping)
-		unmap_mapping_range(table->mapping, 0, 0, 1);
-	up_write(&table->map_lock);
-	return err;
+	return refcnt_table_populate_but(table, NULL);
 }
 
 /**

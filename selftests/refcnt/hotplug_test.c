@@ -1023,6 +1023,93 @@ TEST_F(cxl, unload_during_memory_hotplug)
 	EXPECT_FALSE(rc_exists(path));
 }
 
+/* Offline @blocks one by one, last first: milliseconds a block. */
+static double offline_ms_per_block(const int *blocks, int n)
+{
+	uint64_t t0 = rc_now_ns();
+	int i;
+
+	for (i = n - 1; i >= 0; i--)
+		if (blocks_state(&blocks[i], 1, false))
+			return -1;
+	return (rc_now_ns() - t0) / 1e6 / n;
+}
+
+/*
+ * Offlining a node block by block costs each block what the block is,
+ * not what the node is (Documentation/design.rst, "Memory hotplug").
+ * The dimm node's blocks (make check: refcnt-vm --dimm 1:1G, 8 blocks;
+ * check-long: 2G, 16) go offline one by one, RC_SCALE_RUNS times: the
+ * time of its first two blocks (a node of all of them) against that of
+ * the block that leaves one (a node of two), the least of the runs (what
+ * other work on the machine adds is gone from it), first with the module
+ * unloaded, then loaded with prealloc=1, so that each layout has all its
+ * counter pages, as a busy node has: the module's share of a block's time
+ * is the difference. Work in proportion to the node at each block (a
+ * layout rebuilt with all its counter pages, its counts moved one by one)
+ * makes the share of the large node's blocks grow with its size over the
+ * small one's; in proportion to the block, it stays about the same. The
+ * bound, 3 times and 20 ms (or 10% of the kernel's own time a block, if
+ * more), leaves room for what TCG adds.
+ */
+#define RC_SCALE_RUNS	3
+
+struct scale_run {
+	double small, large;	/* ms a block, the least seen */
+};
+
+/* Offline @block: the least time so far in *@least. */
+static int offline_timed(int block, double *least)
+{
+	double t = offline_ms_per_block(&block, 1);
+
+	if (t < 0)
+		return -1;
+	if (*least < 0 || t < *least)
+		*least = t;
+	return 0;
+}
+
+static int scale_run(struct _test_data_cxl *self, struct scale_run *r)
+{
+	int n = self->nblocks, i;
+
+	r->small = r->large = -1;
+	for (i = 0; i < RC_SCALE_RUNS; i++) {
+		if (blocks_state(self->blocks, n, true) ||
+		    offline_timed(self->blocks[n - 1], &r->large) ||
+		    offline_timed(self->blocks[n - 2], &r->large) ||
+		    blocks_state(self->blocks + 2, n - 4, false) ||
+		    offline_timed(self->blocks[1], &r->small) ||
+		    blocks_state(self->blocks, 1, false))
+			return -1;
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(cxl, offline_block_by_block_linear, 600)
+{
+	struct scale_run bare, mod;
+	double small, large;
+
+	if (self->nblocks < 8)
+		SKIP(return, "a node of %d blocks: needs 8 (refcnt-vm --dimm 1:1G; make check-long)",
+		     self->nblocks);
+	ASSERT_EQ(0, rc_unload_retry());
+	ASSERT_EQ(0, scale_run(self, &bare));
+	ASSERT_EQ(0, rc_load("prealloc=1"));
+	ASSERT_EQ(0, scale_run(self, &mod));
+	ASSERT_EQ(0, rc_unload_retry());
+	ASSERT_EQ(0, rc_load(""));
+	small = mod.small - bare.small;
+	large = mod.large - bare.large;
+	printf("# offline block by block: a node of 2 blocks %.1f ms a block (%.1f without the module), of %d blocks %.1f ms (%.1f): the module's share %.1f and %.1f ms\n",
+	       mod.small, bare.small, self->nblocks, mod.large, bare.large,
+	       small, large);
+	EXPECT_LE(large, 3 * (small > 0 ? small : 0) +
+			 (bare.large > 200 ? bare.large / 10 : 20));
+}
+
 /* Offline the blocks given, from a thread. */
 struct blocks_off {
 	const int *blocks;

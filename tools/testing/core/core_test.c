@@ -705,7 +705,7 @@ static struct refcnt_node *relayout(int nid, u32 gen)
 {
 	struct refcnt_node *old = core_nodes[nid], *succ;
 
-	succ = refcnt_node_create(nid, gen, NULL);
+	succ = refcnt_node_create(nid, gen, NULL, old);
 	if (IS_ERR(succ))
 		return NULL;
 	core_nodes[nid] = succ;
@@ -746,10 +746,12 @@ TEST(layout_change_moves_and_offlines)
 	ASSERT_TRUE(refer(n1, gone, 1, 2100));
 	sync_node(n1);
 
-	/* Offline: the layout has the first range only. */
+	/* Offline: the layout has the first range only. An open file: */
+	refcnt_node_get(n1);
 	shim_machine.nr_ranges = 2;
 	old = relayout(1, 1);
 	ASSERT_NE(NULL, old);
+	refcnt_node_put(old);
 	n1 = core_nodes[1];
 	ASSERT_EQ(4096, n1->nr_sets);
 	ASSERT_EQ(1, n1->generation);
@@ -787,6 +789,58 @@ TEST(layout_change_moves_and_offlines)
 	check_books(_metadata, n1);
 	refcnt_node_put(old);
 	refcnt_node_put(old2);
+	core_halt();
+}
+
+/*
+ * The same change with no file open on the old layout: the pages of
+ * counters whose sets keep their place are handed over as they are
+ * (hardware counts stay hardware counts), the memory gone is 'offlined', the
+ * books hold; with prealloc=1 the new layout made no page of its own for
+ * them, nor has any missing after.
+ */
+TEST(layout_change_hands_pages_over)
+{
+	struct core_spec spec = {
+		.nr_online = 2, .nr_ranges = 3, .prealloc = true,
+		.ram = { { 0, 16 * MiB, 0 }, { 16 * MiB, 32 * MiB, 1 },
+			 { 48 * MiB, 64 * MiB, 1 } },
+	};
+	struct refcnt_node *n1, *old;
+	struct core_totals t;
+	struct page *hw0, *ext0;
+	u64 gone = 4096 + 5;
+	u32 hw51, ext51;
+
+	ASSERT_EQ(0, core_boot(&spec));
+	n1 = core_nodes[1];
+	ASSERT_TRUE(refer(n1, 5, 0, 1792));	/* folds: 1792 extended */
+	ASSERT_TRUE(refer(n1, 5, 1, 7));	/* stays hardware */
+	ASSERT_TRUE(refer(n1, gone, 1, 2100));
+	sync_node(n1);
+	hw51 = hw_of(n1, 5, 1);
+	ext51 = ext_of(n1, 5, 1);
+	ASSERT_EQ(7, hw51 + ext51);
+	hw0 = n1->hw.pages[0];
+	ext0 = n1->table.counters.pages[0];
+
+	shim_machine.nr_ranges = 2;
+	old = relayout(1, 1);
+	ASSERT_NE(NULL, old);
+	n1 = core_nodes[1];
+	ASSERT_EQ(4096, n1->nr_sets);
+	ASSERT_EQ(hw0, n1->hw.pages[0]);
+	ASSERT_EQ(ext0, n1->table.counters.pages[0]);
+	ASSERT_EQ(NULL, old->hw.pages[0]);
+	ASSERT_EQ(1792, ext_of(n1, 5, 0));
+	ASSERT_EQ(hw51, hw_of(n1, 5, 1));	/* as they were */
+	ASSERT_EQ(ext51, ext_of(n1, 5, 1));
+	ASSERT_EQ(n1->hw.nr_pages, atomic_long_read(&n1->hw.nr_allocated));
+	core_totals(n1, &t);
+	ASSERT_EQ(2100, t.st.offlined);
+	ASSERT_EQ(1792 + 7 + 2100, t.st.references);
+	check_books(_metadata, n1);
+	refcnt_node_put(old);
 	core_halt();
 }
 

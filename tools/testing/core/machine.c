@@ -69,7 +69,7 @@ int core_boot(const struct core_spec *spec)
 
 		if (!core_has_memory(spec, nid))
 			continue;
-		node = refcnt_node_create(nid, 0, NULL);
+		node = refcnt_node_create(nid, 0, NULL, NULL);
 		if (IS_ERR(node)) {
 			err = PTR_ERR(node);
 			goto fail;

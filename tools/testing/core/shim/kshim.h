@@ -83,6 +83,7 @@ typedef u64 resource_size_t;
 #define __force
 #define __must_check
 #define noinline		__attribute__((noinline))
+#define noinline_for_stack	noinline
 #ifndef __always_inline
 #define __always_inline		inline __attribute__((always_inline))
 #endif
@@ -189,6 +190,7 @@ typedef struct { long counter; } atomic_long_t;
 #define atomic_long_set(v, i)	WRITE_ONCE((v)->counter, (i))
 #define atomic_long_inc(v)	((void)__atomic_fetch_add(&(v)->counter, 1, __ATOMIC_RELAXED))
 #define atomic_long_sub(i, v)	((void)__atomic_fetch_sub(&(v)->counter, (i), __ATOMIC_RELAXED))
+#define atomic_long_dec(v)	atomic_long_sub(1, v)
 
 /* Bit operations: atomic like the kernel's (set_bit is unordered). */
 #define BIT_WORD(nr)		((nr) / BITS_PER_LONG)
@@ -198,6 +200,7 @@ typedef struct { long counter; } atomic_long_t;
 #define test_and_clear_bit(nr, a) ((__atomic_fetch_and(&(a)[BIT_WORD(nr)], ~BIT_MASK(nr), __ATOMIC_SEQ_CST) & BIT_MASK(nr)) != 0)
 #define test_and_set_bit(nr, a)	((__atomic_fetch_or(&(a)[BIT_WORD(nr)], BIT_MASK(nr), __ATOMIC_SEQ_CST) & BIT_MASK(nr)) != 0)
 #define test_bit(nr, a)		((READ_ONCE((a)[BIT_WORD(nr)]) & BIT_MASK(nr)) != 0)
+#define __set_bit(nr, a)	set_bit(nr, a)
 unsigned long find_next_bit(const unsigned long *addr, unsigned long size,
 			    unsigned long offset);
 #define for_each_set_bit(bit, addr, size) \
@@ -284,6 +287,7 @@ void synchronize_rcu(void);
 /* Reference counts */
 struct kref { int refcount; };
 #define kref_init(k)		((k)->refcount = 1)
+#define kref_read(k)		__atomic_load_n(&(k)->refcount, __ATOMIC_RELAXED)
 #define kref_get(k)		((void)__atomic_fetch_add(&(k)->refcount, 1, __ATOMIC_RELAXED))
 #define kref_put(k, release) \
 	(__atomic_sub_fetch(&(k)->refcount, 1, __ATOMIC_ACQ_REL) ? 0 : \
@@ -399,6 +403,9 @@ void *kzalloc_node(size_t size, gfp_t gfp, int nid);
 #define kvmalloc_array(n, s, g)	kzalloc_node(array_size((n), (s)), (g), 0)
 #define kfree(p)		free((void *)(p))
 #define kvfree(p)		free((void *)(p))
+#define bitmap_zalloc(n, g)	((unsigned long *)kcalloc(BITS_TO_LONGS(n), \
+						  sizeof(unsigned long), (g)))
+#define bitmap_free(p)		kvfree(p)
 #define krealloc_array(p, n, s, g) realloc((p), array_size((n), (s)))
 unsigned long totalram_pages(void);
 long si_mem_available(void);
