@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 
 	t0 = now();
 	for (i = 0; i < s->nr_o; i++)
-		advise_object(&s->o[i]);
+		advise_object(&s->o[i], snapshot_refs(s));
 	names_resolve(s);
 	t_names = now() - t0;
 
