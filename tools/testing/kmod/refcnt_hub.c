@@ -1167,7 +1167,12 @@ static ssize_t hub_period_show(struct kobject *kobj,
 
 static struct kobj_attribute hub_period_attr = __ATTR_RO(hub_period);
 
-/* One line per drained ring: vCPU, node, head, tail, producer's counts. */
+/*
+ * One line per drained ring: vCPU, node, head, tail, producer's counts;
+ * then its Linux CPU (-1: none found), the pid its records are stamped
+ * with now and the events of the PMU scheduled there, to tell why
+ * records name no process.
+ */
 static ssize_t hub_rings_show(struct kobject *kobj, struct kobj_attribute *attr,
 			      char *buf)
 {
@@ -1183,11 +1188,15 @@ static ssize_t hub_rings_show(struct kobject *kobj, struct kobj_attribute *attr,
 		if (rx->cnode < 0)
 			continue;
 		len += sysfs_emit_at(buf, len,
-				     "vcpu %u node %u head %llu tail %llu references %llu overruns %llu\n",
+				     "vcpu %u node %u head %llu tail %llu references %llu overruns %llu cpu %d task %llu active %u\n",
 				     i, h->hdr.vcpu_node[i],
 				     READ_ONCE(rx->ctrl->head), READ_ONCE(rx->tail),
 				     READ_ONCE(rx->ctrl->references),
-				     READ_ONCE(rx->ctrl->overruns));
+				     READ_ONCE(rx->ctrl->overruns), rx->cpu,
+				     (u64)READ_ONCE(rx->ctrl->task),
+				     rx->cpu < 0 ? 0 :
+				     READ_ONCE(per_cpu(refcnt_hub_cpu_active,
+						       rx->cpu)));
 	}
 	mutex_unlock(&refcnt_hub_lock);
 	return len;
