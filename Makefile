@@ -280,9 +280,15 @@ $(BUILD)/tools/access-patterns: examples/access-patterns.c
 # pmdarefcnt.
 TOOLS_BIN += refcnt-exporter
 RCSNAP := tools/src/rcsnap.c tools/src/rcsnap.h
+# Its HTTP server is libmicrohttpd (libmicrohttpd-dev), which links only
+# dynamically (its libgnutls needs libraries Debian ships no .a of): the
+# exporter is a dynamic program in both links, with librefcnt, libnuma and
+# jansson static as in pmdarefcnt; the rig's guests have libmicrohttpd12.
 tools: $(BUILD)/tools/refcnt-exporter
 $(BUILD)/tools/refcnt-exporter: $(RCSNAP) tools/src/omtext.c tools/src/omtext.h \
 	tools/src/exporter_http.c tools/src/exporter_http.h
+$(BUILD)/tools/refcnt-exporter: TOOLS_STATIC :=
+$(BUILD)/tools/refcnt-exporter: TOOLS_LIBS = $(PMDA_LIBS) -lmicrohttpd
 
 # pmdarefcnt, the Performance Co-Pilot agent (tools/pmda/): dynamic with
 # libpcp_pmda and libpcp (libpcp-pmda3-dev, libpcp3-dev), static with
