@@ -369,6 +369,10 @@ install-module:
 	$(MAKE) -C kmod KDIR=$(KDIR)
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_PATH=$(DESTDIR) \
 		INSTALL_MOD_DIR=updates modules_install
+	@# The opt-in load at boot, its one line commented out; never replaced.
+	install -d $(DESTDIR)/etc/modules-load.d
+	test -e $(DESTDIR)/etc/modules-load.d/refcnt.conf || \
+		install -m 0644 packaging/modules-load.d/refcnt.conf $(DESTDIR)/etc/modules-load.d/
 
 install-lib: lib
 	+$(LIB_MAKE) DESTDIR=$(DESTDIR) install
