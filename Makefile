@@ -280,9 +280,15 @@ $(BUILD)/tools/access-patterns: examples/access-patterns.c
 # pmdarefcnt.
 TOOLS_BIN += refcnt-exporter
 RCSNAP := tools/src/rcsnap.c tools/src/rcsnap.h
+# Its HTTP server is libmicrohttpd (libmicrohttpd-dev), which links only
+# dynamically (its libgnutls needs libraries Debian ships no .a of): the
+# exporter is a dynamic program in both links, with librefcnt, libnuma and
+# jansson static as in pmdarefcnt; the rig's guests have libmicrohttpd12.
 tools: $(BUILD)/tools/refcnt-exporter
 $(BUILD)/tools/refcnt-exporter: $(RCSNAP) tools/src/omtext.c tools/src/omtext.h \
 	tools/src/exporter_http.c tools/src/exporter_http.h
+$(BUILD)/tools/refcnt-exporter: TOOLS_STATIC :=
+$(BUILD)/tools/refcnt-exporter: TOOLS_LIBS = $(PMDA_LIBS) -lmicrohttpd
 
 # pmdarefcnt, the Performance Co-Pilot agent (tools/pmda/): dynamic with
 # libpcp_pmda and libpcp (libpcp-pmda3-dev, libpcp3-dev), static with
@@ -363,6 +369,10 @@ install-module:
 	$(MAKE) -C kmod KDIR=$(KDIR)
 	$(MAKE) -C $(KDIR) M=$(TOP)/kmod INSTALL_MOD_PATH=$(DESTDIR) \
 		INSTALL_MOD_DIR=updates modules_install
+	@# The opt-in load at boot, its one line commented out; never replaced.
+	install -d $(DESTDIR)/etc/modules-load.d
+	test -e $(DESTDIR)/etc/modules-load.d/refcnt.conf || \
+		install -m 0644 packaging/modules-load.d/refcnt.conf $(DESTDIR)/etc/modules-load.d/
 
 install-lib: lib
 	+$(LIB_MAKE) DESTDIR=$(DESTDIR) install

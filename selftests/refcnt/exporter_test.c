@@ -11,6 +11,8 @@
  *  - served over HTTP, it survives the module being unloaded (refcnt_up 0,
  *    no node metrics; it holds no device open, so the unload works) and
  *    loaded again (values back);
+ *  - HTTP's edges: HEAD (headers, no body), an unknown path (404),
+ *    another method (405), an oversize request head (431);
  *  - the textfile is only ever seen whole, by a reader racing its writes;
  *  - bad input (unknown option, unwritable textfile directory, port in
  *    use): one line on stderr, the exit status of its man page.
@@ -467,10 +469,9 @@ static void loopback_up(void)
 	close(s);
 }
 
-/* GET /metrics from the exporter on port: the whole response, or NULL. */
-static char *scrape_port(int port)
+/* Send req to the exporter on port: the whole response, or NULL. */
+static char *http_port(int port, const char *req, size_t len)
 {
-	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	char *buf = malloc(1 << 22);
 	int s, n = 0, r, tries;
@@ -479,7 +480,7 @@ static char *scrape_port(int port)
 	for (tries = 0; buf && tries < 100; tries++) {
 		s = socket(AF_INET, SOCK_STREAM, 0);
 		if (s >= 0 && !connect(s, (struct sockaddr *)&a, sizeof(a))) {
-			if (write(s, req, sizeof(req) - 1) == sizeof(req) - 1)
+			if (write(s, req, len) == (ssize_t)len)
 				while ((r = read(s, buf + n, (1 << 22) - 1 - n)) > 0)
 					n += r;
 			close(s);
@@ -492,6 +493,14 @@ static char *scrape_port(int port)
 	}
 	free(buf);
 	return NULL;
+}
+
+/* GET /metrics from the exporter on port: the whole response, or NULL. */
+static char *scrape_port(int port)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+	return http_port(port, req, sizeof(req) - 1);
 }
 
 /* Wait until something listens on port (no request: no snapshot). */
@@ -592,6 +601,78 @@ TEST_F_TIMEOUT(exporter, textfile_never_half_written, 300)
 	EXPECT_EQ(0, rc_wait(pid));
 	EXPECT_GT(reads, 0);
 	EXPECT_EQ(reads, whole);
+}
+
+/* The body of a response: what follows the blank line, or NULL. */
+static const char *body_of(const char *resp)
+{
+	const char *p = strstr(resp, "\r\n\r\n");
+
+	return p ? p + 4 : NULL;
+}
+
+/*
+ * HTTP's edges: a HEAD has the GET's headers and no body, an unknown
+ * path is 404, another method 405 with Allow, a request head larger than
+ * the server takes 431; the exporter serves on after each.
+ */
+TEST_F_TIMEOUT(exporter, http_edges, 300)
+{
+	static const char head[] = "HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	static const char unknown[] = "GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	static const char post[] = "POST /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+				   "Content-Length: 3\r\n\r\nx=1";
+	char listen[32], *big, *resp;
+	const char *args[] = { "--listen", listen, NULL };
+	size_t n = 0;
+	pid_t pid;
+
+	loopback_up();
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", PORT + 2);
+	pid = start(args, NULL, NULL, -1);
+	ASSERT_EQ(0, wait_listening(PORT + 2));
+
+	resp = http_port(PORT + 2, head, sizeof(head) - 1);
+	ASSERT_NE(NULL, resp);
+	EXPECT_EQ(0, strncmp(resp, "HTTP/1.1 200 OK\r\n", 17)) TH_LOG("%.80s", resp);
+	EXPECT_NE(NULL, strstr(resp, "text/plain; version=0.0.4"));
+	EXPECT_NE(NULL, strstr(resp, "Content-Length: "));
+	ASSERT_NE(NULL, body_of(resp));
+	EXPECT_STREQ("", body_of(resp));
+	free(resp);
+
+	resp = http_port(PORT + 2, unknown, sizeof(unknown) - 1);
+	ASSERT_NE(NULL, resp);
+	EXPECT_EQ(0, strncmp(resp, "HTTP/1.1 404 Not Found\r\n", 24)) TH_LOG("%.80s", resp);
+	EXPECT_STREQ("not found; try /metrics\n", body_of(resp) ? body_of(resp) : "");
+	free(resp);
+
+	resp = http_port(PORT + 2, post, sizeof(post) - 1);
+	ASSERT_NE(NULL, resp);
+	EXPECT_EQ(0, strncmp(resp, "HTTP/1.1 405 Method Not Allowed\r\n", 33)) TH_LOG("%.80s", resp);
+	EXPECT_NE(NULL, strstr(resp, "\r\nAllow: GET, HEAD\r\n"));
+	free(resp);
+
+	/* A 64 KiB header line: more than a request head may take. */
+	big = malloc(70000);
+	ASSERT_NE(NULL, big);
+	n = sprintf(big, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ");
+	memset(big + n, 'a', 65536);
+	n += 65536;
+	n += sprintf(big + n, "\r\nConnection: close\r\n\r\n");
+	resp = http_port(PORT + 2, big, n);
+	free(big);
+	ASSERT_NE(NULL, resp);
+	EXPECT_EQ(0, strncmp(resp, "HTTP/1.1 431 ", 13)) TH_LOG("%.80s", resp);
+	free(resp);
+
+	resp = scrape_port(PORT + 2);
+	ASSERT_NE(NULL, resp);
+	EXPECT_EQ(0, strncmp(resp, "HTTP/1.1 200 OK\r\n", 17)) TH_LOG("%.80s", resp);
+	EXPECT_NE(NULL, strstr(resp, "\nrefcnt_up 1\n"));
+	free(resp);
+	kill(pid, SIGTERM);
+	EXPECT_EQ(0, rc_wait(pid));
 }
 
 TEST_F(exporter, bad_input_one_line)

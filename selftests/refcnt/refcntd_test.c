@@ -23,8 +23,10 @@
  *    records that never lets its queues empty;
  *  - its target respects the process's cpuset: the nearest allowed node
  *    with room (fallback = nearest), or none (fallback = none);
- *  - refcntd as an unprivileged user, with a bad configuration, or with the
- *    module missing (hidden in a mount namespace): one line on stderr and exit 4, 2 and 3.
+ *  - refcntd as an unprivileged user, with a bad configuration (a bad
+ *    value, a line that is not "key = value": each named file:line), or
+ *    with the module missing (hidden in a mount namespace): one line on
+ *    stderr and exit 4, 2 and 3.
  *
  * refcntd is looked for in $REFCNT_TOOLS, ./tools and /refcnt/tools;
  * without it, or with fewer than two nodes with memory, tests skip.
@@ -1164,6 +1166,16 @@ TEST_F(refcntd, cli_errors_one_line)
 	EXPECT_EQ(2, run_cli(-1, 0, &lines, first, sizeof(first)));
 	EXPECT_EQ(1, lines) TH_LOG("bad config: %s", first);
 	EXPECT_NE(NULL, strstr(first, CONF ":8: rate_pages")) TH_LOG("%s", first);
+
+	/* A line that is not "key = value" (an INI section is not one either). */
+	write_conf("diff_threshold 64\n");
+	EXPECT_EQ(2, run_cli(-1, 0, &lines, first, sizeof(first)));
+	EXPECT_EQ(1, lines) TH_LOG("bad line: %s", first);
+	EXPECT_NE(NULL, strstr(first, CONF ":8: expected 'key = value'")) TH_LOG("%s", first);
+	write_conf("# a comment\n[refcntd]\n");
+	EXPECT_EQ(2, run_cli(-1, 0, &lines, first, sizeof(first)));
+	EXPECT_EQ(1, lines) TH_LOG("section: %s", first);
+	EXPECT_NE(NULL, strstr(first, CONF ":9: expected 'key = value'")) TH_LOG("%s", first);
 
 	write_conf("");
 	EXPECT_EQ(3, run_cli(-1, 1, &lines, first, sizeof(first)));

@@ -1,28 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A small HTTP/1.0-style server for refcnt-exporter: one connection at a
- * time, answered and closed. A scrape takes milliseconds and Prometheus
- * scrapes a host every few seconds at most, so nothing more is needed;
- * a client that sends nothing is dropped after a few seconds.
+ * refcnt-exporter's HTTP server: libmicrohttpd, run from the exporter's
+ * own loop (one thread: a scrape and a textfile write never overlap) on
+ * the socket http_listen() opened, so that a bad --listen is one line of
+ * ours. A scrape takes milliseconds and Prometheus scrapes a host every
+ * few seconds at most: a few connections at a time are plenty, and one
+ * that sends nothing is dropped after a few seconds.
  */
 #include <errno.h>
 #include <arpa/inet.h>
+#include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "exporter_http.h"
 #include "omtext.h"
 #include "rtools.h"
 
-#define HTTP_MAX_REQUEST	8192
 #define HTTP_TIMEOUT_S		5
+/* Connections at a time; a request's head must fit in the memory limit. */
+#define HTTP_MAX_CONNECTIONS	16
+#define HTTP_MEMORY_LIMIT	(16 * 1024)
 
 /* "ADDR:PORT" into host (NULL: any) and port. 0, or -1 if malformed. */
 static int split_spec(char *spec, char **host, char **port)
@@ -108,113 +111,147 @@ int http_listen(const char *spec)
 	return fd;
 }
 
-/* Read the request head (up to the blank line) into buf. Its length or -1. */
-static int read_request(int fd, char *buf, size_t size)
-{
-	struct timeval tv = { HTTP_TIMEOUT_S, 0 };
-	size_t n = 0;
-	ssize_t r;
+struct http_server {
+	struct MHD_Daemon *mhd;
+	http_scrape_fn scrape;
+	int served;		/* /metrics answers sent since http_run() */
+};
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (n + 1 < size) {
-		r = read(fd, buf + n, size - n - 1);
-		if (r <= 0)
-			return -1;
-		n += r;
-		buf[n] = '\0';
-		if (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n"))
-			return (int)n;
+/* The marker of a request for /metrics (MHD's per-request pointer). */
+static int metrics_request;
+
+static enum MHD_Result answer(struct MHD_Connection *conn, unsigned int status,
+			      const char *type, void *body, size_t len,
+			      enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, body, mode);
+	if (!r) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
 	}
-	return -1;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
-static void write_all(int fd, const char *p, size_t len)
-{
-	ssize_t w;
-
-	while (len) {
-		w = write(fd, p, len);
-		if (w <= 0)
-			return;
-		p += w;
-		len -= w;
-	}
-}
-
-static void respond(int fd, const char *status, const char *type,
-		    const char *body, size_t len, int head)
-{
-	char hdr[512];
-	int n;
-
-	n = snprintf(hdr, sizeof(hdr),
-		     "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-		     "Connection: close\r\n\r\n", status, type, len);
-	write_all(fd, hdr, n);
-	if (!head)
-		write_all(fd, body, len);
-}
+#define TEXT(s)	(void *)(s), sizeof(s) - 1, MHD_RESPMEM_PERSISTENT
 
 /* Does the Accept header ask for OpenMetrics? */
-static int wants_openmetrics(const char *req)
+static int wants_openmetrics(struct MHD_Connection *conn)
 {
-	const char *p;
+	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							 MHD_HTTP_HEADER_ACCEPT);
 
-	for (p = req; (p = strchr(p, '\n')); ) {
-		p++;
-		if (!strncasecmp(p, "Accept:", 7)) {
-			const char *end = strchr(p, '\n');
-			char line[1024];
-			size_t len = end ? (size_t)(end - p) : strlen(p);
-
-			if (len >= sizeof(line))
-				len = sizeof(line) - 1;
-			memcpy(line, p, len);
-			line[len] = '\0';
-			return strcasestr(line, "application/openmetrics-text") != NULL;
-		}
-	}
-	return 0;
+	return accept && strcasestr(accept, "application/openmetrics-text");
 }
 
-int http_serve_one(int lfd, http_scrape_fn scrape)
+/*
+ * MHD's handler: GET or HEAD of /metrics through the scrape, / a short
+ * page, else 404 or 405 (MHD leaves a HEAD answer's body out itself).
+ */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+				  const char *url, const char *method,
+				  const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req)
 {
 	static const char page[] =
 		"<html><head><title>refcnt-exporter</title></head><body>"
 		"<h1>refcnt-exporter</h1><p><a href=\"/metrics\">Metrics</a></p>"
 		"</body></html>\n";
-	char req[HTTP_MAX_REQUEST], method[16], path[256], *body = NULL;
-	int fd, head, om, served = 0;
+	struct http_server *srv = cls;
+	char *body = NULL;
 	size_t len = 0;
+	int om;
 
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
+	(void)version;
+	(void)upload_data;
+	/* The first call has the head only; answer once a body is read. */
+	if (!*req) {
+		*req = srv;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0;	/* a body is not asked for: ignored */
+		return MHD_YES;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return answer(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
+			      TEXT("only GET and HEAD\n"));
+	if (!strcmp(url, "/"))
+		return answer(conn, MHD_HTTP_OK, "text/html; charset=utf-8", TEXT(page));
+	if (strcmp(url, "/metrics"))
+		return answer(conn, MHD_HTTP_NOT_FOUND, "text/plain",
+			      TEXT("not found; try /metrics\n"));
+	om = wants_openmetrics(conn);
+	srv->scrape(om, &body, &len);
+	*req = &metrics_request;
+	return answer(conn, MHD_HTTP_OK, om ? OM_CT_OPENMETRICS : OM_CT_PROMETHEUS,
+		      body ? body : "", body ? len : 0,
+		      body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+}
+
+/* MHD's completion callback: count the /metrics answers sent whole. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req,
+			 enum MHD_RequestTerminationCode why)
+{
+	struct http_server *srv = cls;
+
+	(void)conn;
+	if (*req == &metrics_request && why == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		srv->served++;
+	*req = NULL;
+}
+
+struct http_server *http_start(int lfd, http_scrape_fn scrape)
+{
+	struct http_server *srv = calloc(1, sizeof(*srv));
+
+	if (!srv) {
+		rt_err("out of memory");
+		close(lfd);
+		return NULL;
+	}
+	srv->scrape = scrape;
+	/* No MHD_USE_ERROR_LOG: a client's bad request is its answer, not a log line. */
+	srv->mhd = MHD_start_daemon(MHD_NO_FLAG, 0, NULL, NULL,
+				    on_request, srv,
+				    MHD_OPTION_LISTEN_SOCKET, lfd,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS,
+				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
+				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+				    MHD_OPTION_END);
+	if (!srv->mhd) {
+		rt_err("cannot start the HTTP server (libmicrohttpd)");
+		close(lfd);
+		free(srv);
+		return NULL;
+	}
+	return srv;
+}
+
+int http_run(struct http_server *srv, int timeout_ms)
+{
+	int served;
+
+	if (MHD_run_wait(srv->mhd, timeout_ms) != MHD_YES)
 		return -1;
-	if (read_request(fd, req, sizeof(req)) < 0 ||
-	    sscanf(req, "%15s %255s", method, path) != 2) {
-		respond(fd, "400 Bad Request", "text/plain", "bad request\n", 12, 0);
-		goto out;
-	}
-	head = !strcmp(method, "HEAD");
-	if (strcmp(method, "GET") && !head) {
-		respond(fd, "405 Method Not Allowed", "text/plain",
-			"only GET and HEAD\n", 18, 0);
-	} else if (!strcmp(path, "/metrics") || !strncmp(path, "/metrics?", 9)) {
-		om = wants_openmetrics(req);
-		scrape(om, &body, &len);
-		respond(fd, "200 OK", om ? OM_CT_OPENMETRICS : OM_CT_PROMETHEUS,
-			body ? body : "", body ? len : 0, head);
-		served = 1;
-	} else if (!strcmp(path, "/")) {
-		respond(fd, "200 OK", "text/html; charset=utf-8", page,
-			sizeof(page) - 1, head);
-	} else {
-		respond(fd, "404 Not Found", "text/plain", "not found; try /metrics\n",
-			24, head);
-	}
-out:
-	free(body);
-	close(fd);
+	served = srv->served;
+	srv->served = 0;
 	return served;
+}
+
+void http_stop(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	MHD_stop_daemon(srv->mhd);
+	free(srv);
 }

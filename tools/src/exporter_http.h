@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * refcnt-exporter's HTTP side: a listening socket and one request at a
- * time (GET /metrics), enough for Prometheus scraping a host.
+ * refcnt-exporter's HTTP side: a listening socket of ours, served by
+ * libmicrohttpd from the exporter's loop (GET /metrics for Prometheus).
  */
 #ifndef REFCNT_EXPORTER_HTTP_H
 #define REFCNT_EXPORTER_HTTP_H
@@ -20,11 +20,22 @@ int http_listen(const char *spec);
  */
 typedef int (*http_scrape_fn)(int openmetrics, char **body, size_t *len);
 
+struct http_server;
+
 /*
- * Accept one connection on lfd and answer its request: GET or HEAD of
- * /metrics through scrape, / a short page, else 404 or 405. Returns 1 when
- * /metrics was served, 0 for anything else, -1 if accept() failed.
+ * Serve lfd (which the server then owns, and closes, failing too): GET
+ * or HEAD of /metrics through scrape, / a short page, else 404 or 405.
+ * NULL, with one line on stderr, if it cannot start.
  */
-int http_serve_one(int lfd, http_scrape_fn scrape);
+struct http_server *http_start(int lfd, http_scrape_fn scrape);
+
+/*
+ * Answer what comes within timeout_ms (-1: until something happens).
+ * Returns how many /metrics answers were sent whole, or -1 on error.
+ */
+int http_run(struct http_server *srv, int timeout_ms);
+
+/* Stop serving and close the socket; NULL is nothing to do. */
+void http_stop(struct http_server *srv);
 
 #endif /* REFCNT_EXPORTER_HTTP_H */

@@ -241,30 +241,32 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Serve and/or write the textfile until a signal (or --once). */
-static int serve(int lfd)
+/*
+ * Serve and/or write the textfile until a signal (or --once). A wait is
+ * at most a second: a signal that comes just before it ends the loop then.
+ */
+static int serve(struct http_server *srv)
 {
 	int64_t next = now_ms() + opt.interval * 1000LL;
-	struct pollfd p = { lfd, POLLIN, 0 };
 
 	while (!stop) {
-		int timeout = -1;
+		int timeout = 1000;
 
 		if (opt.textfile) {
 			if (now_ms() >= next) {
 				textfile_once(1);
 				next = now_ms() + opt.interval * 1000LL;
 			}
-			timeout = (int)(next - now_ms());
+			if (next - now_ms() < timeout)
+				timeout = (int)(next - now_ms());
 			if (timeout < 0)
 				timeout = 0;
 		}
-		if (lfd < 0) {
+		if (!srv) {
 			poll(NULL, 0, timeout);
 			continue;
 		}
-		if (poll(&p, 1, timeout) > 0 && http_serve_one(lfd, scrape) > 0 &&
-		    opt.once)
+		if (http_run(srv, timeout) > 0 && opt.once)
 			break;
 	}
 	return RT_EXIT_OK;
@@ -295,8 +297,9 @@ static void signals(void)
 
 int main(int argc, char **argv)
 {
-	int rc, lfd = -1;
+	struct http_server *srv = NULL;
 	struct stat st;
+	int rc, lfd;
 
 	rt_prog = "refcnt-exporter";
 	rc = parse_options(argc, argv);
@@ -323,9 +326,11 @@ int main(int argc, char **argv)
 		lfd = http_listen(opt.listen);
 		if (lfd < 0)
 			return RT_EXIT_FAIL;
+		srv = http_start(lfd, scrape);
+		if (!srv)
+			return RT_EXIT_FAIL;
 	}
-	rc = serve(lfd);
-	if (lfd >= 0)
-		close(lfd);
+	rc = serve(srv);
+	http_stop(srv);
 	return rc;
 }

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Dict, List, Optional, Sequence
 
+from . import guestlibs
 from . import kernels as K
 from . import papicheck
 from .hostcmd import Die
@@ -242,6 +243,8 @@ class Check:
                 "--file", self.path("selftests") + ":/refcnt"]
         if os.path.isdir(self.path("tools")):
             args += ["--file", self.path("tools") + ":/refcnt/tools"]
+            # The dynamic ones (refcnt-exporter) need their libraries.
+            args += guestlibs.dir_file_args(self.path("tools"))
         if k.debug:
             # KASAN finds what slub_debug and page poisoning would.
             args.append("--no-debug")

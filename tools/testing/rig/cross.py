@@ -50,7 +50,13 @@ TOOLCHAIN_PKGS = ("gcc-12-aarch64-linux-gnu", "cpp-12-aarch64-linux-gnu",
                   "linux-libc-dev-arm64-cross")
 SYSROOT_PKGS = ("libnuma-dev", "libnuma1", "libpng-dev", "zlib1g-dev",
                 "libdw-dev", "libelf-dev", "liblzma-dev", "libbz2-dev",
-                "libzstd-dev", "libjansson-dev")
+                "libzstd-dev", "libjansson-dev",
+                # refcnt-exporter links libmicrohttpd.so; the linker
+                # resolves its libgnutls and what that needs through
+                # -rpath-link.
+                "libmicrohttpd-dev", "libmicrohttpd12", "libgnutls30",
+                "libp11-kit0", "libidn2-0", "libunistring2", "libtasn1-6",
+                "libnettle8", "libhogweed6", "libgmp10", "libffi8")
 
 
 def say(msg: str) -> None:
@@ -244,7 +250,8 @@ def make_tools(root: str, paths: Paths) -> List[str]:
             f"AR={CROSS_COMPILE}ar", "WERROR=1",
             f"CPPFLAGS=-isystem {sr}/usr/include "
             f"-isystem {sr}/usr/include/{TRIPLET}",
-            f"LDFLAGS=-L{sr}/usr/lib/{TRIPLET}"]
+            f"LDFLAGS=-L{sr}/usr/lib/{TRIPLET} "
+            f"-Wl,-rpath-link={sr}/usr/lib/{TRIPLET}"]
 
 
 def elf_machine(path: str) -> int:

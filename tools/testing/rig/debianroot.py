@@ -29,8 +29,9 @@ SUITE = "bookworm"
 RECIPE = 2
 # Always in the root: kmod (insmod/rmmod/lsmod as the tests know them),
 # iproute2 (the loopback interface), the libraries the build's programs
-# link to dynamically (libnuma1; libpng16-16 for the heatmap tools).
-BASE_PKGS = "kmod iproute2 libnuma1 libpng16-16 zlib1g"
+# link to dynamically (libnuma1; libpng16-16 for the heatmap tools;
+# libmicrohttpd12 for refcnt-exporter, which cannot link it statically).
+BASE_PKGS = "kmod iproute2 libnuma1 libpng16-16 zlib1g libmicrohttpd12"
 # systemd and udev last: some maintainer scripts (pcp's) call systemctl
 # whenever it exists, and it fails in a chroot.
 LATE_PKGS = ("systemd", "systemd-sysv", "udev")

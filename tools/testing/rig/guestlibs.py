@@ -8,6 +8,7 @@ unwinds with it)."""
 from __future__ import annotations
 
 import os
+import struct
 import subprocess
 import sys
 from typing import List, Sequence, Set, Tuple
@@ -48,6 +49,47 @@ def file_args(libs: Set[str]) -> List[str]:
         if os.path.exists(lib):
             out += ["--file", f"{lib}:{lib}"]
     return out
+
+
+PT_INTERP = 3
+
+
+def is_dynamic_program(path: str) -> bool:
+    """An ELF64 file with an interpreter (PT_INTERP): a program the
+    dynamic loader starts, which a busybox guest cannot run alone."""
+    try:
+        with open(path, "rb") as f:
+            ehdr = f.read(64)
+            if len(ehdr) < 64 or ehdr[:5] != b"\x7fELF\x02":
+                return False
+            order = "<" if ehdr[5] == 1 else ">"
+            phoff, = struct.unpack_from(order + "Q", ehdr, 0x20)
+            phentsize, phnum = struct.unpack_from(order + "HH", ehdr, 0x36)
+            for i in range(phnum):
+                f.seek(phoff + i * phentsize)
+                ph = f.read(4)
+                if len(ph) == 4 and struct.unpack(order + "I", ph)[0] == PT_INTERP:
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def dir_file_args(directory: str) -> List[str]:
+    """The --file arguments for the shared libraries of the dynamic
+    programs directly in DIRECTORY (the tools the guests run as they
+    are; refcnt-exporter links libmicrohttpd dynamically)."""
+    libs: Set[str] = set()
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    for name in names:
+        path = os.path.join(directory, name)
+        if os.path.isfile(path) and os.access(path, os.X_OK) and \
+                is_dynamic_program(path):
+            libs.update(ldd(path)[1])
+    return file_args(libs)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -35,6 +35,7 @@ BASE_PKGS: Tuple[str, ...] = (
     "libglib2.0-dev",       # the truth plugin (QEMU plugins use glib)
     "libzstd-dev",          # compressed traces (plugin, tools/src/trace/)
     "libjansson-dev",       # the tools' --json strings (tools/src/rjson.c), static
+    "libmicrohttpd-dev",    # refcnt-exporter's HTTP server (linked dynamically)
     "valgrind",             # trace-check reads lackey's traces
     # tools/testing/core: RCU from liburcu; clang's TSan, ASan/UBSan and
     # libFuzzer runtimes

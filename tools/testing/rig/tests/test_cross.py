@@ -72,8 +72,8 @@ class Build(unittest.TestCase):
         t = cross.make_tools("/r", p)
         self.assertIn("BUILD=/b/arm64", t)
         self.assertIn("WERROR=1", t)
-        self.assertIn("LDFLAGS=-L/b/arm64/sysroot/usr/lib/aarch64-linux-gnu",
-                      t)
+        lib = "/b/arm64/sysroot/usr/lib/aarch64-linux-gnu"
+        self.assertIn(f"LDFLAGS=-L{lib} -Wl,-rpath-link={lib}", t)
 
     def test_elf_machine(self) -> None:
         with tempfile.TemporaryDirectory() as d:

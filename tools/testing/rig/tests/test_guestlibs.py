@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import struct
 import tempfile
 import unittest
 
@@ -38,6 +39,24 @@ class GuestLibs(unittest.TestCase):
             self.assertEqual(
                 guestlibs.file_args({a, b, os.path.join(d, "gone.so")}),
                 ["--file", f"{b}:{b}", "--file", f"{a}:{a}"])
+
+    def test_dynamic_programs_only(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            elf = os.path.join(d, "elf")
+            # An ELF64 header with one program header, PT_INTERP or PT_LOAD.
+            hdr = bytearray(64)
+            hdr[:6] = b"\x7fELF\x02\x01"
+            struct.pack_into("<Q", hdr, 0x20, 64)
+            struct.pack_into("<HH", hdr, 0x36, 56, 1)
+            for p_type, dynamic in ((3, True), (1, False)):
+                with open(elf, "wb") as f:
+                    f.write(hdr + struct.pack("<I", p_type) + bytes(52))
+                self.assertEqual(guestlibs.is_dynamic_program(elf), dynamic)
+            with open(elf, "wb") as f:
+                f.write(b"#!/bin/sh\n")
+            self.assertFalse(guestlibs.is_dynamic_program(elf))
+            self.assertFalse(guestlibs.is_dynamic_program(os.path.join(d, "gone")))
+            self.assertEqual(guestlibs.dir_file_args(os.path.join(d, "none")), [])
 
     def test_usage(self) -> None:
         err = io.StringIO()
