@@ -82,24 +82,3 @@ check() {
 	fi
 	return "$rc"
 }
-
-# A benchmark's results file, build/results/BENCH-<UTC time>.txt (BUILD
-# must be set), headed by when, where, on what and how it ran; prints its
-# path.  Benchmarks tee their figures into it: the figures of a run live
-# there, never in the documentation (reference runs are copied to
-# Documentation/results/, see Documentation/testing.rst).
-results_start() { # BENCH GUEST-KERNEL ARGS...
-	local bench=$1 kernel=$2 dir=${BUILD:?}/results f cpu
-	shift 2
-	mkdir -p "$dir"
-	f=$dir/$bench-$(date -u +%Y%m%dT%H%M%SZ).txt
-	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
-	{
-		echo "# refcnt $bench, $(date -u '+%Y-%m-%d %H:%M UTC')"
-		echo "# host: $(uname -n), ${cpu:-unknown CPU}, $(nproc) CPUs, kernel $(uname -r)"
-		[ -z "$kernel" ] || echo "# guest kernel: $kernel"
-		echo "# tree: $(git -C "${ROOT:-.}" describe --always --dirty 2>/dev/null || echo unknown)"
-		echo "# command: $PROG $*"
-	} >"$f"
-	echo "$f"
-}

@@ -2,8 +2,8 @@
 """What the guest-booting checks (objects-check, redis-check, fleet-check,
 refcnt-demo, objects-bench) share on the host: the files a guest sends
 back through its serial log ("@@file NAME", its base64 lines, "@@end";
-"@@rc NAME STATUS SECS" lines), a benchmark's results file (lib/rig.sh's
-results_start), the first Debian kernel, and make."""
+"@@rc NAME STATUS SECS" lines), a benchmark's results file, the first
+Debian kernel, and make."""
 from __future__ import annotations
 
 import base64
@@ -125,7 +125,7 @@ def cpu_model(cpuinfo: str) -> str:
 def results_header(bench: str, kernel: str, prog: str,
                    args: Sequence[str], now: float, host: str, cpu: str,
                    ncpu: int, release: str, tree: str) -> str:
-    """The head of a results file (lib/rig.sh's results_start)."""
+    """The head of a results file (as the shell scripts wrote it)."""
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(now))
     lines = [f"# refcnt {bench}, {when}",
              f"# host: {host}, {cpu or 'unknown CPU'}, {ncpu} CPUs, "

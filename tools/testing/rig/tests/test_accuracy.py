@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: GPL-2.0
+"""rig.accuracy (make accuracy): the guest's script, refcnt-vm's command
+line, the runs taken out of a guest's log, the rows of scores and the
+goal, against golden outputs of the bash refcnt-accuracy (run with a
+stand-in refcnt-vm that played back accuracy-guest.log: a run cut short,
+one whose tables do not decode, kernel lines and carriage returns)."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import unittest
+from unittest import mock
+
+from rig import accuracy as A
+from rig import guestout as G
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+ENV = {"REFCNT_ACCURACY_WORKLOADS": "demo stream",
+       "REFCNT_ACCURACY_FEEDS": "hub-64 pebs-1000",
+       "REFCNT_ACCURACY_FEEDS_demo": "pebs-1000 ibs-1008",
+       "REFCNT_ACCURACY_SECONDS": "9", "REFCNT_ACCURACY_REDIS_REQUESTS": "5",
+       "REFCNT_ACCURACY_TIMEOUT": "60", "REFCNT_ACCURACY_CONTROL": "0"}
+
+
+def read(name: str) -> str:
+    with open(os.path.join(DATA, name), newline="") as f:
+        return f.read()
+
+
+class Accuracy(unittest.TestCase):
+    def test_settings(self) -> None:
+        c = A.Config.from_env(ENV)
+        self.assertEqual(c.feeds_of("demo"), ["pebs-1000", "ibs-1008"])
+        self.assertEqual(c.feeds_of("stream"), ["hub-64", "pebs-1000"])
+        self.assertFalse(c.control)
+        self.assertEqual(c.command()[3:], [
+            "REFCNT_ACCURACY_FEEDS_demo='pebs-1000 ibs-1008'",
+            "REFCNT_ACCURACY_LLC=1M:16", ""])
+        d = A.Config.from_env({})
+        self.assertEqual(len(d.feeds_of("demo")), 16)
+        for env, msg in (({"REFCNT_ACCURACY_IMPORT": "x"},
+                          "needs REFCNT_ACCURACY_RESUME=1"),
+                         ({"REFCNT_ACCURACY_RESUME": "1",
+                           "REFCNT_ACCURACY_IMPORT": "/nonexistent"},
+                          "neither a run directory"),
+                         ({"REFCNT_ACCURACY_TIMEOUT": "0"},
+                          "seconds expected, not '0'")):
+            with self.assertRaises(G.Die) as e:
+                A.Config.from_env(env).check()
+            self.assertIn(msg, str(e.exception))
+
+    def test_guest(self) -> None:
+        c = A.Config.from_env(ENV)
+        self.assertEqual(A.guest_script(c, {"demo": c.feeds_of("demo"),
+                                            "stream": c.feeds_of("stream")}),
+                         # Without its #! line, which would make it a
+                         # script for make shellcheck.
+                         "#!/bin/sh\n" + read("accuracy-guest-sh.golden"))
+        want = [a.replace("@BUILD@", "/b")
+                for a in read("accuracy-vm-args.golden").split("\n")[:-1]]
+        self.assertEqual(A.main_vm("/r", "/b", "/b/accuracy",
+                                   "6.1.0-56-amd64", c),
+                         ["/r/tools/testing/refcnt-vm"] + want)
+        self.assertEqual(A.inject_script([("demo",)]).split("\n"), [
+            "cd /refcnt/tools",
+            "/refcnt/truth-inject /refcnt/inject/demo.csv && ./refcnt-dump "
+            "--csv -o /tmp/t.csv && { echo '@@run 1 demo truth-inject'; echo "
+            "'@@file tables.csv'; cat /tmp/t.csv; echo '@@end'; }",
+            "echo @@done", ""])
+
+    def test_collect(self) -> None:
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        truth = os.path.join(d, "truth.csv")
+        for n in (1, 2, 3, 4):
+            with open(f"{truth}.{n}", "w") as f:
+                f.write(f"truth {n}\n")
+        with mock.patch.dict(os.environ, {"REFCNT_BUILD_DIR": d}):
+            a = A.Accuracy(d, A.Config.from_env(ENV))
+        os.makedirs(a.out)
+        log = os.path.join(d, "guest.log")
+        shutil.copy(os.path.join(DATA, "accuracy-guest.log"), log)
+        with mock.patch("sys.stderr"):
+            a.collect(log, truth, "boot of now")
+        done = sorted(f for f in os.listdir(a.out) if f.endswith(".boot"))
+        # Run 2's tables do not decode, run 3 has no end to its pages.
+        self.assertEqual(done, ["demo.hub-64.boot", "stream.pebs-1000.boot"])
+        self.assertEqual(A.cat(a.path("demo.hub-64", "truth.csv")),
+                         "truth 1")
+        self.assertEqual(A.cat(a.path("demo.hub-64", "out")),
+                         "pmu 1000\ndemo ran\nrefcnt-run report")
+        with open(os.path.join(DATA, "../../../truth/compare-data/regions")) as f:
+            self.assertEqual(A.cat(a.path("stream.pebs-1000", "pages")),
+                             f.read().rstrip("\n"))
+
+    def test_row(self) -> None:
+        j = read("accuracy-compare.json")
+        self.assertEqual(A.row("w", "f", j, "0.5"),
+                         "w        f                   99.5   96.0   97.0   "
+                         "30.0/31.0    93.0/95.0   91.0/90.0    0.91 "
+                         "100.0/96.0      0.5")
+        self.assertTrue(A.goal_met(j, "0.5"))
+        self.assertFalse(A.goal_met(j, "1.5"))
+        self.assertFalse(A.goal_met(j, "-"))
+        self.assertFalse(A.goal_met(j.replace('"recall": 0.96',
+                                              '"recall": 0.5'), "0.5"))
+
+    def test_tables(self) -> None:
+        txt = ["x", "the hub driver's drain besides the feed", "  demo hub-64 "
+               "  0.140   38 1", "  demo pebs-1000 1 2 3", "", "  demo hub-64 9"]
+        self.assertEqual(A.drain_rows(txt, "demo", "hub-64"), ["0.140 38 1"])
+        self.assertEqual(A.fold_runs(["demo/a", "demo/b", "stream/a",
+                                      "demo/c"]),
+                         ["    demo: a b", "    stream: a", "    demo: c"])
