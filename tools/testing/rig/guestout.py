@@ -132,22 +132,25 @@ def results_header(bench: str, kernel: str, prog: str,
              f"kernel {release}"]
     if kernel:
         lines.append(f"# guest kernel: {kernel}")
-    lines += [f"# tree: {tree}", f"# command: {' '.join([prog, *args])}"]
+    lines += [f"# tree: {tree}", f"# command: {' '.join([prog, *args])}",
+              "# the figures come from QEMU guests (emulated NUMA, emulated "
+              "counters), not hardware"]
     return "".join(ln + "\n" for ln in lines)
 
 
-def results_start(bench: str, kernel: str, prog: str,
-                  args: Sequence[str]) -> str:
-    """A benchmark's results file, build/results/BENCH-<UTC time>.txt,
-    headed by when, where, on what and how it ran; its path.  The
-    figures of a run live there (reference runs are copied to
-    Documentation/results/)."""
-    d = os.path.join(build_dir(), "results")
+def results_file(build: str, root: str, bench: str, kernel: str, prog: str,
+                 args: Sequence[str]) -> str:
+    """A benchmark's results file, BUILD/results/BENCH-<UTC time>.txt,
+    headed by when, where, on what and how it ran (Documentation/
+    testing.rst, "Results files"); its path.  The figures of a run live
+    there (reference runs are copied to Documentation/results/).  Every
+    benchmark's, through this or results_start()."""
+    d = os.path.join(build, "results")
     os.makedirs(d, exist_ok=True)
     now = time.time()
     path = os.path.join(
         d, f"{bench}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))}.txt")
-    r = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+    r = subprocess.run(["git", "-C", root, "describe", "--always", "--dirty"],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                        text=True)
     tree = r.stdout.strip() if r.returncode == 0 else "unknown"
@@ -156,6 +159,12 @@ def results_start(bench: str, kernel: str, prog: str,
                                platform.node(), cpu_model(read("/proc/cpuinfo")),
                                os.cpu_count() or 1, platform.release(), tree))
     return path
+
+
+def results_start(bench: str, kernel: str, prog: str,
+                  args: Sequence[str]) -> str:
+    """results_file() in this tree's build directory."""
+    return results_file(build_dir(), ROOT, bench, kernel, prog, args)
 
 
 class Usage(Exception):

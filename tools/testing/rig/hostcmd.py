@@ -8,14 +8,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence
 
-from . import kernels, qemu
+from . import guestout, kernels, qemu
 
 
 class Die(Exception):
@@ -194,34 +192,8 @@ def call(cmd: Sequence[str], out: Optional[str] = None,
 
 def results_start(build: str, root: str, bench: str, kernel: str,
                   prog: str, args: Sequence[str]) -> str:
-    """A benchmark's results file, build/results/BENCH-<UTC time>.txt,
-    headed by when, where, on what and how it ran (Documentation/
-    testing.rst, "Results files"); its path."""
-    d = os.path.join(build, "results")
-    os.makedirs(d, exist_ok=True)
-    now = time.gmtime()
-    path = os.path.join(d, f"{bench}-{time.strftime('%Y%m%dT%H%M%SZ', now)}"
-                        ".txt")
-    cpu = ""
-    for line in read("/proc/cpuinfo").split("\n"):
-        m = re.match(r"model name\s*: (.*)", line)
-        if m:
-            cpu = m.group(1)
-            break
-    r = subprocess.run(["git", "-C", root, "describe", "--always",
-                        "--dirty"], capture_output=True, text=True)
-    tree = r.stdout.strip() if r.returncode == 0 else "unknown"
-    head = [f"# refcnt {bench}, {time.strftime('%Y-%m-%d %H:%M UTC', now)}",
-            f"# host: {socket.gethostname()}, {cpu or 'unknown CPU'}, "
-            f"{os.cpu_count()} CPUs, kernel {os.uname().release}"]
-    if kernel:
-        head.append(f"# guest kernel: {kernel}")
-    head += [f"# tree: {tree}",
-             f"# command: {prog} {' '.join(args)}".rstrip()
-             if args else f"# command: {prog} "]
-    with open(path, "w") as f:
-        f.write("\n".join(head) + "\n")
-    return path
+    """A benchmark's results file and its head (guestout.results_file)."""
+    return guestout.results_file(build, root, bench, kernel, prog, args)
 
 
 def quote(cmd: Sequence[str]) -> str:

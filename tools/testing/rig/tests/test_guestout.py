@@ -67,7 +67,9 @@ class Results(unittest.TestCase):
                          "# host: vm, AMD EPYC, 2 CPUs, kernel 6.1.0\n"
                          "# guest kernel: 6.1.0-56-amd64\n"
                          "# tree: abc123\n"
-                         "# command: objects-check --stages redis\n")
+                         "# command: objects-check --stages redis\n"
+                         "# the figures come from QEMU guests (emulated NUMA, "
+                         "emulated counters), not hardware\n")
         h = G.results_header("b", "", "p", [], 0.0, "h", "", 1, "r", "t")
         self.assertIn("# host: h, unknown CPU, 1 CPUs", h)
         self.assertNotIn("guest kernel", h)
