@@ -146,12 +146,9 @@ static void scan_process(struct rd_engine *e, pid_t pid, void *buf,
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	maps = fopen(path, "re");
 	while (maps && fgets(line, sizeof(line), maps)) {
-		unsigned long long s, end, a;
-		char perms[8], name[256] = "";
+		uint64_t s, end, a;
 
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255s", &s, &end,
-			   perms, name) < 3 || perms[1] != 'w' || perms[3] != 'p' ||
-		    (name[0] && name[0] != '['))
+		if (!rd_maps_private_anon(line, &s, &end))
 			continue;
 		/* Chunks of whole hardware pages: none is seen twice. */
 		for (a = s & ~(gran - 1); a < end; a += RD_SCAN_CHUNK * gran) {

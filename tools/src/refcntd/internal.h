@@ -184,5 +184,7 @@ int rd_rmap_name(struct rd_engine *e, uint64_t paddr, pid_t *pid,
 /* A cached answer for key (a second at most), or -1; and store one. */
 int rd_cached(struct rd_cached *c, int key);
 int rd_cache(struct rd_cached *c, int key, int val);
+/* A /proc/pid/maps line of private writable anonymous memory: 1, range. */
+int rd_maps_private_anon(const char *line, uint64_t *start, uint64_t *end);
 
 #endif /* REFCNTD_INTERNAL_H */

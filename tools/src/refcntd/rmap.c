@@ -71,12 +71,9 @@ static void rmap_process(struct rd_engine *e, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	maps = fopen(path, "re");
 	while (fd >= 0 && maps && fgets(line, sizeof(line), maps)) {
-		unsigned long long s, end, a;
-		char perms[8], name[256] = "";
+		uint64_t s, end, a;
 
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255s", &s, &end,
-			   perms, name) < 3 || perms[1] != 'w' || perms[3] != 'p' ||
-		    (name[0] && name[0] != '['))
+		if (!rd_maps_private_anon(line, &s, &end))
 			continue;
 		for (a = s; a < end && e->rmap_nr < RD_RMAP_SLOTS / 2; a += 512 * 4096ULL) {
 			size_t n = (end - a) / 4096 < 512 ? (end - a) / 4096 : 512, k;

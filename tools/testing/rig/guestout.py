@@ -16,6 +16,7 @@ import time
 from typing import Callable, Dict, List, Optional, Sequence
 
 from . import guestlibs, vmargs
+from .vm import read as read
 
 ROOT = vmargs.ROOT
 TOOLS = vmargs.TOOLS
@@ -67,14 +68,6 @@ def b64(lines: Sequence[str]) -> bytes:
         data = data[:-1]
     data += "=" * (-len(data) % 4)
     return base64.b64decode(data)
-
-
-def read(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode(errors="replace")
-    except OSError:
-        return ""
 
 
 def rm(*paths: str) -> None:

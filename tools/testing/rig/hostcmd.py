@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence
 
 from . import guestout, kernels, qemu
+from .fleethost import head_bytes as head_bytes  # noqa: F401 (callers use H.head_bytes)
 
 
 class Die(Exception):
@@ -109,16 +110,6 @@ def lines(path: str) -> List[str]:
 
 def tail(path: str, n: int) -> List[str]:
     return lines(path)[-n:]
-
-
-def head_bytes(path: str, n: int) -> str:
-    """$(head -c N FILE): its first N bytes, trailing newlines dropped."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(n)
-    except OSError:
-        return ""
-    return data.decode(errors="replace").rstrip("\n")
 
 
 def grep_after(text_lines: Sequence[str], pattern: str,
