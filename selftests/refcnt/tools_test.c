@@ -414,15 +414,34 @@ TEST_F_TIMEOUT(tools, run_demo_names_the_misplaced_array, 300)
 	}
 	EXPECT_TRUE(ok);
 
-	/* The private arrays are fine where they are. */
+	/*
+	 * The private arrays are fine where they are: on their worker's
+	 * node, no advice to move. A 32 MiB node of the 72-node guest can be
+	 * short of free memory at the first touch, and the kernel then puts
+	 * some of the array on other nodes; whether that is remote depends
+	 * on the counters' groups of 8 nodes there, so nothing is asserted
+	 * of such an array (the misplaced one's advice is checked above).
+	 */
 	p = strstr(out, "array private_n");
 	while (p) {
 		unsigned long long s, e;
+		char home[64];
+		int n;
 
-		if (sscanf(strchr(p + 6, ' ') + 1, "0x%llx-0x%llx", &s, &e) == 2) {
+		if (sscanf(p, "array private_n%d", &n) == 1 &&
+		    sscanf(strchr(p + 6, ' ') + 1, "0x%llx-0x%llx", &s, &e) == 2) {
 			ASSERT_EQ(0, find_region(json, s, e, region, sizeof(region)));
-			EXPECT_EQ(NULL, strstr(region, "\"action\": \"move\""))
-				TH_LOG("private array to move? %s", region);
+			snprintf(home, sizeof(home), "\"home_nodes\": {\"%d\": %llu}",
+				 n, (e - s) / 4096);
+			if (strstr(region, home)) {
+				EXPECT_EQ(NULL, strstr(region, "\"action\": \"move\""))
+					TH_LOG("private array to move? %s", region);
+			} else {
+				const char *h = strstr(region, "\"home_nodes\"");
+
+				TH_LOG("private_n%d not all on node %d: %.80s", n, n,
+				       h ? h : region);
+			}
 		}
 		p = strstr(p + 1, "array private_n");
 	}
