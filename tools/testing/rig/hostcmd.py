@@ -15,6 +15,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from . import guestout, kernels, qemu
 from .fleethost import head_bytes as head_bytes  # noqa: F401 (callers use H.head_bytes)
+from .fleethost import read as read
 
 
 class Die(Exception):
@@ -89,14 +90,6 @@ def release(kernel: str) -> str:
     if "/" not in kernel and not os.path.isfile(kernel):
         return kernel
     return qemu.kernel_release(kernel)
-
-
-def read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
 
 
 def lines(path: str) -> List[str]:
