@@ -47,6 +47,9 @@ class Failure:
     """A failed result, or a stream that stopped before its plan."""
     what: str
     context: List[str] = field(default_factory=list)
+    # "#" lines right after it: TAP 13 and python's checks put the
+    # failure's diagnostics there, kselftest puts them before.
+    after: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -62,6 +65,7 @@ class _Parser:
         self.plan = 0
         self.results = 0
         self.context: List[str] = []
+        self.last_failure: Failure | None = None
 
     def close_plan(self) -> None:
         if self.plan > 0 and self.results < self.plan:
@@ -83,6 +87,7 @@ class _Parser:
                 return
             self.close_plan()
             self.plan = int(m.group(1))
+            self.last_failure = None
             return
         if text.startswith("Bail out!"):
             counts.failed += 1
@@ -94,18 +99,25 @@ class _Parser:
                 counts.skipped += 1
             else:
                 counts.failed += 1
-                self.stream.failures.append(
-                    Failure(text, self.context[-CONTEXT_LINES:]))
+                self.last_failure = Failure(text, self.context[-CONTEXT_LINES:])
+                self.stream.failures.append(self.last_failure)
             self.context = []
             return
         if _OK.match(text):
             self.results += 1
             self.context = []
+            self.last_failure = None
             if _SKIP.search(text):
                 counts.skipped += 1
             else:
                 counts.passed += 1
             return
+        f = self.last_failure
+        if f is not None:
+            if text.startswith("#") and len(f.after) < CONTEXT_LINES:
+                f.after.append(text)
+            elif not text.startswith("#"):
+                self.last_failure = None
         self.context.append(text)
         # What a failure shows is the end of it: keep the list short.
         if len(self.context) > 4 * CONTEXT_LINES:
@@ -149,5 +161,8 @@ def failure_lines(streams: Sequence[Stream]) -> List[str]:
     for s in streams:
         for f in s.failures:
             out.append(f"{s.name}: {f.what}")
-            out += ["  " + c.strip() for c in f.context[-WHY_PER_FAILURE:]]
+            # What follows a failure is its own; what precedes it may be
+            # the build's or the previous test's output.
+            why = f.after[:WHY_PER_FAILURE] or f.context[-WHY_PER_FAILURE:]
+            out += ["  " + c.strip() for c in why]
     return out

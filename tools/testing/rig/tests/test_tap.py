@@ -79,6 +79,24 @@ class Context(unittest.TestCase):
         f = tap.parse(["# before", "ok 1 a", "# mine", "not ok 2 b"])
         self.assertEqual(f.failures[0].context, ["# mine"])
 
+    def test_diagnostics_after_a_failure_are_its_own(self) -> None:
+        s = tap.parse(["1..3", "warning: from the build", "not ok 1 a",
+                       "#   refcnt {'1': 3}", "#   truth  {'1': 4}",
+                       "ok 2 b", "# not a", "not ok 3 c"])
+        self.assertEqual(s.failures[0].after,
+                         ["#   refcnt {'1': 3}", "#   truth  {'1': 4}"])
+        self.assertEqual(s.failures[1].after, [])
+        lines = tap.failure_lines([s])
+        self.assertEqual(lines[1:3], ["  #   refcnt {'1': 3}",
+                                      "  #   truth  {'1': 4}"])
+        self.assertNotIn("  warning: from the build", lines)
+        self.assertIn("  # not a", lines)
+
+    def test_diagnostics_end_at_the_first_other_line(self) -> None:
+        f = tap.parse(["not ok 1 a", "# mine", "[ 1.0] kernel",
+                       "# the next test's"]).failures[0]
+        self.assertEqual(f.after, ["# mine"])
+
 
 class CapturedLogs(unittest.TestCase):
     """Guest serial logs as refcnt-vm writes them (trimmed captures)."""
