@@ -137,6 +137,10 @@ struct refcnt_feed_target {
  *		session is read
  * @period:	the device's period (references per record), 0 when there
  *		is no device; *@on: delivering machine-wide now
+ * @lost:	optional: records the stream of CPU @cpu could not make so
+ *		far (the device's buffer was full), free-running; called
+ *		where @position is. A session counts those made while its
+ *		tasks ran as dropped (RCB_COUNT_STATS)
  *
  * A device feed delivers by itself, at a period of its own (the device's),
  * what a memory-side device observed, record by record, in one stream per
@@ -149,6 +153,7 @@ struct refcnt_device_ops {
 	int (*hold)(struct refcnt_feed *feed, bool on);
 	void (*sync)(struct refcnt_feed *feed);
 	u32 (*period)(struct refcnt_feed *feed, bool *on);
+	u64 (*lost)(struct refcnt_feed *feed, unsigned int cpu);
 };
 
 /**

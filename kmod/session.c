@@ -231,13 +231,14 @@ static long refcnt_session_stats(struct refcnt_session *s, void __user *argp)
 
 	if (copy_from_user(&st, argp, sizeof(st)))
 		return -EFAULT;
-	if (st.flags || st.pad || st.reserved[0] || st.reserved[1])
+	if (st.flags || st.pad || st.dropped || st.reserved)
 		return -EINVAL;
 	refcnt_session_sync(s);
 	st.samples = atomic64_read(&s->samples);
 	st.delivered = atomic64_read(&s->delivered);
 	st.unresolved = atomic64_read(&s->unresolved);
 	st.outside = atomic64_read(&s->outside);
+	st.dropped = atomic64_read(&s->dropped);
 	if (copy_to_user(argp, &st, sizeof(st)))
 		return -EFAULT;
 	return 0;

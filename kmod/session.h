@@ -83,6 +83,9 @@ enum refcnt_total {
  * @delivered:	of them, counted
  * @unresolved:	of them, whose page was not found or is counted by no node
  * @outside:	of them, outside its ranges: dropped
+ * @dropped:	records of its device feeds made while its threads ran
+ *		that reach no total: the device could not make them, or
+ *		the thread's span did not fit in the CPU's ring
  * @feeds:	the feeds of perf events it may run
  * @events:	@nr_events perf events, those of the process's threads (and
  *		the device feeds' scheduling events); perf owns the ones
@@ -107,6 +110,7 @@ struct refcnt_session {
 	atomic64_t delivered;
 	atomic64_t unresolved;
 	atomic64_t outside;
+	atomic64_t dropped;
 	struct refcnt_session_feed feeds[REFCNT_SESSION_FEEDS];
 	struct perf_event **events;
 	unsigned int nr_events;

@@ -19,6 +19,10 @@
  * stream (one at a time) consumes them, each span holding a reference on
  * its session until the drain has passed its end.
  *
+ * Nothing is lost unsaid: the records of a thread whose span found the
+ * ring full, and those the device could not make while it ran (its own
+ * buffer full: the feed's lost()), count in the session's @dropped.
+ *
  * Why a PMU and not preempt notifiers (which a module may use): they are
  * not inherited by the threads a session follows, and a module has no
  * exported hook at fork or exit to give them theirs or take them back
@@ -56,19 +60,26 @@ struct refcnt_span {
  * struct refcnt_spans - the spans of one device feed on one CPU
  * @head:	spans made, free-running (the CPU's PMU callbacks)
  * @tail:	spans retired (the drain)
- * @dropped:	spans not made: the ring was full
  * @span:	the ring
  */
 struct refcnt_spans {
 	u32 head;
 	u32 tail;
-	u64 dropped;
 	struct refcnt_span span[REFCNT_SPANS];
 };
 
-/* What one scheduling event noted: its span in each device feed's ring. */
+/**
+ * struct refcnt_sched_note - what one scheduling event noted as its
+ *			      thread came on a CPU, per device feed
+ * @idx:	its span in the feed's ring, or REFCNT_SPAN_NONE: the ring
+ *		was full
+ * @start:	without a span, the stream's position then
+ * @lost:	the device's lost() then
+ */
 struct refcnt_sched_note {
 	u32 idx[REFCNT_SESSION_DEVICES];
+	u64 start[REFCNT_SESSION_DEVICES];
+	u64 lost[REFCNT_SESSION_DEVICES];
 };
 
 static struct pmu refcnt_sched_pmu;
@@ -115,6 +126,12 @@ static int refcnt_sched_init(struct perf_event *event)
 	return 0;
 }
 
+/* The records device @feed could not make on @cpu so far, if it says. */
+static u64 refcnt_device_lost(struct refcnt_feed *feed, unsigned int cpu)
+{
+	return feed->device->lost ? feed->device->lost(feed, cpu) : 0;
+}
+
 /* The thread came on this CPU: a span opens in each feed's ring. */
 static int refcnt_sched_add(struct perf_event *event, int flags)
 {
@@ -129,8 +146,10 @@ static int refcnt_sched_add(struct perf_event *event, int flags)
 		u32 head = sp->head;
 
 		note->idx[i] = REFCNT_SPAN_NONE;
+		note->lost[i] = refcnt_device_lost(feed, cpu);
 		if (head - READ_ONCE(sp->tail) >= REFCNT_SPANS) {
-			sp->dropped++;
+			/* No span: del() counts the records as dropped. */
+			note->start[i] = feed->device->position(feed, cpu);
 			continue;
 		}
 		span = &sp->span[head % REFCNT_SPANS];
@@ -155,12 +174,17 @@ static void refcnt_sched_del(struct perf_event *event, int flags)
 	for (i = 0; i < s->nr_devices; i++) {
 		struct refcnt_feed *feed = s->devices[i];
 		struct refcnt_spans *sp = per_cpu_ptr(feed->spans, cpu);
+		u64 pos = feed->device->position(feed, cpu);
+		u64 dropped = refcnt_device_lost(feed, cpu) - note->lost[i];
 
 		if (note->idx[i] == REFCNT_SPAN_NONE)
-			continue;
-		/* Pairs with the drain's acquire: the span is whole. */
-		smp_store_release(&sp->span[note->idx[i] % REFCNT_SPANS].end,
-				  feed->device->position(feed, cpu));
+			dropped += pos - note->start[i];
+		else
+			/* Pairs with the drain's acquire: the span is whole. */
+			smp_store_release(&sp->span[note->idx[i] % REFCNT_SPANS].end,
+					  pos);
+		if (dropped)
+			atomic64_add(dropped, &s->dropped);
 		note->idx[i] = REFCNT_SPAN_NONE;
 	}
 }

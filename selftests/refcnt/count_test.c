@@ -508,7 +508,11 @@ TEST_F(count, bad_arguments)
 	EXPECT_EQ(-1, ioctl(sfd, RCB_COUNT_STATS, &st));
 	EXPECT_EQ(EINVAL, errno);
 	st.flags = 0;
-	st.reserved[0] = 1;
+	st.dropped = 1;
+	EXPECT_EQ(-1, ioctl(sfd, RCB_COUNT_STATS, &st));
+	EXPECT_EQ(EINVAL, errno);
+	st.dropped = 0;
+	st.reserved = 1;
 	EXPECT_EQ(-1, ioctl(sfd, RCB_COUNT_STATS, &st));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, ioctl(sfd, RCB_COUNT_STATS, none));

@@ -87,7 +87,8 @@ TEST_F(lc, count_start_stats_stop)
 	EXPECT_EQ(st.samples, st.delivered + st.unresolved + st.outside);
 	EXPECT_LE((uint64_t)LC_PAGES, st.delivered);
 	EXPECT_EQ(0ULL, st.outside);
-	EXPECT_EQ(0ULL, st.reserved[0]);
+	EXPECT_EQ(0ULL, st.dropped);
+	EXPECT_EQ(0ULL, st.reserved);
 	ASSERT_EQ(0, refcnt_count_stop(fd));
 	lc_touch(b, len);
 	EXPECT_EQ((uint64_t)LC_PAGES, lc_total(a, len));

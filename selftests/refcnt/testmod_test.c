@@ -303,4 +303,96 @@ TEST_F_TIMEOUT(testmod, device_records_follow_the_thread, 300)
 	munmap(buf, len);
 }
 
+/* A session of the calling thread with RCB_COUNT_DEVICES over @buf. */
+static int device_session(int fd, char *buf, size_t len)
+{
+	struct rcb_count_range r = { (uintptr_t)buf, len };
+	struct rcb_count c = {
+		.flags = RCB_COUNT_THREAD | RCB_COUNT_DEVICES,
+		.ranges = (uintptr_t)&r, .nr_ranges = 1,
+	};
+
+	return ioctl(fd, RCB_COUNT_START, &c);
+}
+
+/* @n records of the test feed at @buf, made (or lost: @flags) on CPU 0. */
+static int records_on_cpu0(int tfd, char *buf, unsigned int n,
+			   unsigned int flags)
+{
+	static struct refcnt_test_record t[DR_BATCH];
+	struct refcnt_test_records f = { .records = (uintptr_t)t,
+					 .nr_records = n, .flags = flags };
+	cpu_set_t set;
+	unsigned int i;
+
+	for (i = 0; i < n && i < DR_BATCH; i++)
+		t[i] = (struct refcnt_test_record){
+			.vaddr = (uintptr_t)buf + i * 64, .ip = 0x401000,
+			.weight = 1, .flags = REFCNT_TEST_REC_LOAD,
+		};
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    ioctl(tfd, REFCNT_TEST_RECORDS, &f))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Records the device could not make while the thread ran (its buffer was
+ * full) are the session's dropped ones, not silently missing: counted as
+ * the thread goes off the CPU.
+ */
+TEST_F(testmod, device_records_lost_count_as_dropped)
+{
+	char *buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	struct rcb_count_stats st = { 0 };
+	int sfd;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	sfd = device_session(self->d.fd, buf, 4096);
+	ASSERT_LE(0, sfd) TH_LOG("RCB_COUNT_START: %s", strerror(errno));
+	ASSERT_EQ(0, records_on_cpu0(self->tfd, buf, 10, 0));
+	ASSERT_EQ(0, records_on_cpu0(self->tfd, buf, 7,
+				     REFCNT_TEST_RECORDS_LOST));
+	usleep(1000);
+	ASSERT_EQ(0, ioctl(sfd, RCB_COUNT_STATS, &st));
+	close(sfd);
+	EXPECT_EQ(10U, st.samples);
+	EXPECT_EQ(7U, st.dropped);
+	munmap(buf, 4096);
+}
+
+/* Times the thread comes on CPU 0 with no record: past the span ring. */
+#define DR_SWITCHES	1200
+
+/*
+ * A thread that came on a CPU more often than the feed drained there
+ * (1024 spans) makes records no span holds: the session counts them as
+ * dropped when the thread goes off, instead of losing them unsaid.
+ */
+TEST_F_TIMEOUT(testmod, device_span_ring_full_counts_as_dropped, 120)
+{
+	char *buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	struct rcb_count_stats st = { 0 };
+	int sfd, i;
+
+	ASSERT_NE(MAP_FAILED, buf);
+	sfd = device_session(self->d.fd, buf, 4096);
+	ASSERT_LE(0, sfd) TH_LOG("RCB_COUNT_START: %s", strerror(errno));
+	ASSERT_EQ(0, records_on_cpu0(self->tfd, buf, 3, 0));
+	/* Each sleep takes the thread off the CPU and back: a span each. */
+	for (i = 0; i < DR_SWITCHES; i++)
+		usleep(1);
+	ASSERT_EQ(0, records_on_cpu0(self->tfd, buf, 5, 0));
+	usleep(1000);
+	ASSERT_EQ(0, ioctl(sfd, RCB_COUNT_STATS, &st));
+	close(sfd);
+	EXPECT_EQ(3U, st.samples);
+	EXPECT_EQ(5U, st.dropped);
+	munmap(buf, 4096);
+}
+
 TEST_HARNESS_MAIN

@@ -517,6 +517,13 @@ struct rcb_count {
  * @outside:	of them, outside the session's ranges: not delivered
  * @flags:	must be zero
  * @pad:	must be zero
+ * @dropped:	must be zero; out: records of its device feeds
+ *		(RCB_COUNT_DEVICES) made while its threads ran that it never
+ *		got, each standing for the device's period in references: the
+ *		device could not make them (its buffer was full), or the
+ *		thread came on a CPU more often than the session could follow
+ *		before the feed drained. Not in @samples: its totals are short
+ *		by up to that many records. 0 from a module before this field
  * @reserved:	must be zero; written as zero
  *
  * samples = delivered + unresolved + outside once the process is quiet.
@@ -528,7 +535,8 @@ struct rcb_count_stats {
 	__u64 outside;
 	__u32 flags;
 	__u32 pad;
-	__u64 reserved[2];
+	__u64 dropped;
+	__u64 reserved;
 };
 
 /**

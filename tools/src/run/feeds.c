@@ -40,7 +40,7 @@ static const char *chosen = "faults";
 struct machine_feeds {
 	long fault_period, pebs_period, hub, hub_period;
 	uint64_t fault_delivered, pebs_delivered, hub_references;
-	uint64_t hubpmu_delivered;
+	uint64_t hubpmu_delivered, hub_overruns;
 };
 static struct machine_feeds mstart, mend;
 struct feed_desc feed_used[4];
@@ -155,6 +155,7 @@ static void read_machine(struct machine_feeds *m)
 	m->pebs_delivered = rt_read_ll(FEED_STATS "pebs_delivered", 0);
 	m->hub_references = rt_read_ll(FEED_STATS "hub_references", 0);
 	m->hubpmu_delivered = rt_read_ll(FEED_STATS "hubpmu_delivered", 0);
+	m->hub_overruns = rt_read_ll(FEED_STATS "hub_overruns", 0);
 }
 
 /*
@@ -279,6 +280,7 @@ static void add_feed(const char *name, long weight, uint64_t delivered,
 	d->name = name;
 	d->weight = weight > 0 ? weight : 1;
 	d->delivered = delivered;
+	d->dropped = 0;
 	snprintf(d->what, sizeof(d->what), "%s", what);
 	snprintf(d->meaning, sizeof(d->meaning), "%s", meaning);
 }
@@ -331,6 +333,10 @@ void feeds_end(void)
 		add_feed("hub", mend.hub_period,
 			 mend.hub_references - mstart.hub_references, what,
 			 "memory references, sampled 1 in the period: a count estimates the references a node made to a page");
+		/* The device's rings were full: those records reach no page. */
+		if (nr_feeds_used && mend.hub_overruns > mstart.hub_overruns)
+			feed_used[nr_feeds_used - 1].dropped =
+				mend.hub_overruns - mstart.hub_overruns;
 	}
 	own_feed();
 	/* The sessions' samples count in the feeds' statistics too. */

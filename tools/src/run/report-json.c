@@ -352,9 +352,10 @@ static void json_feeds_used(FILE *f)
 
 	fprintf(f, ", \"weight\": %ld, \"used\": [", feed_weight());
 	for (i = 0; i < nr_feeds_used; i++) {
-		fprintf(f, "%s{\"name\": \"%s\", \"weight\": %ld, \"samples\": %llu, \"what\": ",
+		fprintf(f, "%s{\"name\": \"%s\", \"weight\": %ld, \"samples\": %llu, \"dropped\": %llu, \"what\": ",
 			i ? ", " : "", feed_used[i].name, feed_used[i].weight,
-			(unsigned long long)feed_used[i].delivered);
+			(unsigned long long)feed_used[i].delivered,
+			(unsigned long long)feed_used[i].dropped);
 		rt_json_str(f, feed_used[i].what);
 		fprintf(f, ", \"meaning\": ");
 		rt_json_str(f, feed_used[i].meaning);
@@ -454,10 +455,11 @@ void report_json(FILE *f, char **argv, int exit_code, long period,
 		period, old_period, opt.hinting ? "true" : "false",
 		opt.machine_wide || !period ? "machine" : "process");
 	if (count_done)
-		fprintf(f, ", \"samples\": %llu, \"delivered\": %llu, \"unresolved\": %llu",
+		fprintf(f, ", \"samples\": %llu, \"delivered\": %llu, \"unresolved\": %llu, \"dropped\": %llu",
 			(unsigned long long)count_stats.samples,
 			(unsigned long long)count_stats.delivered,
-			(unsigned long long)count_stats.unresolved);
+			(unsigned long long)count_stats.unresolved,
+			(unsigned long long)count_stats.dropped);
 	json_feeds_used(f);
 	fprintf(f, "},\n");
 	fprintf(f, "  \"snapshot\": %s,\n", m && m->snap ? "true" : "false");

@@ -309,17 +309,24 @@ void report_text(FILE *f)
 	int i;
 
 	fprintf(f, "\nrefcnt-run report\n");
-	for (i = 0; i < nr_feeds_used; i++)
+	for (i = 0; i < nr_feeds_used; i++) {
 		fprintf(f, "   %s %s; %llu samples delivered during the run\n     its counts: %s\n",
 			i ? "also counted by" : "counted by",
 			feed_used[i].what, (unsigned long long)feed_used[i].delivered,
 			feed_used[i].meaning);
+		if (feed_used[i].dropped)
+			fprintf(f, "     it dropped %llu records during the run (its buffers were full): counts are short by up to %llu references, on pages it cannot tell\n",
+				(unsigned long long)feed_used[i].dropped,
+				(unsigned long long)feed_used[i].dropped *
+				(unsigned long long)feed_used[i].weight);
+	}
 	fprintf(f, "   samples behind a count: references / %ld\n", feed_weight());
 	if (count_done)
-		fprintf(f, "   the command's own session: %llu samples, %llu counted, %llu unresolved\n",
+		fprintf(f, "   the command's own session: %llu samples, %llu counted, %llu unresolved, %llu dropped\n",
 			(unsigned long long)count_stats.samples,
 			(unsigned long long)count_stats.delivered,
-			(unsigned long long)count_stats.unresolved);
+			(unsigned long long)count_stats.unresolved,
+			(unsigned long long)count_stats.dropped);
 	for (p = procs; p; p = p->next)
 		text_proc(f, p);
 	track_tables(on_untraced, &u);

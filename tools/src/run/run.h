@@ -114,6 +114,8 @@ struct feed_desc {
 	char meaning[512];	/* what a count means */
 	long weight;		/* references one sample stands for */
 	uint64_t delivered;	/* samples that reached a counter in the run */
+	/* Records a device feed could not make in the run (buffers full). */
+	uint64_t dropped;
 };
 extern struct feed_desc feed_used[4];
 extern int nr_feeds_used;

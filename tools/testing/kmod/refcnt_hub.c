@@ -1253,6 +1253,18 @@ static u64 refcnt_hub_position(struct refcnt_feed *feed, unsigned int cpu)
 	return ring < 0 ? 0 : READ_ONCE(h->rx[ring].ctrl->head);
 }
 
+/* Records CPU @cpu's vCPU could not publish so far: its ring was full. */
+static u64 refcnt_hub_lost(struct refcnt_feed *feed, unsigned int cpu)
+{
+	struct refcnt_hub *h = rcu_dereference_sched(refcnt_hub_dev);
+	int ring;
+
+	if (!h || cpu >= nr_cpu_ids)
+		return 0;
+	ring = h->ring_of_cpu[cpu];
+	return ring < 0 ? 0 : READ_ONCE(h->rx[ring].ctrl->overruns);
+}
+
 /* Sessions hold the feed: drain for them, machine-wide or not. */
 static int refcnt_hub_hold(struct refcnt_feed *feed, bool on)
 {
@@ -1296,6 +1308,7 @@ static u32 refcnt_hub_period(struct refcnt_feed *feed, bool *on)
 
 static const struct refcnt_device_ops refcnt_hub_ops = {
 	.position = refcnt_hub_position,
+	.lost = refcnt_hub_lost,
 	.hold = refcnt_hub_hold,
 	.sync = refcnt_hub_feed_sync,
 	.period = refcnt_hub_period,

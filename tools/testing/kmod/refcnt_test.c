@@ -46,10 +46,17 @@
 
 /* Each CPU's stream of synthetic records: its length is the position. */
 static DEFINE_PER_CPU(u64, refcnt_test_pos);
+/* The records each CPU "could not make" (REFCNT_TEST_RECORDS_LOST). */
+static DEFINE_PER_CPU(u64, refcnt_test_nr_lost);
 
 static u64 refcnt_test_position(struct refcnt_feed *feed, unsigned int cpu)
 {
 	return READ_ONCE(*per_cpu_ptr(&refcnt_test_pos, cpu));
+}
+
+static u64 refcnt_test_lost(struct refcnt_feed *feed, unsigned int cpu)
+{
+	return READ_ONCE(*per_cpu_ptr(&refcnt_test_nr_lost, cpu));
 }
 
 static int refcnt_test_hold(struct refcnt_feed *feed, bool on)
@@ -70,6 +77,7 @@ static u32 refcnt_test_period(struct refcnt_feed *feed, bool *on)
 
 static const struct refcnt_device_ops refcnt_test_ops = {
 	.position = refcnt_test_position,
+	.lost = refcnt_test_lost,
 	.hold = refcnt_test_hold,
 	.sync = refcnt_test_sync,
 	.period = refcnt_test_period,
@@ -275,7 +283,8 @@ static long refcnt_test_records(void __user *argp)
 
 	if (copy_from_user(&f, argp, sizeof(f)))
 		return -EFAULT;
-	if (f.flags & ~REFCNT_TEST_RECORDS_MACHINE || f.pad ||
+	if (f.flags & ~(REFCNT_TEST_RECORDS_MACHINE | REFCNT_TEST_RECORDS_LOST) ||
+	    f.pad ||
 	    !f.nr_records || f.nr_records > REFCNT_TEST_SAMPLES_MAX)
 		return -EINVAL;
 	t = kvmalloc_array(f.nr_records, sizeof(*t), GFP_KERNEL);
@@ -290,6 +299,12 @@ static long refcnt_test_records(void __user *argp)
 		    t[i].flags & ~REFCNT_TEST_REC_FLAGS || t[i].pad)
 			goto out;
 	f.counted = 0;
+	if (f.flags & REFCNT_TEST_RECORDS_LOST) {
+		/* As a device whose buffer is full: none is made. */
+		this_cpu_add(refcnt_test_nr_lost, f.nr_records);
+		err = copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
+		goto out;
+	}
 	for (i = 0; i < f.nr_records; i++)
 		f.counted += refcnt_test_record(&t[i], f.flags &
 						REFCNT_TEST_RECORDS_MACHINE);

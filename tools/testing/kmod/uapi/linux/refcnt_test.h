@@ -121,12 +121,14 @@ struct refcnt_test_record {
 
 /* Deliver them to the counters machine-wide too, not only to sessions. */
 #define REFCNT_TEST_RECORDS_MACHINE	(1U << 0)
+/* The device could not make them: counted by its lost(), none delivered. */
+#define REFCNT_TEST_RECORDS_LOST	(1U << 1)
 
 /**
  * struct refcnt_test_records - argument of REFCNT_TEST_RECORDS
  * @records:	user pointer to struct refcnt_test_record entries
  * @nr_records:	entries, 1..REFCNT_TEST_SAMPLES_MAX
- * @flags:	0 or REFCNT_TEST_RECORDS_MACHINE
+ * @flags:	0, REFCNT_TEST_RECORDS_MACHINE or REFCNT_TEST_RECORDS_LOST
  * @counted:	out: records whose page was found (in the caller's page
  *		tables, without faulting it in)
  * @pad:	must be zero
