@@ -10,7 +10,8 @@
  *
  * A feed registers a struct refcnt_feed: a name, statistics the registry
  * keeps per CPU and shows in /sys/kernel/refcnt/<name>_{samples,delivered,
- * unresolved} (and _{kernel,noaddr,cached} for precise samples), sysfs
+ * unresolved} (and _{kernel,noaddr,cached,inexact} for precise samples),
+ * sysfs
  * files of its own, and, for a feed of perf events, its operations. It
  * then delivers references one of four ways:
  *  - by physical address: refcnt_feed_reference(), or several samples of
@@ -76,6 +77,8 @@ struct refcnt_sample {
  * @kernel:	precise samples taken in kernel mode, not counted
  * @noaddr:	precise samples of ops without a data address (IBS)
  * @cached:	precise samples a cache satisfied, in memory-side mode
+ * @inexact:	precise samples the PMU could not tie to their instruction
+ *		(IBS: an invalid RIP), so not to a mode: not counted
  */
 struct refcnt_feed_stats {
 	u64 samples;
@@ -84,6 +87,7 @@ struct refcnt_feed_stats {
 	u64 kernel;
 	u64 noaddr;
 	u64 cached;
+	u64 inexact;
 };
 
 /* attr(): no event @k here (with @k 0: none at all, the CPU is skipped). */
@@ -208,7 +212,7 @@ struct refcnt_feed_ops {
 #define REFCNT_FEED_NAME_MAX	15
 
 /* The statistics files of a feed, and its CPU lists. */
-#define REFCNT_FEED_FILES	8
+#define REFCNT_FEED_FILES	9
 
 /**
  * struct refcnt_feed_attr - one statistics file of a feed, the registry's
@@ -242,7 +246,7 @@ struct refcnt_feed_attr {
  * @nr_task_events: with @ops, the perf events per task of a counting
  *		session, at most REFCNT_FEED_TASK_EVENTS; 0: @nr_events
  * @precise:	its samples are precise memory samples: it has the
- *		statistics kernel, noaddr and cached too
+ *		statistics kernel, noaddr, cached and inexact too
  * @emulates_pmu: with @ops, the feed is a PMU a module emulates (the
  *		test rig's hub device): counting sessions run its task
  *		events for their pebs_period where the machine has no

@@ -136,6 +136,8 @@ bool refcnt_ranges_inside(u64 addr, const struct rcb_count_range *r,
  * refcnt_pmu_classify() - whether a sample counts, before its page is found
  * @s:		its stream
  * @user:	taken in user mode (user_mode() of the sample's registers)
+ * @exact:	the registers are the sampled instruction's
+ *		(PERF_EFLAGS_EXACT in their flags)
  * @sample_flags: perf_sample_data.sample_flags: PERF_SAMPLE_ADDR and
  *		PERF_SAMPLE_PHYS_ADDR say which addresses the PMU gave
  * @addr:	the data address, if PERF_SAMPLE_ADDR
@@ -145,22 +147,31 @@ bool refcnt_ranges_inside(u64 addr, const struct rcb_count_range *r,
  *
  * Kernel-mode samples never count: the kernel refuses exclude_kernel for
  * IBS (PERF_PMU_CAP_NO_EXCLUDE at 6.1 and 6.12), so they arrive and are
- * dropped here, from the registers. An op without a data address is an
- * op that touched no memory (IBS samples every kind). In memory-side
- * mode a sample counts only with a data source beyond the caches; stores
- * never have one (neither PMU says where a store's line came from).
+ * dropped here, from the registers. Those registers are the op's only
+ * when IBS recorded its RIP: with IbsRipInvalid set, amd/ibs.c (6.1 and
+ * 6.12) leaves the NMI's own, clears PERF_EFLAGS_EXACT, and the mode is
+ * unknown; such an op is not counted (REFCNT_SAMPLE_INEXACT). PEBS at
+ * precise_ip 1 is never exact, but its registers are the record's (the
+ * next instruction's IP, and the mode set_linear_ip() derives from it),
+ * so a load or store stream's mode holds without PERF_EFLAGS_EXACT. An
+ * op without a data address is an op that touched no memory (IBS
+ * samples every kind). In memory-side mode a sample counts only with a
+ * data source beyond the caches; stores never have one (neither PMU says
+ * where a store's line came from).
  *
  * Return: REFCNT_SAMPLE_COUNTED when the sample goes on to its page, or why
  * it does not.
  */
 enum refcnt_sample_outcome
 refcnt_pmu_classify(const struct refcnt_pmu_stream *s, bool user,
-		    u64 sample_flags, u64 addr, u64 data_src,
+		    bool exact, u64 sample_flags, u64 addr, u64 data_src,
 		    const struct rcb_count_range *ranges,
 		    unsigned int nr_ranges)
 {
 	bool has_addr = (sample_flags & PERF_SAMPLE_ADDR) && addr;
 
+	if (!exact && s->op == REFCNT_PMU_OPS)
+		return REFCNT_SAMPLE_INEXACT;
 	if (!user)
 		return REFCNT_SAMPLE_KERNEL;
 	if (!has_addr && !(sample_flags & PERF_SAMPLE_PHYS_ADDR))

@@ -60,6 +60,7 @@ enum refcnt_sample_outcome {
 	REFCNT_SAMPLE_NOADDR,	/* an op without a data address (IBS) */
 	REFCNT_SAMPLE_CACHED,	/* memory-side mode: satisfied by a cache */
 	REFCNT_SAMPLE_OUTSIDE,	/* outside the counting session's ranges */
+	REFCNT_SAMPLE_INEXACT,	/* IBS op without its RIP: mode unknown */
 	REFCNT_SAMPLE_OUTCOMES
 };
 
@@ -150,7 +151,7 @@ bool refcnt_ranges_inside(u64 addr, const struct rcb_count_range *r,
 			  unsigned int nr);
 enum refcnt_sample_outcome
 refcnt_pmu_classify(const struct refcnt_pmu_stream *s, bool user,
-		    u64 sample_flags, u64 addr, u64 data_src,
+		    bool exact, u64 sample_flags, u64 addr, u64 data_src,
 		    const struct rcb_count_range *ranges,
 		    unsigned int nr_ranges);
 u64 refcnt_pmu_scale(u64 period, u64 enabled, u64 running);

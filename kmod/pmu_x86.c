@@ -108,12 +108,14 @@ int refcnt_pmu_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
  *
  * For samples that no NMI delivered (the test module's synthetic ones, a
  * module emulating a PMU): what refcnt_pmu_sample() reads, user_mode()
- * and the IP.
+ * and the IP, which are the record's: exact, as PERF_EFLAGS_EXACT says
+ * (a caller emulating an IBS op whose RIP is invalid clears it).
  */
 void refcnt_pmu_regs(struct pt_regs *regs, u64 ip, bool user)
 {
 	memset(regs, 0, sizeof(*regs));
 	regs->ip = ip;
 	regs->cs = user ? __USER_CS : __KERNEL_CS;
+	regs->flags = PERF_EFLAGS_EXACT;
 }
 EXPORT_SYMBOL_NS_GPL(refcnt_pmu_regs, REFCNT_NS);

@@ -177,25 +177,43 @@ static long refcnt_test_bench(void __user *argp)
 }
 
 /*
- * One synthetic sample, as the PMU's overflow handler would hand it: a
- * user-mode load of every-load PEBS, its data address always given.
+ * One synthetic sample, as the PMU's overflow handler would hand it: by
+ * default a user-mode load of every-load PEBS, exact, its data address
+ * given; @flags (REFCNT_TEST_SAMPLES_*) says otherwise. With
+ * REFCNT_TEST_SAMPLES_STALE_ADDR, @s->vaddr is set to the data address
+ * a session would filter the sample on.
  */
-static bool refcnt_test_sample(const struct refcnt_test_sample *s)
+static bool refcnt_test_sample(struct refcnt_test_sample *s, u32 flags)
 {
+	const struct refcnt_pmu_stream *st =
+		refcnt_pmu_stream(flags & REFCNT_TEST_SAMPLES_OPS ?
+				  REFCNT_PMU_OPS : REFCNT_PMU_LOADS);
 	struct perf_sample_data data;
+	struct refcnt_sample x;
 	struct pt_regs regs;
+	bool counted;
 
-	perf_sample_data_init(&data, s->vaddr, s->weight);
-	data.sample_flags |= PERF_SAMPLE_ADDR;
+	perf_sample_data_init(&data, 0, s->weight);
+	data.addr = s->vaddr;
+	if (!(flags & REFCNT_TEST_SAMPLES_STALE_ADDR))
+		data.sample_flags |= PERF_SAMPLE_ADDR;
 	if (s->paddr) {
 		data.phys_addr = s->paddr;
 		data.sample_flags |= PERF_SAMPLE_PHYS_ADDR;
 	}
-	refcnt_pmu_regs(&regs, 0, true);
-	return refcnt_feed_pmu_sample(&refcnt_test_feed,
-				      refcnt_pmu_stream(REFCNT_PMU_LOADS),
-				      &data, &regs, s->src_cnodeid,
-				      s->weight) == REFCNT_SAMPLE_COUNTED;
+	refcnt_pmu_regs(&regs, 0, !(flags & REFCNT_TEST_SAMPLES_KERNEL));
+#ifdef PERF_EFLAGS_EXACT
+	if (flags & REFCNT_TEST_SAMPLES_INEXACT)
+		regs.flags &= ~PERF_EFLAGS_EXACT;
+#endif
+	if (flags & REFCNT_TEST_SAMPLES_STALE_ADDR) {
+		refcnt_pmu_sample_describe(st, &data, &regs, &x);
+		s->vaddr = x.vaddr;
+	}
+	counted = refcnt_feed_pmu_sample(&refcnt_test_feed, st, &data, &regs,
+					 s->src_cnodeid, s->weight) ==
+		  REFCNT_SAMPLE_COUNTED;
+	return counted;
 }
 
 /* REFCNT_TEST_SAMPLES: checked whole first, like RCB_INJECT. */
@@ -208,7 +226,7 @@ static long refcnt_test_samples(void __user *argp)
 
 	if (copy_from_user(&f, argp, sizeof(f)))
 		return -EFAULT;
-	if (f.flags || f.pad || !f.nr_samples ||
+	if ((f.flags & ~REFCNT_TEST_SAMPLES_FLAGS) || f.pad || !f.nr_samples ||
 	    f.nr_samples > REFCNT_TEST_SAMPLES_MAX)
 		return -EINVAL;
 	s = kvmalloc_array(f.nr_samples, sizeof(*s), GFP_KERNEL);
@@ -223,7 +241,12 @@ static long refcnt_test_samples(void __user *argp)
 			goto out;
 	f.delivered = 0;
 	for (i = 0; i < f.nr_samples; i++)
-		f.delivered += refcnt_test_sample(&s[i]);
+		f.delivered += refcnt_test_sample(&s[i], f.flags);
+	err = -EFAULT;
+	if ((f.flags & REFCNT_TEST_SAMPLES_STALE_ADDR) &&
+	    copy_to_user(u64_to_user_ptr(f.samples), s,
+			 array_size(f.nr_samples, sizeof(*s))))
+		goto out;
 	err = copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
 out:
 	kvfree(s);

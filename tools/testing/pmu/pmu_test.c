@@ -607,19 +607,28 @@ TEST(classify)
 	const u64 dram = DS(OP, LOAD) | DS(LVL, HIT) | DS(LVL, LOC_RAM);
 	const u64 l1 = DS(OP, LOAD) | DS(LVL, HIT) | DS(LVL, L1);
 
-	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, a, 0x10, 0, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&all, false, a, 0x10, 0, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_NOADDR, refcnt_pmu_classify(&all, true, 0, 0, 0, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_NOADDR, refcnt_pmu_classify(&all, true, a, 0, 0, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, pa, 0, 0, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&mem, true, a | src, 0x10, dram, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_CACHED, refcnt_pmu_classify(&mem, true, a | src, 0x10, l1, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_CACHED, refcnt_pmu_classify(&mem, true, a, 0x10, dram, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, a, 0x10fff, 0, r, 1));
-	EXPECT_EQ(REFCNT_SAMPLE_OUTSIDE, refcnt_pmu_classify(&all, true, a, 0x11000, 0, r, 1));
-	EXPECT_EQ(REFCNT_SAMPLE_OUTSIDE, refcnt_pmu_classify(&all, true, pa, 0, 0, r, 1));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, true, a, 0x10, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&all, false, true, a, 0x10, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_NOADDR, refcnt_pmu_classify(&all, true, true, 0, 0, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_NOADDR, refcnt_pmu_classify(&all, true, true, a, 0, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, true, pa, 0, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&mem, true, true, a | src, 0x10, dram, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_CACHED, refcnt_pmu_classify(&mem, true, true, a | src, 0x10, l1, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_CACHED, refcnt_pmu_classify(&mem, true, true, a, 0x10, dram, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, true, a, 0x10fff, 0, r, 1));
+	EXPECT_EQ(REFCNT_SAMPLE_OUTSIDE, refcnt_pmu_classify(&all, true, true, a, 0x11000, 0, r, 1));
+	EXPECT_EQ(REFCNT_SAMPLE_OUTSIDE, refcnt_pmu_classify(&all, true, true, pa, 0, 0, r, 1));
 	/* Kernel mode goes first: nothing else is looked at. */
-	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&mem, false, 0, 0, 0, r, 1));
+	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&mem, false, true, 0, 0, 0, r, 1));
+	/*
+	 * An IBS op without PERF_EFLAGS_EXACT (an invalid RIP) has the NMI's
+	 * registers: neither user nor kernel mode is the op's. A PEBS load's
+	 * registers are the record's, exact or not (precise_ip 1).
+	 */
+	EXPECT_EQ(REFCNT_SAMPLE_INEXACT, refcnt_pmu_classify(&all, true, false, a, 0x10, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_INEXACT, refcnt_pmu_classify(&all, false, false, a, 0x10, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&mem, true, false, a | src, 0x10, dram, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&mem, false, false, a | src, 0x10, dram, NULL, 0));
 }
 
 /* Weights: the period, scaled when the PMU multiplexed the event. */
