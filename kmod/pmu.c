@@ -190,25 +190,52 @@ refcnt_pmu_classify(const struct refcnt_pmu_stream *s, bool user,
 /**
  * refcnt_pmu_scale() - the references one sample stands for
  * @period:	the sample period (perf_sample_data.period)
- * @enabled:	the event's time enabled
- * @running:	the event's time running, less when the PMU multiplexes
+ * @m:		the event's multiplexing state, zeroed at its creation;
+ *		updated when the times moved since its last sample
+ * @enabled:	the event's total_time_enabled now
+ * @running:	its total_time_running now, less when the PMU multiplexes
+ * @capped:	set when the factor was capped at REFCNT_PMU_SCALE_MAX
  *
  * An event that ran a fraction of the time it was enabled saw that
  * fraction of the events: each of its samples stands for @period times
- * @enabled / @running of them, as perf scales counts. Times of an event
- * never rescheduled may both be 0: no scaling then.
+ * enabled over running. Over the event's last round of scheduling, not
+ * its life: contention that starts after an hour alone must scale by 2,
+ * not by the lifetime's 1.08. perf updates the times only as it
+ * schedules the event (in NMI they stay put while it runs), so the
+ * first sample that sees them moved measures the round that just ended,
+ * on and off, and that factor holds for every sample until they move
+ * again. Times of an event never rescheduled stay put: no scaling.
+ *
+ * The factor is capped at REFCNT_PMU_SCALE_MAX (see there); a capped
+ * sample's weight is @period times the cap.
  *
  * Return: the weight, at most U32_MAX (the reference path's width).
  */
-u64 refcnt_pmu_scale(u64 period, u64 enabled, u64 running)
+u64 refcnt_pmu_scale(u64 period, struct refcnt_pmu_mux *m, u64 enabled,
+		     u64 running, bool *capped)
 {
+	u64 de, dr;
+
+	*capped = false;
+	if (running != m->running || enabled != m->enabled) {
+		/* Wrapped or reset times: no round to measure. */
+		de = enabled >= m->enabled ? enabled - m->enabled : 0;
+		dr = running >= m->running ? running - m->running : 0;
+		m->enabled = enabled;
+		m->running = running;
+		m->d_enabled = de;
+		m->d_running = dr;
+	}
+	de = m->d_enabled;
+	dr = m->d_running;
 	if (period >= U32_MAX)
 		return U32_MAX;
-	if (!running || enabled <= running)
+	if (de <= dr)
 		return period;
-	/* So that the quotient below fits 64 bits: divq faults otherwise. */
-	if (div64_u64(enabled, running) >= U32_MAX)
-		return U32_MAX;
-	return min_t(u64, mul_u64_u64_div_u64(period, enabled, running),
-		     U32_MAX);
+	/* Not run at all in the round: as far from its share as can be. */
+	if (!dr || div64_u64(de, dr) >= REFCNT_PMU_SCALE_MAX) {
+		*capped = true;
+		return min_t(u64, period * REFCNT_PMU_SCALE_MAX, U32_MAX);
+	}
+	return min_t(u64, mul_u64_u64_div_u64(period, de, dr), U32_MAX);
 }

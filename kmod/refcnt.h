@@ -79,7 +79,7 @@ extern const struct kernel_param_ops refcnt_feed_period_ops;
 bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight,
 		      struct refcnt_outcome *out);
 enum refcnt_sample_outcome
-refcnt_feed_sample(const struct refcnt_feed_target *t, struct perf_event *event,
+refcnt_feed_sample(struct refcnt_feed_target *t, struct perf_event *event,
 		   struct perf_sample_data *data, struct pt_regs *regs,
 		   struct refcnt_outcome *out);
 void refcnt_feed_account(struct refcnt_feed *feed,

@@ -395,7 +395,7 @@ EXPORT_SYMBOL_NS_GPL(refcnt_feed_pmu_sample, REFCNT_NS);
  * Return: what became of the sample.
  */
 enum refcnt_sample_outcome
-refcnt_feed_sample(const struct refcnt_feed_target *t, struct perf_event *event,
+refcnt_feed_sample(struct refcnt_feed_target *t, struct perf_event *event,
 		   struct perf_sample_data *data, struct pt_regs *regs,
 		   struct refcnt_outcome *out)
 {

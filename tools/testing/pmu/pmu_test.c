@@ -631,17 +631,92 @@ TEST(classify)
 	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&mem, false, false, a | src, 0x10, dram, NULL, 0));
 }
 
+/* One sample's weight, for an event whose times were @e0/@r0 before. */
+static u64 scale_from(u64 period, u64 e0, u64 r0, u64 e, u64 r, bool *capped)
+{
+	struct refcnt_pmu_mux m = { .enabled = e0, .running = r0 };
+
+	return refcnt_pmu_scale(period, &m, e, r, capped);
+}
+
 /* Weights: the period, scaled when the PMU multiplexed the event. */
 TEST(scale)
 {
-	EXPECT_EQ(10007ULL, refcnt_pmu_scale(10007, 0, 0));
-	EXPECT_EQ(10007ULL, refcnt_pmu_scale(10007, 5000, 5000));
-	EXPECT_EQ(20014ULL, refcnt_pmu_scale(10007, 2000000, 1000000));
-	EXPECT_EQ(15010ULL, refcnt_pmu_scale(10007, 3000, 2000));
-	EXPECT_EQ(10007ULL, refcnt_pmu_scale(10007, 1000, 0));
-	EXPECT_EQ((u64)U32_MAX, refcnt_pmu_scale(1ULL << 33, 1, 1));
-	EXPECT_EQ((u64)U32_MAX, refcnt_pmu_scale(1000, 1ULL << 62, 1));
-	EXPECT_EQ((u64)U32_MAX, refcnt_pmu_scale(1 << 20, 1ULL << 40, 1ULL << 26));
+	bool c;
+
+	EXPECT_EQ(10007ULL, scale_from(10007, 0, 0, 0, 0, &c));
+	EXPECT_FALSE(c);
+	EXPECT_EQ(10007ULL, scale_from(10007, 0, 0, 5000, 5000, &c));
+	EXPECT_EQ(20014ULL, scale_from(10007, 0, 0, 2000000, 1000000, &c));
+	EXPECT_FALSE(c);
+	EXPECT_EQ(15010ULL, scale_from(10007, 0, 0, 3000, 2000, &c));
+	EXPECT_EQ((u64)U32_MAX, scale_from(1ULL << 33, 0, 0, 1, 1, &c));
+	/* Times that went back (none should): no round, no scaling. */
+	EXPECT_EQ(10007ULL, scale_from(10007, 5000, 5000, 4000, 1000, &c));
+	EXPECT_FALSE(c);
+}
+
+/*
+ * The factor is that of the event's last round, not of its life: an
+ * hour alone, then 650 s at half the time is 2 (lifetime: 1.08, 10835).
+ */
+TEST(scale_last_round)
+{
+	const u64 s = 1000000000ULL;
+	bool c;
+
+	EXPECT_EQ(20014ULL, scale_from(10007, 3600 * s, 3600 * s,
+				       4250 * s, 3925 * s, &c));
+	EXPECT_FALSE(c);
+}
+
+/*
+ * Starved an hour, then scheduled: lifetime scaling gave U32_MAX (a
+ * factor of 3.6 million); the cap gives 16 periods, and says so.
+ */
+TEST(scale_starved_is_capped)
+{
+	const u64 s = 1000000000ULL;
+	bool c;
+
+	EXPECT_EQ(160112ULL, scale_from(10007, 0, 0, 3600 * s + 1000000,
+					1000000, &c));
+	EXPECT_TRUE(c);
+	/* Enabled and never run in the round: capped too. */
+	EXPECT_EQ(160112ULL, scale_from(10007, 10, 10, 5000, 10, &c));
+	EXPECT_TRUE(c);
+	/* The cap's edge: 15.99 is not capped, 16 is. */
+	EXPECT_EQ(160011ULL, scale_from(10007, 0, 0, 1599, 100, &c));
+	EXPECT_FALSE(c);
+	EXPECT_EQ(160112ULL, scale_from(10007, 0, 0, 1600, 100, &c));
+	EXPECT_TRUE(c);
+	/* 16 periods past U32_MAX stay U32_MAX. */
+	EXPECT_EQ((u64)U32_MAX, scale_from(1ULL << 29, 0, 0, 1ULL << 40, 1, &c));
+	EXPECT_TRUE(c);
+}
+
+/*
+ * perf updates the times only as it schedules the event: the samples of
+ * one slice see the same times, and each gets the factor of the round
+ * that ended as the slice began, not 1 for "no change since".
+ */
+TEST(scale_holds_through_a_slice)
+{
+	struct refcnt_pmu_mux m = {};
+	bool c;
+
+	/* Round one: alone. */
+	EXPECT_EQ(100ULL, refcnt_pmu_scale(100, &m, 4000, 4000, &c));
+	EXPECT_EQ(100ULL, refcnt_pmu_scale(100, &m, 4000, 4000, &c));
+	/* Then on 4 ms, off 8 ms: 3, for every sample of the next slice. */
+	EXPECT_EQ(300ULL, refcnt_pmu_scale(100, &m, 16000, 8000, &c));
+	EXPECT_EQ(300ULL, refcnt_pmu_scale(100, &m, 16000, 8000, &c));
+	EXPECT_EQ(300ULL, refcnt_pmu_scale(100, &m, 16000, 8000, &c));
+	/* On 4, off 4: 2. */
+	EXPECT_EQ(200ULL, refcnt_pmu_scale(100, &m, 24000, 12000, &c));
+	EXPECT_FALSE(c);
+	EXPECT_EQ(24000ULL, m.enabled);
+	EXPECT_EQ(12000ULL, m.running);
 }
 
 TEST_HARNESS_MAIN
