@@ -42,6 +42,27 @@ int refcnt_pmu_plan(const struct refcnt_pmu_cpu *cpu,
 }
 
 /**
+ * refcnt_pmu_core_default() - an Intel CPU's core PMU, without a probe
+ * @hybrid:	the part has CPUs of two kinds (X86_FEATURE_HYBRID_CPU)
+ * @d:		its @pmu and @pmu_type set, when known
+ *
+ * perf registers one core PMU, "cpu" of type PERF_TYPE_RAW, unless the
+ * part is hybrid (init_hw_perf_events() at 6.1 and 6.12): then each CPU
+ * has "cpu_core" or "cpu_atom", of dynamic types, which only the PMU of
+ * an event made on it tells (a probe: refcnt_pmu_describe()).
+ *
+ * Return: true when known; false when only a probe can tell.
+ */
+bool refcnt_pmu_core_default(bool hybrid, struct refcnt_pmu_cpu *d)
+{
+	if (hybrid)
+		return false;
+	d->pmu = "cpu";
+	d->pmu_type = PERF_TYPE_RAW;
+	return true;
+}
+
+/**
  * refcnt_pmu_ldlat_check() - whether a load-latency threshold is valid
  * @ldlat:	threshold in core cycles, 0 for every load
  *

@@ -176,6 +176,7 @@ struct refcnt_pmu_plan {
 int refcnt_pmu_plan(const struct refcnt_pmu_cpu *cpu,
 		    const struct refcnt_pmu_params *p,
 		    struct refcnt_pmu_plan *plan, const char **why);
+bool refcnt_pmu_core_default(bool hybrid, struct refcnt_pmu_cpu *d);
 int refcnt_pmu_ldlat_check(u32 ldlat);
 bool refcnt_pmu_memside(u64 data_src);
 bool refcnt_ranges_inside(u64 addr, const struct rcb_count_range *r,

@@ -99,6 +99,7 @@ extern struct refcnt_feed refcnt_pebs_feed;
 int refcnt_pmu_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
 			char *name, size_t len);
 u32 refcnt_pmu_caps(void);
+void refcnt_pmu_cpu_changed(unsigned int cpu);
 #else
 static inline int refcnt_pmu_describe(unsigned int cpu,
 				      struct refcnt_pmu_cpu *d, char *name,
@@ -110,6 +111,10 @@ static inline int refcnt_pmu_describe(unsigned int cpu,
 static inline u32 refcnt_pmu_caps(void)
 {
 	return 0;
+}
+
+static inline void refcnt_pmu_cpu_changed(unsigned int cpu)
+{
 }
 #endif
 

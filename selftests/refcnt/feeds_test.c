@@ -482,6 +482,36 @@ TEST_F(feeds, synthetic_inexact_samples)
 }
 
 /*
+ * Starting the PMU feed, twice, and setting pebs_ldlat make no perf
+ * event to learn a CPU's core PMU: none on a CPU that is not hybrid,
+ * and a hybrid CPU's is cached from its first use (the test module's
+ * pmu_probes counts refcnt.ko's probes).
+ */
+TEST_F(feeds, pebs_start_makes_no_probe)
+{
+	const char *probes = "/sys/module/refcnt_test/parameters/pmu_probes";
+	struct rc_knob pebs = { 0 }, ldlat = { 0 };
+	char val[32];
+	uint64_t before;
+	int i;
+
+	if (rc_read_file(probes, val, sizeof(val)) <= 0)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	/* The first use after load may probe a hybrid part's CPUs. */
+	if (!rc_knob_set(&pebs, RC_PARAMDIR "/pebs_period", "10007"))
+		rc_knob_restore(&pebs);
+	ASSERT_LT(0, rc_read_file(probes, val, sizeof(val)));
+	before = strtoull(val, NULL, 10);
+	for (i = 0; i < 2; i++)
+		if (!rc_knob_set(&pebs, RC_PARAMDIR "/pebs_period", "10007"))
+			rc_knob_restore(&pebs);
+	if (!rc_knob_set(&ldlat, RC_PARAMDIR "/pebs_ldlat", "0"))
+		rc_knob_restore(&ldlat);
+	ASSERT_LT(0, rc_read_file(probes, val, sizeof(val)));
+	EXPECT_EQ(before, strtoull(val, NULL, 10));
+}
+
+/*
  * A PEBS stream of weight 10,007 (each sample stands for 10,007 loads,
  * five times what an 11-bit counter holds) loses nothing: each sample
  * folds as it crosses the threshold, through the overflow handler's code

@@ -7,7 +7,8 @@
  * only: REFCNT_TEST_BENCH times refcnt_reference() against bare atomic
  * increments; REFCNT_TEST_SAMPLES runs synthetic precise memory samples
  * through refcnt_pmu_sample(), the code of the PEBS/IBS overflow handler,
- * as its own feed "test", so that machines without a PMU test that code;
+ * as its own feed "test", so that machines without a PMU test that code
+ * (and its parameter pmu_probes shows refcnt.ko's core-PMU probes);
  * REFCNT_TEST_RECORDS makes the feed a device feed's records of the
  * calling thread, for counting sessions' ranges and totals;
  * REFCNT_TEST_GENERATION sets a layout's generation past 2^32, which
@@ -391,6 +392,23 @@ static struct miscdevice refcnt_test_dev = {
 	.fops = &refcnt_test_fops,
 	.mode = 0600,
 };
+
+/*
+ * pmu_probes: the perf events refcnt.ko has made to learn which core PMU
+ * serves a CPU (pmu_x86.c), for the test that starting the PMU feed
+ * makes none; read-only.
+ */
+static int refcnt_test_probes_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%llu\n", refcnt_pmu_probes());
+}
+
+static const struct kernel_param_ops refcnt_test_probes_ops = {
+	.get = refcnt_test_probes_get,
+};
+
+module_param_cb(pmu_probes, &refcnt_test_probes_ops, NULL, 0444);
+MODULE_PARM_DESC(pmu_probes, "perf events refcnt.ko made to find a CPU's core PMU");
 
 static int __init refcnt_test_init(void)
 {

@@ -21,7 +21,23 @@
 #define DS(a, s)	PERF_MEM_S(a, s)
 #define LVLNUM(x)	((u64)(x) << PERF_MEM_LVLNUM_SHIFT)
 
-/* CPU @cpu of @m, as kmod/feed_pmu.c describes it on kernel @k. */
+/*
+ * Whether an Intel model is a hybrid part (X86_FEATURE_HYBRID_CPU): the
+ * newest kernel gives it two core PMUs.
+ */
+static bool intel_is_hybrid(u8 model)
+{
+	struct machine n;
+
+	machine_intel(&n, KNEWEST, model);
+	return n.nr_pmus > 1;
+}
+
+/*
+ * CPU @cpu of @m, as kmod/pmu_x86.c describes it on kernel @k: its core
+ * PMU from refcnt_pmu_core_default(), or on a hybrid part from a probe
+ * (the PMU the kernel gives the CPU).
+ */
 static void describe(enum krn k, const struct machine *m, int cpu,
 		     struct refcnt_pmu_cpu *d)
 {
@@ -31,7 +47,8 @@ static void describe(enum krn k, const struct machine *m, int cpu,
 		.vendor = m->vendor, .family = m->family, .model = m->model,
 		.kver = krn_version[k], .ibs_caps = m->ibs_caps,
 	};
-	if (m->vendor == REFCNT_PMU_INTEL) {
+	if (m->vendor == REFCNT_PMU_INTEL &&
+	    !refcnt_pmu_core_default(intel_is_hybrid(m->model), d)) {
 		d->pmu = p->name;
 		d->pmu_type = p->type;
 	}
@@ -170,6 +187,37 @@ TEST(intel_every_generation_every_kernel)
 	}
 	TH_LOG("%u Intel events checked against %d kernels' rules", checked,
 	       NR_KRN);
+}
+
+/*
+ * The probe rule: a part that is not hybrid gets its core PMU without a
+ * probe, and it is the one every kernel registers, "cpu" of type
+ * PERF_TYPE_RAW (init_hw_perf_events()); a hybrid part is probed.
+ */
+TEST(intel_probe_only_hybrid)
+{
+	struct refcnt_pmu_cpu d;
+	struct machine m;
+	unsigned int i;
+	int k, hybrid = 0;
+
+	for (k = 0; k < NR_KRN; k++)
+		for (i = 0; i < ARRAY_SIZE(intel_models); i++) {
+			machine_intel(&m, k, intel_models[i]);
+			memset(&d, 0, sizeof(d));
+			if (!refcnt_pmu_core_default(intel_is_hybrid(m.model), &d)) {
+				hybrid++;
+				continue;
+			}
+			if (m.nr_pmus != 1)
+				TH_LOG("%s %s", m.name, krn_name[k]);
+			ASSERT_EQ(1, m.nr_pmus);
+			EXPECT_STREQ(m.pmu[0].name, d.pmu);
+			EXPECT_EQ(m.pmu[0].type, d.pmu_type);
+			EXPECT_EQ((u32)PERF_TYPE_RAW, d.pmu_type);
+		}
+	/* Alder Lake, Raptor Lake, Meteor Lake, Lunar Lake, on 3 kernels. */
+	EXPECT_EQ(4 * NR_KRN, hybrid);
 }
 
 /* The exact attributes of one generation, as the report lists them. */
