@@ -10,7 +10,8 @@
  *
  * A feed registers a struct refcnt_feed: a name, statistics the registry
  * keeps per CPU and shows in /sys/kernel/refcnt/<name>_{samples,delivered,
- * unresolved} (and _{kernel,noaddr,cached} for precise samples), sysfs
+ * unresolved} (and _{kernel,noaddr,cached,inexact,capped} for precise
+ * samples), sysfs
  * files of its own, and, for a feed of perf events, its operations. It
  * then delivers references one of four ways:
  *  - by physical address: refcnt_feed_reference(), or several samples of
@@ -76,6 +77,11 @@ struct refcnt_sample {
  * @kernel:	precise samples taken in kernel mode, not counted
  * @noaddr:	precise samples of ops without a data address (IBS)
  * @cached:	precise samples a cache satisfied, in memory-side mode
+ * @inexact:	precise samples the PMU could not tie to their instruction
+ *		(IBS: an invalid RIP), so not to a mode: not counted
+ * @capped:	precise samples delivered or unresolved whose multiplexing
+ *		factor hit REFCNT_PMU_SCALE_MAX (pmu.h): already in
+ *		@delivered or @unresolved
  */
 struct refcnt_feed_stats {
 	u64 samples;
@@ -84,6 +90,8 @@ struct refcnt_feed_stats {
 	u64 kernel;
 	u64 noaddr;
 	u64 cached;
+	u64 inexact;
+	u64 capped;
 };
 
 /* attr(): no event @k here (with @k 0: none at all, the CPU is skipped). */
@@ -117,12 +125,15 @@ struct refcnt_feed_event {
  * @stream:	the event's stream (struct refcnt_feed_event)
  * @ranges:	a counting session's address ranges, NULL for the machine
  * @nr_ranges:	entries of @ranges; 0 counts every address
+ * @mux:	a PMU event's multiplexing as its samples saw it, zeroed
+ *		when the event is made (feed_pmu.c, refcnt_pmu_scale())
  */
 struct refcnt_feed_target {
 	struct refcnt_feed *feed;
 	const void *stream;
 	const struct rcb_count_range *ranges;
 	unsigned int nr_ranges;
+	struct refcnt_pmu_mux mux;
 };
 
 /**
@@ -179,7 +190,8 @@ struct refcnt_device_ops {
  *		for a PMU), with the event's target: what became of it. The
  *		registry counts it in the feed's statistics. @out, when not
  *		NULL (a session's event), gets the page's home and the
- *		references lost
+ *		references lost. It may update @t->mux, the only part of
+ *		@t a sample changes
  * @describe:	fill in what a session filters the sample on and counts it
  *		as (@s: data and instruction address, kind, weight), before
  *		it is delivered
@@ -196,7 +208,7 @@ struct refcnt_feed_ops {
 	void (*finish)(struct refcnt_feed *feed, bool task, void *setup);
 	int (*attr)(struct refcnt_feed *feed, void *setup, int cpu,
 		    unsigned int k, struct refcnt_feed_event *ev);
-	enum refcnt_sample_outcome (*sample)(const struct refcnt_feed_target *t,
+	enum refcnt_sample_outcome (*sample)(struct refcnt_feed_target *t,
 					     struct perf_event *event,
 					     struct perf_sample_data *data,
 					     struct pt_regs *regs,
@@ -213,7 +225,7 @@ struct refcnt_feed_ops {
 #define REFCNT_FEED_NAME_MAX	15
 
 /* The statistics files of a feed, and its CPU lists. */
-#define REFCNT_FEED_FILES	8
+#define REFCNT_FEED_FILES	10
 
 /**
  * struct refcnt_feed_attr - one statistics file of a feed, the registry's
@@ -247,7 +259,7 @@ struct refcnt_feed_attr {
  * @nr_task_events: with @ops, the perf events per task of a counting
  *		session, at most REFCNT_FEED_TASK_EVENTS; 0: @nr_events
  * @precise:	its samples are precise memory samples: it has the
- *		statistics kernel, noaddr and cached too
+ *		statistics kernel, noaddr, cached, inexact and capped too
  * @emulates_pmu: with @ops, the feed is a PMU a module emulates (the
  *		test rig's hub device): counting sessions run its task
  *		events for their pebs_period where the machine has no
@@ -337,7 +349,13 @@ void refcnt_pmu_sample_describe(const struct refcnt_pmu_stream *st,
 const struct refcnt_pmu_stream *refcnt_pmu_stream(enum refcnt_pmu_op op);
 #ifdef CONFIG_X86
 void refcnt_pmu_regs(struct pt_regs *regs, u64 ip, bool user);
+u64 refcnt_pmu_probes(void);
 #else
+static inline u64 refcnt_pmu_probes(void)
+{
+	return 0;
+}
+
 /* No PMU refcnt knows elsewhere: registers as zeroed as they come. */
 static inline void refcnt_pmu_regs(struct pt_regs *regs, u64 ip, bool user)
 {

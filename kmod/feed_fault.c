@@ -56,7 +56,7 @@ static int refcnt_fault_attr(struct refcnt_feed *feed, void *setup, int cpu,
  * event's period is the weight.
  */
 static enum refcnt_sample_outcome
-refcnt_fault_sample(const struct refcnt_feed_target *t,
+refcnt_fault_sample(struct refcnt_feed_target *t,
 		    struct perf_event *event, struct perf_sample_data *data,
 		    struct pt_regs *regs, struct refcnt_outcome *out)
 {

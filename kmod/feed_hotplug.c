@@ -73,6 +73,7 @@ static DECLARE_WORK(refcnt_feed_resync_work, refcnt_feed_resync);
  */
 static int refcnt_feed_cpu_online(unsigned int cpu)
 {
+	refcnt_pmu_cpu_changed(cpu);
 	cpumask_clear_cpu(cpu, &refcnt_feed_dying);
 	queue_work(system_unbound_wq, &refcnt_feed_resync_work);
 	return 0;
@@ -80,6 +81,7 @@ static int refcnt_feed_cpu_online(unsigned int cpu)
 
 static int refcnt_feed_cpu_offline(unsigned int cpu)
 {
+	refcnt_pmu_cpu_changed(cpu);
 	/* Marked before queued: the resync that follows releases them. */
 	cpumask_set_cpu(cpu, &refcnt_feed_dying);
 	cpumask_set_cpu(cpu, &refcnt_feed_gone);

@@ -438,37 +438,52 @@ static int refcnt_pmu_attr(struct refcnt_feed *feed, void *setup, int cpu,
  * refcnt_pmu_event_weight() - the references a real event's sample stands for
  * @event:	the event that took it
  * @data:	the sample; its period is the event's
+ * @m:		the event's multiplexing state (its target's), updated
+ * @capped:	set when the factor hit REFCNT_PMU_SCALE_MAX
  *
- * The period, scaled by the event's time enabled over time running when
- * the PMU multiplexes it with other events (refcnt_pmu_scale()). The
- * times are those of the last scheduling, read without locks: an NMI
+ * The period, scaled by the event's time enabled over time running in
+ * its last round of scheduling when the PMU multiplexes it with other
+ * events (refcnt_pmu_scale()). The times are read without locks: an NMI
  * may see one updated and not the other, off by one slice.
  *
  * Return: the weight.
  */
 static u64 refcnt_pmu_event_weight(struct perf_event *event,
-				   struct perf_sample_data *data)
+				   struct perf_sample_data *data,
+				   struct refcnt_pmu_mux *m, bool *capped)
 {
-	return refcnt_pmu_scale(data->period,
+	return refcnt_pmu_scale(data->period, m,
 				READ_ONCE(event->total_time_enabled),
-				READ_ONCE(event->total_time_running));
+				READ_ONCE(event->total_time_running), capped);
 }
 
-/* The feed's sample(): in NMI, on the CPU that took it. */
+/*
+ * The feed's sample(): in NMI, on the CPU that took it. A sample whose
+ * factor hit the cap counts apart, if its weight went anywhere.
+ */
 static enum refcnt_sample_outcome
-refcnt_pmu_feed_sample(const struct refcnt_feed_target *t,
+refcnt_pmu_feed_sample(struct refcnt_feed_target *t,
 		       struct perf_event *event, struct perf_sample_data *data,
 		       struct pt_regs *regs, struct refcnt_outcome *out)
 {
-	return refcnt_pmu_sample(t->stream, t->ranges, t->nr_ranges, data,
-				 regs, refcnt_this_cnode(),
-				 refcnt_pmu_event_weight(event, data), out);
+	enum refcnt_sample_outcome o;
+	bool capped;
+	u64 weight;
+
+	weight = refcnt_pmu_event_weight(event, data, &t->mux, &capped);
+	o = refcnt_pmu_sample(t->stream, t->ranges, t->nr_ranges, data, regs,
+			      refcnt_this_cnode(), weight, out);
+	if (capped && (o == REFCNT_SAMPLE_COUNTED ||
+		       o == REFCNT_SAMPLE_UNRESOLVED))
+		this_cpu_inc(t->feed->stats->capped);
+	return o;
 }
 
 /*
  * The feed's describe(): the sampled data and instruction (the PMU's
  * overflow handler gets the sampled IP in @regs), loads or stores as the
- * event or the data source says, and the weight the sample will count.
+ * event or the data source says, and the weight the sample will count
+ * (from a copy of the event's state: sample() updates it).
  */
 static void refcnt_pmu_feed_describe(const struct refcnt_feed_target *t,
 				     struct perf_event *event,
@@ -476,8 +491,13 @@ static void refcnt_pmu_feed_describe(const struct refcnt_feed_target *t,
 				     struct pt_regs *regs,
 				     struct refcnt_sample *s)
 {
+	struct refcnt_pmu_mux m = t->mux;
+	bool capped;
+	u64 weight;
+
 	refcnt_pmu_sample_describe(t->stream, data, regs, s);
-	s->weight = min_t(u64, refcnt_pmu_event_weight(event, data), U32_MAX);
+	weight = refcnt_pmu_event_weight(event, data, &m, &capped);
+	s->weight = min_t(u64, weight, U32_MAX);
 }
 
 /*

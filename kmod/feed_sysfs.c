@@ -18,13 +18,13 @@ static struct kobject *refcnt_kobj;
 
 /*
  * The statistics files, in the order of struct refcnt_feed_stats (the
- * precise samples' three last), then the CPU lists of perf events.
+ * precise samples' five last), then the CPU lists of perf events.
  */
 #define REFCNT_FEED_PRECISE	3
-#define REFCNT_FEED_CPUS	6
+#define REFCNT_FEED_CPUS	8
 static const char *const refcnt_feed_file_names[] = {
 	"samples", "delivered", "unresolved", "kernel", "noaddr", "cached",
-	"cpus", "skipped",
+	"inexact", "capped", "cpus", "skipped",
 };
 
 /* A feed's statistics summed over the CPUs: exact once the feed is quiet. */
@@ -68,8 +68,8 @@ static ssize_t refcnt_feed_cpus_show(struct kobject *kobj,
 }
 
 /*
- * <name>_samples, _delivered, _unresolved; _kernel, _noaddr and _cached
- * for precise samples; _cpus and _skipped for perf events.
+ * <name>_samples, _delivered, _unresolved; _kernel, _noaddr, _cached,
+ * _inexact and _capped for precise samples; _cpus and _skipped for perf events.
  */
 void refcnt_feed_attrs_init(struct refcnt_feed *feed)
 {

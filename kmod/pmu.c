@@ -42,6 +42,27 @@ int refcnt_pmu_plan(const struct refcnt_pmu_cpu *cpu,
 }
 
 /**
+ * refcnt_pmu_core_default() - an Intel CPU's core PMU, without a probe
+ * @hybrid:	the part has CPUs of two kinds (X86_FEATURE_HYBRID_CPU)
+ * @d:		its @pmu and @pmu_type set, when known
+ *
+ * perf registers one core PMU, "cpu" of type PERF_TYPE_RAW, unless the
+ * part is hybrid (init_hw_perf_events() at 6.1 and 6.12): then each CPU
+ * has "cpu_core" or "cpu_atom", of dynamic types, which only the PMU of
+ * an event made on it tells (a probe: refcnt_pmu_describe()).
+ *
+ * Return: true when known; false when only a probe can tell.
+ */
+bool refcnt_pmu_core_default(bool hybrid, struct refcnt_pmu_cpu *d)
+{
+	if (hybrid)
+		return false;
+	d->pmu = "cpu";
+	d->pmu_type = PERF_TYPE_RAW;
+	return true;
+}
+
+/**
  * refcnt_pmu_ldlat_check() - whether a load-latency threshold is valid
  * @ldlat:	threshold in core cycles, 0 for every load
  *
@@ -136,6 +157,8 @@ bool refcnt_ranges_inside(u64 addr, const struct rcb_count_range *r,
  * refcnt_pmu_classify() - whether a sample counts, before its page is found
  * @s:		its stream
  * @user:	taken in user mode (user_mode() of the sample's registers)
+ * @exact:	the registers are the sampled instruction's
+ *		(PERF_EFLAGS_EXACT in their flags)
  * @sample_flags: perf_sample_data.sample_flags: PERF_SAMPLE_ADDR and
  *		PERF_SAMPLE_PHYS_ADDR say which addresses the PMU gave
  * @addr:	the data address, if PERF_SAMPLE_ADDR
@@ -145,22 +168,31 @@ bool refcnt_ranges_inside(u64 addr, const struct rcb_count_range *r,
  *
  * Kernel-mode samples never count: the kernel refuses exclude_kernel for
  * IBS (PERF_PMU_CAP_NO_EXCLUDE at 6.1 and 6.12), so they arrive and are
- * dropped here, from the registers. An op without a data address is an
- * op that touched no memory (IBS samples every kind). In memory-side
- * mode a sample counts only with a data source beyond the caches; stores
- * never have one (neither PMU says where a store's line came from).
+ * dropped here, from the registers. Those registers are the op's only
+ * when IBS recorded its RIP: with IbsRipInvalid set, amd/ibs.c (6.1 and
+ * 6.12) leaves the NMI's own, clears PERF_EFLAGS_EXACT, and the mode is
+ * unknown; such an op is not counted (REFCNT_SAMPLE_INEXACT). PEBS at
+ * precise_ip 1 is never exact, but its registers are the record's (the
+ * next instruction's IP, and the mode set_linear_ip() derives from it),
+ * so a load or store stream's mode holds without PERF_EFLAGS_EXACT. An
+ * op without a data address is an op that touched no memory (IBS
+ * samples every kind). In memory-side mode a sample counts only with a
+ * data source beyond the caches; stores never have one (neither PMU says
+ * where a store's line came from).
  *
  * Return: REFCNT_SAMPLE_COUNTED when the sample goes on to its page, or why
  * it does not.
  */
 enum refcnt_sample_outcome
 refcnt_pmu_classify(const struct refcnt_pmu_stream *s, bool user,
-		    u64 sample_flags, u64 addr, u64 data_src,
+		    bool exact, u64 sample_flags, u64 addr, u64 data_src,
 		    const struct rcb_count_range *ranges,
 		    unsigned int nr_ranges)
 {
 	bool has_addr = (sample_flags & PERF_SAMPLE_ADDR) && addr;
 
+	if (!exact && s->op == REFCNT_PMU_OPS)
+		return REFCNT_SAMPLE_INEXACT;
 	if (!user)
 		return REFCNT_SAMPLE_KERNEL;
 	if (!has_addr && !(sample_flags & PERF_SAMPLE_PHYS_ADDR))
@@ -179,25 +211,52 @@ refcnt_pmu_classify(const struct refcnt_pmu_stream *s, bool user,
 /**
  * refcnt_pmu_scale() - the references one sample stands for
  * @period:	the sample period (perf_sample_data.period)
- * @enabled:	the event's time enabled
- * @running:	the event's time running, less when the PMU multiplexes
+ * @m:		the event's multiplexing state, zeroed at its creation;
+ *		updated when the times moved since its last sample
+ * @enabled:	the event's total_time_enabled now
+ * @running:	its total_time_running now, less when the PMU multiplexes
+ * @capped:	set when the factor was capped at REFCNT_PMU_SCALE_MAX
  *
  * An event that ran a fraction of the time it was enabled saw that
  * fraction of the events: each of its samples stands for @period times
- * @enabled / @running of them, as perf scales counts. Times of an event
- * never rescheduled may both be 0: no scaling then.
+ * enabled over running. Over the event's last round of scheduling, not
+ * its life: contention that starts after an hour alone must scale by 2,
+ * not by the lifetime's 1.08. perf updates the times only as it
+ * schedules the event (in NMI they stay put while it runs), so the
+ * first sample that sees them moved measures the round that just ended,
+ * on and off, and that factor holds for every sample until they move
+ * again. Times of an event never rescheduled stay put: no scaling.
+ *
+ * The factor is capped at REFCNT_PMU_SCALE_MAX (see there); a capped
+ * sample's weight is @period times the cap.
  *
  * Return: the weight, at most U32_MAX (the reference path's width).
  */
-u64 refcnt_pmu_scale(u64 period, u64 enabled, u64 running)
+u64 refcnt_pmu_scale(u64 period, struct refcnt_pmu_mux *m, u64 enabled,
+		     u64 running, bool *capped)
 {
+	u64 de, dr;
+
+	*capped = false;
+	if (running != m->running || enabled != m->enabled) {
+		/* Wrapped or reset times: no round to measure. */
+		de = enabled >= m->enabled ? enabled - m->enabled : 0;
+		dr = running >= m->running ? running - m->running : 0;
+		m->enabled = enabled;
+		m->running = running;
+		m->d_enabled = de;
+		m->d_running = dr;
+	}
+	de = m->d_enabled;
+	dr = m->d_running;
 	if (period >= U32_MAX)
 		return U32_MAX;
-	if (!running || enabled <= running)
+	if (de <= dr)
 		return period;
-	/* So that the quotient below fits 64 bits: divq faults otherwise. */
-	if (div64_u64(enabled, running) >= U32_MAX)
-		return U32_MAX;
-	return min_t(u64, mul_u64_u64_div_u64(period, enabled, running),
-		     U32_MAX);
+	/* Not run at all in the round: as far from its share as can be. */
+	if (!dr || div64_u64(de, dr) >= REFCNT_PMU_SCALE_MAX) {
+		*capped = true;
+		return min_t(u64, period * REFCNT_PMU_SCALE_MAX, U32_MAX);
+	}
+	return min_t(u64, mul_u64_u64_div_u64(period, de, dr), U32_MAX);
 }

@@ -60,6 +60,7 @@ enum refcnt_sample_outcome {
 	REFCNT_SAMPLE_NOADDR,	/* an op without a data address (IBS) */
 	REFCNT_SAMPLE_CACHED,	/* memory-side mode: satisfied by a cache */
 	REFCNT_SAMPLE_OUTSIDE,	/* outside the counting session's ranges */
+	REFCNT_SAMPLE_INEXACT,	/* IBS op without its RIP: mode unknown */
 	REFCNT_SAMPLE_OUTCOMES
 };
 
@@ -98,6 +99,37 @@ struct refcnt_pmu_params {
 	u32 ldlat;
 	bool memside;
 };
+
+/**
+ * struct refcnt_pmu_mux - an event's multiplexing, for refcnt_pmu_scale()
+ * @enabled:	its total_time_enabled as its last sample saw it
+ * @running:	its total_time_running, likewise
+ * @d_enabled:	time enabled over its last round of scheduling
+ * @d_running:	time running over that round
+ *
+ * Zeroed when the event is made; one per event, updated by its samples
+ * only (one at a time: an event overflows on one CPU at a time).
+ */
+struct refcnt_pmu_mux {
+	u64 enabled;
+	u64 running;
+	u64 d_enabled;
+	u64 d_running;
+};
+
+/*
+ * The largest multiplexing factor a sample is scaled by. refcnt programs
+ * at most two events per CPU, and x86 core PMUs have four generic
+ * counters or more: a fair share of them is rarely below 1/4, 1/16 only
+ * with a dozen other users' events on the CPU. A larger factor is an
+ * event starved (another user's pinned events, or one scheduled at last
+ * after a long wait), not shared: the references of the time it did not
+ * run were never sampled, and putting them all on the first sample after
+ * (thousands of periods, up to U32_MAX, into one page) would make one
+ * page hot from nothing. Such samples count 16 periods, and the feed
+ * counts them apart (<feed>_capped).
+ */
+#define REFCNT_PMU_SCALE_MAX	16
 
 /* Most events one CPU's plan programs: loads and stores. */
 #define REFCNT_PMU_MAX_EVENTS	2
@@ -144,16 +176,18 @@ struct refcnt_pmu_plan {
 int refcnt_pmu_plan(const struct refcnt_pmu_cpu *cpu,
 		    const struct refcnt_pmu_params *p,
 		    struct refcnt_pmu_plan *plan, const char **why);
+bool refcnt_pmu_core_default(bool hybrid, struct refcnt_pmu_cpu *d);
 int refcnt_pmu_ldlat_check(u32 ldlat);
 bool refcnt_pmu_memside(u64 data_src);
 bool refcnt_ranges_inside(u64 addr, const struct rcb_count_range *r,
 			  unsigned int nr);
 enum refcnt_sample_outcome
 refcnt_pmu_classify(const struct refcnt_pmu_stream *s, bool user,
-		    u64 sample_flags, u64 addr, u64 data_src,
+		    bool exact, u64 sample_flags, u64 addr, u64 data_src,
 		    const struct rcb_count_range *ranges,
 		    unsigned int nr_ranges);
-u64 refcnt_pmu_scale(u64 period, u64 enabled, u64 running);
+u64 refcnt_pmu_scale(u64 period, struct refcnt_pmu_mux *m, u64 enabled,
+		     u64 running, bool *capped);
 
 /*
  * pmu_intel.c, pmu_amd.c: the planners behind refcnt_pmu_plan(), built on

@@ -5,7 +5,10 @@
  * that no NMI delivered. Built on x86 only (refcnt-$(CONFIG_X86) in
  * Kbuild); elsewhere refcnt.h and feed.h stub it.
  */
+#include <linux/atomic.h>
 #include <linux/err.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/string.h>
@@ -17,6 +20,9 @@
 #include "compat.h"
 #include "refcnt.h"
 #include "feed.h"
+
+/* Probes made since load, for the test module (refcnt_pmu_probes()). */
+static atomic64_t refcnt_pmu_nr_probes = ATOMIC64_INIT(0);
 
 /*
  * The name and perf type of the core PMU perf picks for @cpu: a disabled
@@ -33,6 +39,7 @@ static int refcnt_pmu_probe(unsigned int cpu, u32 *type, char *name,
 	};
 	struct perf_event *ev;
 
+	atomic64_inc(&refcnt_pmu_nr_probes);
 	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
 	if (IS_ERR(ev))
 		return PTR_ERR(ev);
@@ -41,6 +48,21 @@ static int refcnt_pmu_probe(unsigned int cpu, u32 *type, char *name,
 	perf_event_release_kernel(ev);
 	return 0;
 }
+
+/**
+ * refcnt_pmu_probes() - the perf events made to find a CPU's core PMU
+ *
+ * Context: any; for the test rig's test module, a debug counter and no
+ * ABI. Each probe costs the DS/PEBS buffers' setup and teardown where no
+ * other event is alive.
+ *
+ * Return: how many since load.
+ */
+u64 refcnt_pmu_probes(void)
+{
+	return atomic64_read(&refcnt_pmu_nr_probes);
+}
+EXPORT_SYMBOL_NS_GPL(refcnt_pmu_probes, REFCNT_NS);
 
 /**
  * refcnt_pmu_caps() - what this CPU vendor's samples tell beyond addresses
@@ -62,19 +84,88 @@ u32 refcnt_pmu_caps(void)
 }
 
 /**
+ * struct refcnt_pmu_core - a hybrid CPU's core PMU, as a probe found it
+ * @gen:	refcnt_pmu_cpu_changed() calls for the CPU when it was found
+ * @valid:	found, while @gen is the CPU's
+ * @type:	its perf type
+ * @name:	its name, "cpu_core" or "cpu_atom"
+ */
+struct refcnt_pmu_core {
+	unsigned int gen;
+	bool valid;
+	u32 type;
+	char name[16];
+};
+
+/* Per CPU, under refcnt_pmu_cores_lock; the generations are the CPUs'. */
+static DEFINE_PER_CPU(struct refcnt_pmu_core, refcnt_pmu_cores);
+static DEFINE_PER_CPU(unsigned int, refcnt_pmu_cpu_gen);
+static DEFINE_MUTEX(refcnt_pmu_cores_lock);
+
+/**
+ * refcnt_pmu_cpu_changed() - a CPU came online or goes offline
+ * @cpu:	the CPU
+ *
+ * From the CPU hotplug callbacks, which cannot make the probe's event
+ * (they hold the hotplug lock for write): what was found for @cpu is
+ * forgotten, and found again at its next use.
+ */
+void refcnt_pmu_cpu_changed(unsigned int cpu)
+{
+	unsigned int *gen = per_cpu_ptr(&refcnt_pmu_cpu_gen, cpu);
+
+	WRITE_ONCE(*gen, *gen + 1);
+}
+
+/*
+ * The core PMU perf picks for @cpu, into @d. Only hybrid parts have more
+ * than one (X86_FEATURE_HYBRID_CPU, so named at 6.1 and 6.12): elsewhere
+ * refcnt_pmu_core_default() knows it without a probe. A hybrid CPU's is
+ * probed once and kept until it goes offline: a probe makes and frees a
+ * perf event, and with no other x86 event alive the DS/PEBS buffers with
+ * it, a TLB-flush IPI to every CPU each.
+ */
+static int refcnt_pmu_core_of(unsigned int cpu, struct refcnt_pmu_cpu *d,
+			      char *name, size_t len)
+{
+	struct refcnt_pmu_core *c = per_cpu_ptr(&refcnt_pmu_cores, cpu);
+	unsigned int gen;
+	int err = 0;
+
+	if (refcnt_pmu_core_default(boot_cpu_has(X86_FEATURE_HYBRID_CPU), d))
+		return 0;
+	mutex_lock(&refcnt_pmu_cores_lock);
+	gen = READ_ONCE(*per_cpu_ptr(&refcnt_pmu_cpu_gen, cpu));
+	if (!c->valid || c->gen != gen) {
+		c->valid = false;
+		err = refcnt_pmu_probe(cpu, &c->type, c->name,
+				       sizeof(c->name));
+		c->gen = gen;
+		c->valid = !err;
+	}
+	if (!err) {
+		d->pmu_type = c->type;
+		strscpy(name, c->name, len);
+	}
+	mutex_unlock(&refcnt_pmu_cores_lock);
+	return err;
+}
+
+/**
  * refcnt_pmu_describe() - an online CPU as the PMU planners know it
  * @cpu:	the CPU
- * @d:		filled in; @d->pmu points at @name
+ * @d:		filled in; @d->pmu points at @name, or at a constant "cpu"
  * @name:	room for the name of its core PMU (Intel)
  * @len:	bytes of @name
  *
  * Intel: the vendor, family and model, and the core PMU perf picks for
- * the CPU (a probe event: on hybrid parts "cpu_core" or "cpu_atom"). AMD
- * and Hygon: the IBS capabilities. Called with no lock the sample path
- * takes; the probe may sleep.
+ * the CPU ("cpu"; on hybrid parts "cpu_core" or "cpu_atom", from a probe
+ * event made once per CPU: refcnt_pmu_core_of()). AMD and Hygon: the
+ * IBS capabilities. Called with no lock the sample path takes; the probe
+ * may sleep.
  *
- * Return: 0, or perf's errno for the probe (a guest without a PMU:
- * -ENOENT).
+ * Return: 0, or perf's errno for the probe (a hybrid part in a guest
+ * without a PMU: -ENOENT).
  */
 int refcnt_pmu_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
 			char *name, size_t len)
@@ -89,7 +180,7 @@ int refcnt_pmu_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
 	switch (boot_cpu_data.x86_vendor) {
 	case X86_VENDOR_INTEL:
 		d->vendor = REFCNT_PMU_INTEL;
-		return refcnt_pmu_probe(cpu, &d->pmu_type, name, len);
+		return refcnt_pmu_core_of(cpu, d, name, len);
 	case X86_VENDOR_AMD:
 	case X86_VENDOR_HYGON:
 		d->vendor = REFCNT_PMU_AMD;
@@ -108,12 +199,14 @@ int refcnt_pmu_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
  *
  * For samples that no NMI delivered (the test module's synthetic ones, a
  * module emulating a PMU): what refcnt_pmu_sample() reads, user_mode()
- * and the IP.
+ * and the IP, which are the record's: exact, as PERF_EFLAGS_EXACT says
+ * (a caller emulating an IBS op whose RIP is invalid clears it).
  */
 void refcnt_pmu_regs(struct pt_regs *regs, u64 ip, bool user)
 {
 	memset(regs, 0, sizeof(*regs));
 	regs->ip = ip;
 	regs->cs = user ? __USER_CS : __KERNEL_CS;
+	regs->flags = PERF_EFLAGS_EXACT;
 }
 EXPORT_SYMBOL_NS_GPL(refcnt_pmu_regs, REFCNT_NS);

@@ -79,7 +79,7 @@ extern const struct kernel_param_ops refcnt_feed_period_ops;
 bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight,
 		      struct refcnt_outcome *out);
 enum refcnt_sample_outcome
-refcnt_feed_sample(const struct refcnt_feed_target *t, struct perf_event *event,
+refcnt_feed_sample(struct refcnt_feed_target *t, struct perf_event *event,
 		   struct perf_sample_data *data, struct pt_regs *regs,
 		   struct refcnt_outcome *out);
 void refcnt_feed_account(struct refcnt_feed *feed,
@@ -99,6 +99,7 @@ extern struct refcnt_feed refcnt_pebs_feed;
 int refcnt_pmu_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
 			char *name, size_t len);
 u32 refcnt_pmu_caps(void);
+void refcnt_pmu_cpu_changed(unsigned int cpu);
 #else
 static inline int refcnt_pmu_describe(unsigned int cpu,
 				      struct refcnt_pmu_cpu *d, char *name,
@@ -110,6 +111,10 @@ static inline int refcnt_pmu_describe(unsigned int cpu,
 static inline u32 refcnt_pmu_caps(void)
 {
 	return 0;
+}
+
+static inline void refcnt_pmu_cpu_changed(unsigned int cpu)
+{
 }
 #endif
 

@@ -88,18 +88,53 @@ bool refcnt_feed_user(u64 addr, unsigned int cnode, u64 weight,
 	return counted;
 }
 
+/*
+ * The fields of a sample its PMU gave: perf_sample_data_init() sets only
+ * period and sample_flags (and addr, when given one) at 6.1 and 6.12;
+ * the others hold whatever the stack did unless sample_flags says.
+ */
+static u64 refcnt_sample_addr(const struct perf_sample_data *data)
+{
+	return data->sample_flags & PERF_SAMPLE_ADDR ? data->addr : 0;
+}
+
+static u64 refcnt_sample_phys(const struct perf_sample_data *data)
+{
+	return data->sample_flags & PERF_SAMPLE_PHYS_ADDR ? data->phys_addr : 0;
+}
+
+static u64 refcnt_sample_data_src(const struct perf_sample_data *data)
+{
+	return data->sample_flags & PERF_SAMPLE_DATA_SRC ?
+	       data->data_src.val : 0;
+}
+
+/*
+ * Whether @regs are the sampled instruction's, not the NMI's: x86's PMU
+ * drivers say so in PERF_EFLAGS_EXACT (refcnt_pmu_regs() too, for a
+ * record); no other architecture has a PMU refcnt plans for.
+ */
+static bool refcnt_sample_exact(const struct pt_regs *regs)
+{
+#ifdef PERF_EFLAGS_EXACT
+	return regs->flags & PERF_EFLAGS_EXACT;
+#else
+	return true;
+#endif
+}
+
 /* The sample's page, and the references it stands for, to the counters. */
 static bool refcnt_pmu_deliver(struct perf_sample_data *data,
 			       unsigned int cnode, u64 weight,
 			       struct refcnt_outcome *out)
 {
-	u64 flags = data->sample_flags;
+	u64 flags = data->sample_flags, phys = refcnt_sample_phys(data);
 	struct refcnt_ctx ctx = {};
 
 	weight = min_t(u64, weight, U32_MAX);
 	if (out)
 		*out = (struct refcnt_outcome){ -1, weight };
-	if (flags & PERF_SAMPLE_PHYS_ADDR && data->phys_addr) {
+	if (phys) {
 		/*
 		 * Whose: the task the overflow interrupted, unless the feed
 		 * says (one that emulates a PMU delivers from a work item).
@@ -108,10 +143,8 @@ static bool refcnt_pmu_deliver(struct perf_sample_data *data,
 			ctx.pid = data->tid_entry.pid;
 		else if (current->mm)
 			ctx.pid = task_tgid_nr(current);
-		if (flags & PERF_SAMPLE_ADDR)
-			ctx.vaddr = data->addr;
-		return refcnt_reference_outcome(data->phys_addr, cnode,
-						weight, &ctx, out);
+		ctx.vaddr = refcnt_sample_addr(data);
+		return refcnt_reference_outcome(phys, cnode, weight, &ctx, out);
 	}
 	if (!(flags & PERF_SAMPLE_ADDR) || !current->mm)
 		return false;
@@ -134,9 +167,11 @@ static bool refcnt_pmu_deliver(struct perf_sample_data *data,
  *
  * The one path of precise samples: the overflow handlers of the PEBS/IBS
  * feed and of counting sessions, and feed modules that emulate a PMU
- * (refcnt_feed_pmu_sample()). It drops kernel-mode samples, ops without
- * a data address, samples outside @ranges and, in memory-side mode,
- * those a cache satisfied, then delivers @weight references to the
+ * (refcnt_feed_pmu_sample()). It reads only the fields sample_flags
+ * says the PMU gave. It drops IBS ops whose registers are the NMI's
+ * (no PERF_EFLAGS_EXACT: an invalid RIP), kernel-mode samples, ops
+ * without a data address, samples outside @ranges and, in memory-side
+ * mode, those a cache satisfied, then delivers @weight references to the
  * sample's page: the physical address when the sample has one, else the
  * data address looked up in the current task's page tables with
  * get_user_page_fast_only(), as perf_virt_to_phys() does in NMI.
@@ -153,8 +188,9 @@ refcnt_pmu_sample(const struct refcnt_pmu_stream *s,
 {
 	enum refcnt_sample_outcome o;
 
-	o = refcnt_pmu_classify(s, user_mode(regs), data->sample_flags,
-				data->addr, data->data_src.val, ranges,
+	o = refcnt_pmu_classify(s, user_mode(regs), refcnt_sample_exact(regs),
+				data->sample_flags, refcnt_sample_addr(data),
+				refcnt_sample_data_src(data), ranges,
 				nr_ranges);
 	if (o != REFCNT_SAMPLE_COUNTED)
 		return o;
@@ -173,6 +209,10 @@ EXPORT_SYMBOL_NS_GPL(refcnt_pmu_sample, REFCNT_NS);
  * @s:		filled in: data address, instruction address, and load or
  *		store when the stream or the data source tells
  *
+ * Without PERF_SAMPLE_ADDR the data address is 0, not known. An IBS op
+ * without PERF_EFLAGS_EXACT has the NMI's registers: no instruction
+ * address then either. PEBS at precise_ip 1 is never exact: its IP is
+ * the record's, that of the instruction after the load or store.
  * Any context, NMI included.
  */
 void refcnt_pmu_sample_describe(const struct refcnt_pmu_stream *st,
@@ -181,10 +221,12 @@ void refcnt_pmu_sample_describe(const struct refcnt_pmu_stream *st,
 {
 	u64 flags = data->sample_flags;
 	u64 op = flags & PERF_SAMPLE_DATA_SRC ? data->data_src.mem_op : 0;
+	bool nmi_regs = regs && st && st->op == REFCNT_PMU_OPS &&
+			!refcnt_sample_exact(regs);
 
-	s->vaddr = data->addr;
+	s->vaddr = refcnt_sample_addr(data);
 	s->ip = flags & PERF_SAMPLE_IP ? data->ip :
-		regs ? instruction_pointer(regs) : 0;
+		regs && !nmi_regs ? instruction_pointer(regs) : 0;
 	s->weight = min_t(u64, data->period, U32_MAX);
 	s->kind = 0;
 	if (st && st->op == REFCNT_PMU_LOADS)
@@ -226,6 +268,9 @@ void refcnt_feed_account(struct refcnt_feed *feed,
 		break;
 	case REFCNT_SAMPLE_CACHED:
 		this_cpu_inc(st->cached);
+		break;
+	case REFCNT_SAMPLE_INEXACT:
+		this_cpu_inc(st->inexact);
 		break;
 	default:
 		this_cpu_inc(st->unresolved);
@@ -350,7 +395,7 @@ EXPORT_SYMBOL_NS_GPL(refcnt_feed_pmu_sample, REFCNT_NS);
  * Return: what became of the sample.
  */
 enum refcnt_sample_outcome
-refcnt_feed_sample(const struct refcnt_feed_target *t, struct perf_event *event,
+refcnt_feed_sample(struct refcnt_feed_target *t, struct perf_event *event,
 		   struct perf_sample_data *data, struct pt_regs *regs,
 		   struct refcnt_outcome *out)
 {

@@ -393,13 +393,122 @@ TEST_F(feeds, synthetic_pebs_samples)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(before + 33,
 		  rc_range_refs(self->fd, p, rc_page_size(), ctr, self->e, 16));
-	f.flags = 1;
+	f.flags = 1U << 31;
 	f.nr_samples = 1;
 	EXPECT_EQ(-1, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
 	EXPECT_EQ(EINVAL, errno);
 	munmap(p, rc_page_size());
 	ioctl(self->fd, RCB_RESET);
 	close(tfd);
+}
+
+/*
+ * A sample reads only the fields its PMU gave: without PERF_SAMPLE_ADDR
+ * the data address a session filters on is 0 (none), whatever the
+ * stack left in perf_sample_data.addr; the sample counts by its physical
+ * address, as before.
+ */
+TEST_F(feeds, synthetic_sample_without_addr_flag)
+{
+	unsigned int src = self->cnodes.n - 1;
+	struct rcb_slot slot;
+	struct rcb_slot_query sq = { .slots = (uintptr_t)&slot, .num_slots = 1 };
+	struct refcnt_test_sample s = { .vaddr = 0x7f0000123000ULL,
+					.src_cnodeid = src, .weight = 5 };
+	struct refcnt_test_samples f = { .samples = (uintptr_t)&s, .nr_samples = 1,
+					 .flags = REFCNT_TEST_SAMPLES_STALE_ADDR };
+	int tfd = rc_test_open();
+
+	if (tfd == -ENOENT)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, tfd) TH_LOG("%s: %s", RC_TEST_DEV, strerror(-tfd));
+	ASSERT_EQ(0, ioctl(self->fd, RCB_SLOT_QUERY, &sq));
+	s.paddr = slot.base;
+	ASSERT_EQ(0, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
+	EXPECT_EQ(1U, f.delivered);
+	EXPECT_EQ(0ULL, (unsigned long long)s.vaddr);
+	ioctl(self->fd, RCB_RESET);
+	close(tfd);
+}
+
+/*
+ * An IBS op whose RIP is invalid has the NMI's registers: its mode is
+ * not the op's, so it is not counted, whatever the NMI's CS says, and
+ * test_inexact counts it. A PEBS load without PERF_EFLAGS_EXACT (every
+ * one at precise_ip 1) has the record's mode and counts.
+ */
+TEST_F(feeds, synthetic_inexact_samples)
+{
+	unsigned int src = self->cnodes.n - 1;
+	struct rcb_slot slot;
+	struct rcb_slot_query sq = { .slots = (uintptr_t)&slot, .num_slots = 1 };
+	struct refcnt_test_sample s = { .src_cnodeid = src, .weight = 5 };
+	struct refcnt_test_samples f = { .samples = (uintptr_t)&s, .nr_samples = 1 };
+	uint64_t inexact, kernel, delivered, samples;
+	int tfd = rc_test_open();
+
+	if (tfd == -ENOENT)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, tfd) TH_LOG("%s: %s", RC_TEST_DEV, strerror(-tfd));
+	ASSERT_EQ(0, ioctl(self->fd, RCB_SLOT_QUERY, &sq));
+	s.paddr = slot.base;
+	s.vaddr = 0x10000;
+	inexact = rc_feed_stat("test_inexact");
+	kernel = rc_feed_stat("test_kernel");
+	delivered = rc_feed_stat("test_delivered");
+	samples = rc_feed_stat("test_samples");
+
+	/* The NMI came in user mode, the op's mode is unknown. */
+	f.flags = REFCNT_TEST_SAMPLES_OPS | REFCNT_TEST_SAMPLES_INEXACT;
+	ASSERT_EQ(0, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
+	EXPECT_EQ(0U, f.delivered);
+	/* In kernel mode: still unknown, not a kernel-mode op. */
+	f.flags |= REFCNT_TEST_SAMPLES_KERNEL;
+	ASSERT_EQ(0, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
+	EXPECT_EQ(0U, f.delivered);
+	EXPECT_EQ(inexact + 2, rc_feed_stat("test_inexact"));
+	EXPECT_EQ(kernel, rc_feed_stat("test_kernel"));
+	/* An exact op and an inexact PEBS load count. */
+	f.flags = REFCNT_TEST_SAMPLES_OPS;
+	ASSERT_EQ(0, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
+	EXPECT_EQ(1U, f.delivered);
+	f.flags = REFCNT_TEST_SAMPLES_INEXACT;
+	ASSERT_EQ(0, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
+	EXPECT_EQ(1U, f.delivered);
+	EXPECT_EQ(delivered + 2, rc_feed_stat("test_delivered"));
+	EXPECT_EQ(samples + 4, rc_feed_stat("test_samples"));
+	ioctl(self->fd, RCB_RESET);
+	close(tfd);
+}
+
+/*
+ * Starting the PMU feed, twice, and setting pebs_ldlat make no perf
+ * event to learn a CPU's core PMU: none on a CPU that is not hybrid,
+ * and a hybrid CPU's is cached from its first use (the test module's
+ * pmu_probes counts refcnt.ko's probes).
+ */
+TEST_F(feeds, pebs_start_makes_no_probe)
+{
+	const char *probes = "/sys/module/refcnt_test/parameters/pmu_probes";
+	struct rc_knob pebs = { 0 }, ldlat = { 0 };
+	char val[32];
+	uint64_t before;
+	int i;
+
+	if (rc_read_file(probes, val, sizeof(val)) <= 0)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	/* The first use after load may probe a hybrid part's CPUs. */
+	if (!rc_knob_set(&pebs, RC_PARAMDIR "/pebs_period", "10007"))
+		rc_knob_restore(&pebs);
+	ASSERT_LT(0, rc_read_file(probes, val, sizeof(val)));
+	before = strtoull(val, NULL, 10);
+	for (i = 0; i < 2; i++)
+		if (!rc_knob_set(&pebs, RC_PARAMDIR "/pebs_period", "10007"))
+			rc_knob_restore(&pebs);
+	if (!rc_knob_set(&ldlat, RC_PARAMDIR "/pebs_ldlat", "0"))
+		rc_knob_restore(&ldlat);
+	ASSERT_LT(0, rc_read_file(probes, val, sizeof(val)));
+	EXPECT_EQ(before, strtoull(val, NULL, 10));
 }
 
 /*

@@ -863,7 +863,7 @@ static int refcnt_hub_pmu_attr(struct refcnt_feed *feed, void *setup,
 
 /* The feed's sample(): from the drain, for the record's node. */
 static enum refcnt_sample_outcome
-refcnt_hub_pmu_op_sample(const struct refcnt_feed_target *t,
+refcnt_hub_pmu_op_sample(struct refcnt_feed_target *t,
 			 struct perf_event *event,
 			 struct perf_sample_data *data, struct pt_regs *regs,
 			 struct refcnt_outcome *out)

@@ -7,7 +7,8 @@
  * only: REFCNT_TEST_BENCH times refcnt_reference() against bare atomic
  * increments; REFCNT_TEST_SAMPLES runs synthetic precise memory samples
  * through refcnt_pmu_sample(), the code of the PEBS/IBS overflow handler,
- * as its own feed "test", so that machines without a PMU test that code;
+ * as its own feed "test", so that machines without a PMU test that code
+ * (and its parameter pmu_probes shows refcnt.ko's core-PMU probes);
  * REFCNT_TEST_RECORDS makes the feed a device feed's records of the
  * calling thread, for counting sessions' ranges and totals;
  * REFCNT_TEST_GENERATION sets a layout's generation past 2^32, which
@@ -185,25 +186,43 @@ static long refcnt_test_bench(void __user *argp)
 }
 
 /*
- * One synthetic sample, as the PMU's overflow handler would hand it: a
- * user-mode load of every-load PEBS, its data address always given.
+ * One synthetic sample, as the PMU's overflow handler would hand it: by
+ * default a user-mode load of every-load PEBS, exact, its data address
+ * given; @flags (REFCNT_TEST_SAMPLES_*) says otherwise. With
+ * REFCNT_TEST_SAMPLES_STALE_ADDR, @s->vaddr is set to the data address
+ * a session would filter the sample on.
  */
-static bool refcnt_test_sample(const struct refcnt_test_sample *s)
+static bool refcnt_test_sample(struct refcnt_test_sample *s, u32 flags)
 {
+	const struct refcnt_pmu_stream *st =
+		refcnt_pmu_stream(flags & REFCNT_TEST_SAMPLES_OPS ?
+				  REFCNT_PMU_OPS : REFCNT_PMU_LOADS);
 	struct perf_sample_data data;
+	struct refcnt_sample x;
 	struct pt_regs regs;
+	bool counted;
 
-	perf_sample_data_init(&data, s->vaddr, s->weight);
-	data.sample_flags |= PERF_SAMPLE_ADDR;
+	perf_sample_data_init(&data, 0, s->weight);
+	data.addr = s->vaddr;
+	if (!(flags & REFCNT_TEST_SAMPLES_STALE_ADDR))
+		data.sample_flags |= PERF_SAMPLE_ADDR;
 	if (s->paddr) {
 		data.phys_addr = s->paddr;
 		data.sample_flags |= PERF_SAMPLE_PHYS_ADDR;
 	}
-	refcnt_pmu_regs(&regs, 0, true);
-	return refcnt_feed_pmu_sample(&refcnt_test_feed,
-				      refcnt_pmu_stream(REFCNT_PMU_LOADS),
-				      &data, &regs, s->src_cnodeid,
-				      s->weight) == REFCNT_SAMPLE_COUNTED;
+	refcnt_pmu_regs(&regs, 0, !(flags & REFCNT_TEST_SAMPLES_KERNEL));
+#ifdef PERF_EFLAGS_EXACT
+	if (flags & REFCNT_TEST_SAMPLES_INEXACT)
+		regs.flags &= ~PERF_EFLAGS_EXACT;
+#endif
+	if (flags & REFCNT_TEST_SAMPLES_STALE_ADDR) {
+		refcnt_pmu_sample_describe(st, &data, &regs, &x);
+		s->vaddr = x.vaddr;
+	}
+	counted = refcnt_feed_pmu_sample(&refcnt_test_feed, st, &data, &regs,
+					 s->src_cnodeid, s->weight) ==
+		  REFCNT_SAMPLE_COUNTED;
+	return counted;
 }
 
 /* REFCNT_TEST_SAMPLES: checked whole first, like RCB_INJECT. */
@@ -216,7 +235,7 @@ static long refcnt_test_samples(void __user *argp)
 
 	if (copy_from_user(&f, argp, sizeof(f)))
 		return -EFAULT;
-	if (f.flags || f.pad || !f.nr_samples ||
+	if ((f.flags & ~REFCNT_TEST_SAMPLES_FLAGS) || f.pad || !f.nr_samples ||
 	    f.nr_samples > REFCNT_TEST_SAMPLES_MAX)
 		return -EINVAL;
 	s = kvmalloc_array(f.nr_samples, sizeof(*s), GFP_KERNEL);
@@ -231,7 +250,12 @@ static long refcnt_test_samples(void __user *argp)
 			goto out;
 	f.delivered = 0;
 	for (i = 0; i < f.nr_samples; i++)
-		f.delivered += refcnt_test_sample(&s[i]);
+		f.delivered += refcnt_test_sample(&s[i], f.flags);
+	err = -EFAULT;
+	if ((f.flags & REFCNT_TEST_SAMPLES_STALE_ADDR) &&
+	    copy_to_user(u64_to_user_ptr(f.samples), s,
+			 array_size(f.nr_samples, sizeof(*s))))
+		goto out;
 	err = copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
 out:
 	kvfree(s);
@@ -383,6 +407,23 @@ static struct miscdevice refcnt_test_dev = {
 	.fops = &refcnt_test_fops,
 	.mode = 0600,
 };
+
+/*
+ * pmu_probes: the perf events refcnt.ko has made to learn which core PMU
+ * serves a CPU (pmu_x86.c), for the test that starting the PMU feed
+ * makes none; read-only.
+ */
+static int refcnt_test_probes_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%llu\n", refcnt_pmu_probes());
+}
+
+static const struct kernel_param_ops refcnt_test_probes_ops = {
+	.get = refcnt_test_probes_get,
+};
+
+module_param_cb(pmu_probes, &refcnt_test_probes_ops, NULL, 0444);
+MODULE_PARM_DESC(pmu_probes, "perf events refcnt.ko made to find a CPU's core PMU");
 
 static int __init refcnt_test_init(void)
 {

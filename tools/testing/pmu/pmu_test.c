@@ -21,7 +21,23 @@
 #define DS(a, s)	PERF_MEM_S(a, s)
 #define LVLNUM(x)	((u64)(x) << PERF_MEM_LVLNUM_SHIFT)
 
-/* CPU @cpu of @m, as kmod/feed_pmu.c describes it on kernel @k. */
+/*
+ * Whether an Intel model is a hybrid part (X86_FEATURE_HYBRID_CPU): the
+ * newest kernel gives it two core PMUs.
+ */
+static bool intel_is_hybrid(u8 model)
+{
+	struct machine n;
+
+	machine_intel(&n, KNEWEST, model);
+	return n.nr_pmus > 1;
+}
+
+/*
+ * CPU @cpu of @m, as kmod/pmu_x86.c describes it on kernel @k: its core
+ * PMU from refcnt_pmu_core_default(), or on a hybrid part from a probe
+ * (the PMU the kernel gives the CPU).
+ */
 static void describe(enum krn k, const struct machine *m, int cpu,
 		     struct refcnt_pmu_cpu *d)
 {
@@ -31,7 +47,8 @@ static void describe(enum krn k, const struct machine *m, int cpu,
 		.vendor = m->vendor, .family = m->family, .model = m->model,
 		.kver = krn_version[k], .ibs_caps = m->ibs_caps,
 	};
-	if (m->vendor == REFCNT_PMU_INTEL) {
+	if (m->vendor == REFCNT_PMU_INTEL &&
+	    !refcnt_pmu_core_default(intel_is_hybrid(m->model), d)) {
 		d->pmu = p->name;
 		d->pmu_type = p->type;
 	}
@@ -170,6 +187,37 @@ TEST(intel_every_generation_every_kernel)
 	}
 	TH_LOG("%u Intel events checked against %d kernels' rules", checked,
 	       NR_KRN);
+}
+
+/*
+ * The probe rule: a part that is not hybrid gets its core PMU without a
+ * probe, and it is the one every kernel registers, "cpu" of type
+ * PERF_TYPE_RAW (init_hw_perf_events()); a hybrid part is probed.
+ */
+TEST(intel_probe_only_hybrid)
+{
+	struct refcnt_pmu_cpu d;
+	struct machine m;
+	unsigned int i;
+	int k, hybrid = 0;
+
+	for (k = 0; k < NR_KRN; k++)
+		for (i = 0; i < ARRAY_SIZE(intel_models); i++) {
+			machine_intel(&m, k, intel_models[i]);
+			memset(&d, 0, sizeof(d));
+			if (!refcnt_pmu_core_default(intel_is_hybrid(m.model), &d)) {
+				hybrid++;
+				continue;
+			}
+			if (m.nr_pmus != 1)
+				TH_LOG("%s %s", m.name, krn_name[k]);
+			ASSERT_EQ(1, m.nr_pmus);
+			EXPECT_STREQ(m.pmu[0].name, d.pmu);
+			EXPECT_EQ(m.pmu[0].type, d.pmu_type);
+			EXPECT_EQ((u32)PERF_TYPE_RAW, d.pmu_type);
+		}
+	/* Alder Lake, Raptor Lake, Meteor Lake, Lunar Lake, on 3 kernels. */
+	EXPECT_EQ(4 * NR_KRN, hybrid);
 }
 
 /* The exact attributes of one generation, as the report lists them. */
@@ -607,32 +655,116 @@ TEST(classify)
 	const u64 dram = DS(OP, LOAD) | DS(LVL, HIT) | DS(LVL, LOC_RAM);
 	const u64 l1 = DS(OP, LOAD) | DS(LVL, HIT) | DS(LVL, L1);
 
-	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, a, 0x10, 0, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&all, false, a, 0x10, 0, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_NOADDR, refcnt_pmu_classify(&all, true, 0, 0, 0, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_NOADDR, refcnt_pmu_classify(&all, true, a, 0, 0, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, pa, 0, 0, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&mem, true, a | src, 0x10, dram, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_CACHED, refcnt_pmu_classify(&mem, true, a | src, 0x10, l1, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_CACHED, refcnt_pmu_classify(&mem, true, a, 0x10, dram, NULL, 0));
-	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, a, 0x10fff, 0, r, 1));
-	EXPECT_EQ(REFCNT_SAMPLE_OUTSIDE, refcnt_pmu_classify(&all, true, a, 0x11000, 0, r, 1));
-	EXPECT_EQ(REFCNT_SAMPLE_OUTSIDE, refcnt_pmu_classify(&all, true, pa, 0, 0, r, 1));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, true, a, 0x10, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&all, false, true, a, 0x10, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_NOADDR, refcnt_pmu_classify(&all, true, true, 0, 0, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_NOADDR, refcnt_pmu_classify(&all, true, true, a, 0, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, true, pa, 0, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&mem, true, true, a | src, 0x10, dram, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_CACHED, refcnt_pmu_classify(&mem, true, true, a | src, 0x10, l1, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_CACHED, refcnt_pmu_classify(&mem, true, true, a, 0x10, dram, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&all, true, true, a, 0x10fff, 0, r, 1));
+	EXPECT_EQ(REFCNT_SAMPLE_OUTSIDE, refcnt_pmu_classify(&all, true, true, a, 0x11000, 0, r, 1));
+	EXPECT_EQ(REFCNT_SAMPLE_OUTSIDE, refcnt_pmu_classify(&all, true, true, pa, 0, 0, r, 1));
 	/* Kernel mode goes first: nothing else is looked at. */
-	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&mem, false, 0, 0, 0, r, 1));
+	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&mem, false, true, 0, 0, 0, r, 1));
+	/*
+	 * An IBS op without PERF_EFLAGS_EXACT (an invalid RIP) has the NMI's
+	 * registers: neither user nor kernel mode is the op's. A PEBS load's
+	 * registers are the record's, exact or not (precise_ip 1).
+	 */
+	EXPECT_EQ(REFCNT_SAMPLE_INEXACT, refcnt_pmu_classify(&all, true, false, a, 0x10, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_INEXACT, refcnt_pmu_classify(&all, false, false, a, 0x10, 0, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_COUNTED, refcnt_pmu_classify(&mem, true, false, a | src, 0x10, dram, NULL, 0));
+	EXPECT_EQ(REFCNT_SAMPLE_KERNEL, refcnt_pmu_classify(&mem, false, false, a | src, 0x10, dram, NULL, 0));
+}
+
+/* One sample's weight, for an event whose times were @e0/@r0 before. */
+static u64 scale_from(u64 period, u64 e0, u64 r0, u64 e, u64 r, bool *capped)
+{
+	struct refcnt_pmu_mux m = { .enabled = e0, .running = r0 };
+
+	return refcnt_pmu_scale(period, &m, e, r, capped);
 }
 
 /* Weights: the period, scaled when the PMU multiplexed the event. */
 TEST(scale)
 {
-	EXPECT_EQ(10007ULL, refcnt_pmu_scale(10007, 0, 0));
-	EXPECT_EQ(10007ULL, refcnt_pmu_scale(10007, 5000, 5000));
-	EXPECT_EQ(20014ULL, refcnt_pmu_scale(10007, 2000000, 1000000));
-	EXPECT_EQ(15010ULL, refcnt_pmu_scale(10007, 3000, 2000));
-	EXPECT_EQ(10007ULL, refcnt_pmu_scale(10007, 1000, 0));
-	EXPECT_EQ((u64)U32_MAX, refcnt_pmu_scale(1ULL << 33, 1, 1));
-	EXPECT_EQ((u64)U32_MAX, refcnt_pmu_scale(1000, 1ULL << 62, 1));
-	EXPECT_EQ((u64)U32_MAX, refcnt_pmu_scale(1 << 20, 1ULL << 40, 1ULL << 26));
+	bool c;
+
+	EXPECT_EQ(10007ULL, scale_from(10007, 0, 0, 0, 0, &c));
+	EXPECT_FALSE(c);
+	EXPECT_EQ(10007ULL, scale_from(10007, 0, 0, 5000, 5000, &c));
+	EXPECT_EQ(20014ULL, scale_from(10007, 0, 0, 2000000, 1000000, &c));
+	EXPECT_FALSE(c);
+	EXPECT_EQ(15010ULL, scale_from(10007, 0, 0, 3000, 2000, &c));
+	EXPECT_EQ((u64)U32_MAX, scale_from(1ULL << 33, 0, 0, 1, 1, &c));
+	/* Times that went back (none should): no round, no scaling. */
+	EXPECT_EQ(10007ULL, scale_from(10007, 5000, 5000, 4000, 1000, &c));
+	EXPECT_FALSE(c);
+}
+
+/*
+ * The factor is that of the event's last round, not of its life: an
+ * hour alone, then 650 s at half the time is 2 (lifetime: 1.08, 10835).
+ */
+TEST(scale_last_round)
+{
+	const u64 s = 1000000000ULL;
+	bool c;
+
+	EXPECT_EQ(20014ULL, scale_from(10007, 3600 * s, 3600 * s,
+				       4250 * s, 3925 * s, &c));
+	EXPECT_FALSE(c);
+}
+
+/*
+ * Starved an hour, then scheduled: lifetime scaling gave U32_MAX (a
+ * factor of 3.6 million); the cap gives 16 periods, and says so.
+ */
+TEST(scale_starved_is_capped)
+{
+	const u64 s = 1000000000ULL;
+	bool c;
+
+	EXPECT_EQ(160112ULL, scale_from(10007, 0, 0, 3600 * s + 1000000,
+					1000000, &c));
+	EXPECT_TRUE(c);
+	/* Enabled and never run in the round: capped too. */
+	EXPECT_EQ(160112ULL, scale_from(10007, 10, 10, 5000, 10, &c));
+	EXPECT_TRUE(c);
+	/* The cap's edge: 15.99 is not capped, 16 is. */
+	EXPECT_EQ(160011ULL, scale_from(10007, 0, 0, 1599, 100, &c));
+	EXPECT_FALSE(c);
+	EXPECT_EQ(160112ULL, scale_from(10007, 0, 0, 1600, 100, &c));
+	EXPECT_TRUE(c);
+	/* 16 periods past U32_MAX stay U32_MAX. */
+	EXPECT_EQ((u64)U32_MAX, scale_from(1ULL << 29, 0, 0, 1ULL << 40, 1, &c));
+	EXPECT_TRUE(c);
+}
+
+/*
+ * perf updates the times only as it schedules the event: the samples of
+ * one slice see the same times, and each gets the factor of the round
+ * that ended as the slice began, not 1 for "no change since".
+ */
+TEST(scale_holds_through_a_slice)
+{
+	struct refcnt_pmu_mux m = {};
+	bool c;
+
+	/* Round one: alone. */
+	EXPECT_EQ(100ULL, refcnt_pmu_scale(100, &m, 4000, 4000, &c));
+	EXPECT_EQ(100ULL, refcnt_pmu_scale(100, &m, 4000, 4000, &c));
+	/* Then on 4 ms, off 8 ms: 3, for every sample of the next slice. */
+	EXPECT_EQ(300ULL, refcnt_pmu_scale(100, &m, 16000, 8000, &c));
+	EXPECT_EQ(300ULL, refcnt_pmu_scale(100, &m, 16000, 8000, &c));
+	EXPECT_EQ(300ULL, refcnt_pmu_scale(100, &m, 16000, 8000, &c));
+	/* On 4, off 4: 2. */
+	EXPECT_EQ(200ULL, refcnt_pmu_scale(100, &m, 24000, 12000, &c));
+	EXPECT_FALSE(c);
+	EXPECT_EQ(24000ULL, m.enabled);
+	EXPECT_EQ(12000ULL, m.running);
 }
 
 TEST_HARNESS_MAIN

@@ -78,7 +78,7 @@ struct refcnt_test_sample {
  * struct refcnt_test_samples - argument of REFCNT_TEST_SAMPLES
  * @samples:	user pointer to struct refcnt_test_sample entries
  * @nr_samples:	entries, 1..REFCNT_TEST_SAMPLES_MAX
- * @flags:	must be zero
+ * @flags:	REFCNT_TEST_SAMPLES_*: how the PMU gave them
  * @delivered:	out: samples that reached a counter
  * @pad:	must be zero
  *
@@ -87,6 +87,8 @@ struct refcnt_test_sample {
  * /sys/kernel/refcnt/test_*), in the caller's context: the no-allocation
  * path of NMI is tested in user space (tools/testing/core). All samples
  * are checked first: a bad cnodeid anywhere is EINVAL, nothing delivered.
+ * By default they are user-mode loads of every-load PEBS, exact, with
+ * their data address; @flags makes them otherwise, for all of them.
  */
 struct refcnt_test_samples {
 	__u64 samples;
@@ -95,6 +97,20 @@ struct refcnt_test_samples {
 	__u32 delivered;
 	__u32 pad;
 };
+
+/* IBS ops (REFCNT_PMU_OPS' stream), not PEBS loads. */
+#define REFCNT_TEST_SAMPLES_OPS		(1U << 0)
+/* Registers without PERF_EFLAGS_EXACT: IBS's invalid RIP, PEBS at 1. */
+#define REFCNT_TEST_SAMPLES_INEXACT	(1U << 1)
+/* The registers' mode is the kernel's (the NMI's CS, for an inexact op). */
+#define REFCNT_TEST_SAMPLES_KERNEL	(1U << 2)
+/*
+ * vaddr goes into perf_sample_data.addr without PERF_SAMPLE_ADDR (a PMU
+ * that gave no data address, over a stale stack), and each sample's
+ * vaddr comes back as refcnt_pmu_sample_describe() reads it.
+ */
+#define REFCNT_TEST_SAMPLES_STALE_ADDR	(1U << 3)
+#define REFCNT_TEST_SAMPLES_FLAGS	0xfU
 
 /* struct refcnt_test_record.flags */
 #define REFCNT_TEST_REC_LOAD	(1U << 0)	/* a load */
