@@ -560,6 +560,19 @@ $(OBJECTS_OUT)/track_test: tools/testing/objects/track_test.c tools/src/track/tr
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 -g -Wall -Werror -D_GNU_SOURCE -I$(KSFT_DIR) -o $@ $<
 
+# The tools' 95% intervals of sampled counts on the host (make
+# interval-check, a make check step of well under a second): Garwood's
+# bounds and the counts refcnt-run and refcnt-compare give them.
+.PHONY: interval-check
+interval-check: $(OBJECTS_OUT)/interval_test
+	@$(OBJECTS_OUT)/interval_test
+$(OBJECTS_OUT)/interval_test: tools/testing/objects/interval_test.c $(TOOLS_COMMON) \
+		$(TOOLS_LIBREFCNT) $(LINUX_SOURCE_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(TOOLS_CFLAGS) -Wno-unused-parameter -I$(KSFT_DIR) -o $@ $(filter %.c,$^) \
+		$(TOOLS_LIBREFCNT) -lnuma $(JSON_LIBS) -lm
+
 # The tools' JSON strings on the host (make json-check, a make check step
 # of well under a second): names with invalid UTF-8, quotes, backslashes
 # and control characters through rt_json_str(), and a region so named in
