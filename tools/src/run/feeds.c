@@ -319,8 +319,10 @@ void feeds_end(void)
 
 	read_machine(&mend);
 	nr_feeds_used = 0;
+	/* The emulated PMU's samples are weighted by the device's period. */
 	if (mend.hubpmu_delivered > mstart.hubpmu_delivered)
-		add_feed("hubpmu", 1, mend.hubpmu_delivered - mstart.hubpmu_delivered,
+		add_feed("hubpmu", mend.hub_period,
+			 mend.hubpmu_delivered - mstart.hubpmu_delivered,
 			 "the hub device's emulated PMU: PEBS- or IBS-like samples of every CPU, each weighted by the period programmed on the device (machine-wide)",
 			 "sampled loads and stores (or ops) of user space, weight = period: a count estimates the references a node made to a page");
 	if ((!strcmp(chosen, "hub") && mend.hubpmu_delivered == mstart.hubpmu_delivered) ||
@@ -328,8 +330,10 @@ void feeds_end(void)
 		snprintf(what, sizeof(what),
 			 "the hub feed: the memory-side reference device, every %ld%s reference of each CPU, weighted %ld (machine-wide)",
 			 mend.hub_period, nth(mend.hub_period), mend.hub_period);
+		/* Its statistic is references: samples times the period. */
 		add_feed("hub", mend.hub_period,
-			 mend.hub_references - mstart.hub_references, what,
+			 (mend.hub_references - mstart.hub_references) /
+			 (mend.hub_period > 0 ? mend.hub_period : 1), what,
 			 "memory references, sampled 1 in the period: a count estimates the references a node made to a page");
 	}
 	own_feed();
