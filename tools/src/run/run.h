@@ -469,6 +469,10 @@ struct region **objects_shown(const struct snapshot *s, int *n);
 uint64_t samples_of(const struct region *r);
 /* Fewer than --min-samples: its figures are flagged. */
 int few_samples(const struct region *r);
+/* Every reference counted (the main feed's weight is 1): no intervals. */
+int counts_exact(void);
+/* The 95% interval of a count of refs references (rt_count95()). */
+void refs_interval(uint64_t refs, uint64_t *lo, uint64_t *hi);
 const char *object_kind_str(const struct region *r, char *buf, size_t size);
 /* "file.c:12", "libfoo.so .bss", or the mapping. */
 const char *object_where(const struct region *r, char *buf, size_t size);

@@ -12,7 +12,8 @@ hub).
          then the host's perl without and under refcnt-run
   bad    one boot of the busybox guest (four), no device: objects-guest bad
   html   on the host: the exact stage's HTML in headless Chromium
-         against its JSON (html-check)
+         against its JSON (html-check), and a sampled report's (weight
+         64, with its intervals), made on the host by resolve-bench
   redis  one boot of the Debian guest with redis-server and redis-tools
          and the hub device at period 64: redis-guest (redis-check)
 
@@ -171,11 +172,34 @@ class Objects:
         html = f"{out}/exact/exact.html"
         if os.path.isfile(html) and os.path.getsize(html) > 0:
             python_tap([f"{OBJ}/html-check.py", html,
-                        f"{out}/exact/exact.json"], f"{out}/html.tap")
+                        f"{out}/exact/exact.json"], f"{out}/html-exact.tap")
         else:
-            write(f"{out}/html.tap", "1..1\nnot ok 1 html: no HTML report "
-                  "from the exact stage\n")
+            write(f"{out}/html-exact.tap", "1..1\nnot ok 1 html: no HTML "
+                  "report from the exact stage\n")
+        write(f"{out}/html.tap", merge_tap([G.read(f"{out}/html-exact.tap"),
+                                            G.read(self.sampled_html())]))
         self.finish("html", t0)
+
+    def sampled_html(self) -> str:
+        """The HTML of sampled counts (a feed of weight 64: the intervals'
+        column and tooltips) against its JSON: refcnt-run's report code
+        on the host, on made-up counts (resolve-bench); its TAP's path."""
+        b, d = self.c.build, f"{self.c.out}/sampled"
+        tap = f"{self.c.out}/html-sampled.tap"
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        env = {**os.environ, "RESOLVE_BENCH_OUT": d,
+               "RESOLVE_BENCH_WEIGHT": "64",
+               "REFCNT_TRACK_LIB": f"{b}/tools/librefcnt-track.so"}
+        if not G.make("objects-bench-bin") or subprocess.call(
+                [f"{b}/objects/resolve-bench", f"{b}/objects/track-bench",
+                 "20", "300000"], env=env, stdout=subprocess.DEVNULL) != 0:
+            write(tap, "1..1\nnot ok 1 html sampled: resolve-bench wrote no "
+                  "report\n")
+        else:
+            python_tap([f"{OBJ}/html-check.py", f"{d}/report.html",
+                        f"{d}/report.json", "html sampled"], tap)
+        return tap
 
     def stage_redis(self) -> None:
         log, t0, out = f"{self.c.logdir}/objects-redis.log", time.time(), \
