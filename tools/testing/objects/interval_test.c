@@ -3,11 +3,12 @@
  * The tools' 95% intervals of sampled counts on the host (make
  * interval-check): rt_poisson95() against Garwood's bounds, computed
  * apart from the incomplete gamma function (Poisson sums, bisected), and
- * rt_count95() as refcnt-run's reports and refcnt-compare --period use it.
+ * rt_count95() as refcnt-run's reports and refcnt-compare --period use it
+ * (tools/src/rinterval.c).
  */
 #include <math.h>
 
-#include "rtools.h"
+#include "rinterval.h"
 #include "kselftest_harness.h"
 
 /* Garwood's 95% bounds: n, lower, upper (six decimals). */

@@ -190,9 +190,9 @@ GUEST_BODY = (
     'echo "@@done"\n'
 )
 
-HDR = ("%-8s %-17s %6s %6s %6s %13s %11s %11s %6s %11s %7s" % (
+HDR = ("%-8s %-17s %6s %6s %6s %13s %11s %11s %6s %11s %11s %7s" % (
     "workload", "feed", "cover", "attrib", "all", "remote r/t", "hot100 P/R",
-    "hot1% P/R", "rank", "misplace P/R", "cost%"))
+    "hot1% P/R", "rank", "misplace P/R", "in95 pg/rg", "cost%"))
 
 LEGEND = """\
 LLC model {llc} per node; the hub device at period 64; PEBS and IBS are its emulated PMU
@@ -203,6 +203,10 @@ cover/attrib: share of the workload's true references (its arrays' pages) on pag
   on pages whose majority node it got right; all: attribution over every page (kernel included);
 remote r/t: remote share refcnt/truth; hot P/R: precision/recall of the top 100 and top 1% pages;
 rank: Spearman over every page; misplace P/R: refcnt-run's advice vs truly misplaced regions;
+in95 pg/rg: interval coverage of the sampled feeds (hub, PEBS, IBS): the share of the pages (the
+  workload's, else all) and of the regions whose true count falls inside the 95% interval of
+  refcnt's, as refcnt-run gives it (Poisson on the samples, times the period; refcnt-compare
+  --period); the sampling alone, so a feed counting other than the truth's references falls short;
 cost%: guest instructions in the feed's work per 100 of the rest of the run, counted by the plugin
   from entry to return of the overflow handlers, the hub's and the PMU's deliveries, the threshold
   interrupt (irq_work, fold work) and, for hinting, NUMA balancing's scan and hinting faults; the
@@ -686,11 +690,35 @@ def rank(v: Optional[str]) -> str:
     return "%.2f" % H.num(f[0])
 
 
+def sample_period(feed: str, pmu: str) -> int:
+    """The references a sample of FEED stands for, which refcnt-compare
+    --period takes: the hub's period, or the period the emulated PMU
+    applied (PMU, the run's "pmu period N"; else the feed's name says
+    it); 0 for counts that are no sampled references (the fault feeds,
+    the control)."""
+    def number(s: str) -> int:
+        return int(s.strip()) if s.strip().isdigit() else 0
+    if feed.startswith("hub-"):
+        return number(feed[len("hub-"):])
+    if feed.startswith(("pebs-", "ibs-")):
+        return number(pmu) or number(feed.rsplit("-", 1)[-1])
+    return 0
+
+
+def coverage(j: str) -> Tuple[str, str]:
+    """The interval coverage in refcnt-compare's JSON J: of the pages
+    (the regions', else all) and of the regions; "" when J has none."""
+    pages = jin(j, "in_regions", "interval_coverage") or \
+        jget(j, "interval_coverage")
+    return pages, jin(j, "intervals", "region_coverage")
+
+
 def row(w: str, f: str, j: str, cost: str) -> str:
     """One row of scores: WORKLOAD FEED, the scores of JSON J, COST."""
     r = re.findall(r'"rank_correlation": [^,}\n]*', j)
+    cov = coverage(j)
     return ("%-8s %-17s %6s %6s %6s %6s/%-6s %5s/%-5s %5s/%-5s %6s %5s/%-5s "
-            "%7s" % (
+            "%5s/%-5s %7s" % (
                 w, f, fmt(jin(j, "in_regions", "coverage")),
                 fmt(jin(j, "in_regions", "attribution")),
                 fmt(jget(j, "attribution")), fmt(jget(j, "remote_share")),
@@ -699,7 +727,8 @@ def row(w: str, f: str, j: str, cost: str) -> str:
                 fmt(jget(j, "recall", 2)),
                 rank(jget(j, "rank_correlation") if r else None),
                 fmt(misplacement(j, "precision")),
-                fmt(misplacement(j, "recall")), cost))
+                fmt(misplacement(j, "recall")), fmt(cov[0]), fmt(cov[1]),
+                cost))
 
 
 def goal_met(j: str, cost: str) -> bool:
@@ -797,15 +826,19 @@ class Scores:
         d = i - m - (c - cm)
         return "%7.3f %10d %d" % (100 * (m - cm) / d, n, o) if d > 0 else "-"
 
-    def compare(self, r: str, src: str, truth: str, j: str) -> bool:
-        """refcnt-compare's JSON of run R against TRUTH into J; without
-        its truth, a run imported from a results file keeps the scores
-        it had there."""
+    def compare(self, r: str, src: str, truth: str, j: str,
+                period: int = 0) -> bool:
+        """refcnt-compare's JSON of run R against TRUTH into J (with the
+        interval coverage of samples of PERIOD, when one); without its
+        truth, a run imported from a results file keeps the scores it had
+        there."""
         if not nonempty(truth):
             return nonempty(j)
         return H.call([f"{self.a.build}/tools/refcnt-compare", "--json", "-r",
-                       self.a.path(src, "pages"), self.a.path(r, "tables.csv"),
-                       truth], out=j, err=self.a.path(r, "err")) == 0
+                       self.a.path(src, "pages"),
+                       *(["--period", str(period)] if period else []),
+                       self.a.path(r, "tables.csv"), truth], out=j,
+                      err=self.a.path(r, "err")) == 0
 
     def run(self, w: str, f: str) -> int:
         """Run W.F's rows; how many PMU feeds' memory-side rows, and
@@ -838,7 +871,7 @@ class Scores:
             if t != "all" and f == "truth-inject":
                 continue
             j = a.path(r, t, "json")
-            if not self.compare(r, src, truth, j):
+            if not self.compare(r, src, truth, j, sample_period(f, pmu)):
                 self.tables[t].append("%-8s %-17s %s" % (
                     w, f, "no comparison: " +
                     H.head_bytes(a.path(r, "err"), 200)))
