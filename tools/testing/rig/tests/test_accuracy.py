@@ -135,6 +135,20 @@ class Accuracy(unittest.TestCase):
                          "    20.0/-           -")
         self.assertEqual(A.coverage(read("accuracy-compare.json")), ("", ""))
 
+    def test_cover_goal(self) -> None:
+        self.assertEqual(A.counts_truth("pebs-1000"), "all")
+        self.assertEqual(A.counts_truth("hub-64"), "all")
+        self.assertEqual(A.counts_truth("pebs-ldlat-1000"), "memside")
+        self.assertEqual(A.counts_truth("ibs-mem-1008"), "memside")
+        j = read("accuracy-compare-period.json")
+        self.assertFalse(A.cover_met("hub-64", "all", j))  # 0.8
+        j95 = j.replace('"interval_coverage": 0.8}', '"interval_coverage": 0.95}')
+        self.assertTrue(A.cover_met("hub-64", "all", j95))
+        self.assertFalse(A.cover_met("hub-64", "memside", j95))
+        self.assertTrue(A.cover_met("ibs-mem-1008", "memside", j95))
+        self.assertFalse(A.cover_met("pebs-1000", "all",
+                                     read("accuracy-compare.json")))
+
     def test_tables(self) -> None:
         txt = ["x", "the hub driver's drain besides the feed", "  demo hub-64 "
                "  0.140   38 1", "  demo pebs-1000 1 2 3", "", "  demo hub-64 9"]
