@@ -33,11 +33,18 @@ static void json_by_counter(FILE *f, const uint64_t *v)
 	fprintf(f, "}");
 }
 
-/* [lo, hi]: the 95% interval of a count (the count twice when exact). */
+/*
+ * [lo, hi]: the 95% interval of a count (the count twice when exact);
+ * null when the feed's weight is not known.
+ */
 static void json_interval(FILE *f, uint64_t refs)
 {
 	uint64_t lo, hi;
 
+	if (!feed_weight_known()) {
+		fprintf(f, "null");
+		return;
+	}
 	refs_interval(refs, &lo, &hi);
 	fprintf(f, "[%llu, %llu]", (unsigned long long)lo, (unsigned long long)hi);
 }
@@ -47,6 +54,10 @@ static void json_interval_by_counter(FILE *f, const uint64_t *v)
 {
 	int c, first = 0;
 
+	if (!feed_weight_known()) {
+		fprintf(f, "null");
+		return;
+	}
 	fprintf(f, "{");
 	for (c = 0; c < ctr.nr; c++) {
 		if (!v[c])
@@ -378,8 +389,9 @@ static void json_feeds_used(FILE *f)
 {
 	int i;
 
-	fprintf(f, ", \"weight\": %ld, \"exact\": %s, \"confidence\": 0.95, \"used\": [",
-		feed_weight(), counts_exact() ? "true" : "false");
+	fprintf(f, ", \"weight\": %ld, \"weight_known\": %s, \"exact\": %s, \"confidence\": 0.95, \"used\": [",
+		feed_weight(), feed_weight_known() ? "true" : "false",
+		counts_exact() ? "true" : "false");
 	for (i = 0; i < nr_feeds_used; i++) {
 		fprintf(f, "%s{\"name\": \"%s\", \"weight\": %ld, \"samples\": %llu, \"what\": ",
 			i ? ", " : "", feed_used[i].name, feed_used[i].weight,

@@ -54,7 +54,12 @@ int few_samples(const struct region *r)
 
 int counts_exact(void)
 {
-	return feed_weight() <= 1;
+	return feed_weight_known() && feed_weight() <= 1;
+}
+
+int counts_sampled(void)
+{
+	return feed_weight_known() && feed_weight() > 1;
 }
 
 /*

@@ -74,7 +74,7 @@ static void object_heading(FILE *f)
 
 	fprintf(f, "\n   %-3s %-26s %-20s %-13s %6s %6s %10s", "#", "object", "where",
 		"kind", "size", "pages", "refs");
-	if (!counts_exact())
+	if (counts_sampled())
 		fprintf(f, " %-23s", "95% interval");
 	if (ctr.nr <= 8)
 		for (c = 0; c < ctr.nr; c++)
@@ -105,7 +105,7 @@ static void object_row(FILE *f, const struct snapshot *s, int i,
 		object_kind_str(r, kind, sizeof(kind)),
 		rt_human(r->obj->size ? r->obj->size : r->end - r->start, h, sizeof(h)),
 		(unsigned long long)r->present, refs);
-	if (!counts_exact())
+	if (counts_sampled())
 		fprintf(f, " %-23s", interval_str(r->total, buf, sizeof(buf)));
 	if (ctr.nr <= 8) {
 		for (c = 0; c < ctr.nr; c++)
@@ -126,7 +126,7 @@ static void node_intervals(FILE *f, const struct region *r)
 	char buf[64];
 	int c, n = 0;
 
-	if (counts_exact())
+	if (!counts_sampled())
 		return;
 	for (c = 0; c < ctr.nr; c++) {
 		if (!r->refs[c])
@@ -267,7 +267,7 @@ static void proc_heading(FILE *f, const struct proc *p)
 		(unsigned long long)total,
 		(unsigned long long)(total / (uint64_t)feed_weight()),
 		(unsigned long long)present, info.rcb_granularity, pct(local, total));
-	if (!counts_exact())
+	if (counts_sampled())
 		fprintf(f, "95%% interval %s; ", interval_str(total, buf, sizeof(buf)));
 	if (s->lost_known)
 		fprintf(f, "lost to pegging %llu (%.2f%% of references delivered)\n",
@@ -352,7 +352,9 @@ void report_text(FILE *f)
 			feed_used[i].what, (unsigned long long)feed_used[i].delivered,
 			feed_used[i].meaning);
 	fprintf(f, "   samples behind a count: references / %ld\n", feed_weight());
-	if (counts_exact())
+	if (!feed_weight_known())
+		fprintf(f, "   the samples' weight is not known here: no 95%% intervals\n");
+	else if (counts_exact())
 		fprintf(f, "   every reference counted (weight 1): the counts are exact, no interval\n");
 	else
 		fprintf(f, "   95%% interval of a count: from its samples n, Poisson (Garwood's exact bounds up to 100 samples, normal above), times %ld; the sampling alone\n",

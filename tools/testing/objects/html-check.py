@@ -135,7 +135,7 @@ def check_rows(rows, objs, labels, what, exact):
         want["interval"] = None if exact else "[%d, %d]" % tuple(o["refs_interval"])
         for c in labels:
             want["n" + c] = str(o["refs_by_node"].get(c, 0))
-            iv = o["refs_by_node_interval"].get(c)
+            iv = (o["refs_by_node_interval"] or {}).get(c)
             want["n" + c + ".title"] = \
                 None if exact or not iv else "95%% interval [%d, %d]" % tuple(iv)
         for k, v in want.items():
@@ -166,7 +166,8 @@ def main():
         return finish()
     objs = data["objects"]
     labels = data["counters"]["labels"]
-    exact = data["feeds"]["exact"]
+    # Exact counts, or a weight not known: no intervals shown.
+    exact = data["feeds"]["exact"] or not data["feeds"].get("weight_known", True)
     d = parse(dump_dom(browser, page))
     tap(d.body.get("data-ready") == "1", "Chromium ran the page's script to the end",
         d.body)

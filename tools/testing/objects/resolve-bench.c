@@ -16,9 +16,10 @@
  *
  * With RESOLVE_BENCH_OUT=DIR it writes the reports into DIR (report.txt,
  * report.json, report.html) instead, as if a feed of weight
- * RESOLVE_BENCH_WEIGHT (default 1) had delivered the counts, each count
- * then that many times the one made up: the sampled reports, with their
- * intervals, on the host.
+ * RESOLVE_BENCH_WEIGHT (default 1; 0: a weight not known, as the hub's
+ * emulated PMU's) had delivered the counts, each count then that many
+ * times the one made up: the sampled reports, with their intervals, on
+ * the host.
  */
 #include <errno.h>
 #include <signal.h>
@@ -129,11 +130,13 @@ int main(int argc, char **argv)
 	}
 	if (getenv("RESOLVE_BENCH_WEIGHT"))
 		weight = strtoull(getenv("RESOLVE_BENCH_WEIGHT"), NULL, 10);
+	nr_feeds_used = 1;
+	feed_used[0] = (struct feed_desc){ .name = "hub",
+					   .weight = weight ? (long)weight : 1,
+					   .weight_unknown = getenv("RESOLVE_BENCH_WEIGHT") && !weight,
+					   .delivered = 1 };
 	if (!weight)
 		weight = 1;
-	nr_feeds_used = 1;
-	feed_used[0] = (struct feed_desc){ .name = "hub", .weight = (long)weight,
-					   .delivered = 1 };
 	snprintf(feed_used[0].what, sizeof(feed_used[0].what),
 		 "made up by resolve-bench, weighted %llu", (unsigned long long)weight);
 	snprintf(feed_used[0].meaning, sizeof(feed_used[0].meaning), "made-up counts");
