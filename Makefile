@@ -132,6 +132,7 @@ else
 $(error TOOLS_LINK must be static or shared, not '$(TOOLS_LINK)')
 endif
 TOOLS_COMMON := tools/src/rtools.c tools/src/rtools.h tools/src/rjson.c tools/src/rjson.h \
+	tools/src/rinterval.c tools/src/rinterval.h \
 	uapi/linux/refcnt.h
 TOOLS_HEATMAP := refcnt-run refcnt-dump
 tools: $(addprefix $(BUILD)/tools/,$(TOOLS))
@@ -260,9 +261,10 @@ check-long:
 	@tools/testing/refcnt-check --long
 
 # refcnt-compare: reads files only, needs neither librefcnt nor rtools.c;
-# its JSON strings go through rjson.c.
+# its JSON strings go through rjson.c, its intervals through rinterval.c.
 tools: $(BUILD)/tools/refcnt-compare
-$(BUILD)/tools/refcnt-compare: tools/src/refcnt-compare.c tools/src/rjson.c tools/src/rjson.h
+$(BUILD)/tools/refcnt-compare: tools/src/refcnt-compare.c tools/src/rjson.c tools/src/rjson.h \
+		tools/src/rinterval.c tools/src/rinterval.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	$(Q)$(CC) $(TOOLS_CFLAGS) $(TOOLS_USER_FLAGS) $(TOOLS_STATIC) -o $@ $(filter %.c,$^) \
@@ -560,6 +562,18 @@ $(OBJECTS_OUT)/track_test: tools/testing/objects/track_test.c tools/src/track/tr
 	@echo "  CC      $@"
 	$(Q)$(CC) -O2 -g -Wall -Werror -D_GNU_SOURCE -I$(KSFT_DIR) -o $@ $<
 
+# The tools' 95% intervals of sampled counts on the host (make
+# interval-check, a make check step of well under a second): Garwood's
+# bounds and the counts refcnt-run and refcnt-compare give them.
+.PHONY: interval-check
+interval-check: $(OBJECTS_OUT)/interval_test
+	@$(OBJECTS_OUT)/interval_test
+$(OBJECTS_OUT)/interval_test: tools/testing/objects/interval_test.c tools/src/rinterval.c \
+		tools/src/rinterval.h $(LINUX_SOURCE_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(TOOLS_CFLAGS) -Wno-unused-parameter -I$(KSFT_DIR) -o $@ $(filter %.c,$^) -lm
+
 # The tools' JSON strings on the host (make json-check, a make check step
 # of well under a second): names with invalid UTF-8, quotes, backslashes
 # and control characters through rt_json_str(), and a region so named in
@@ -590,6 +604,7 @@ $(OBJECTS_OUT)/resolve-bench: tools/testing/objects/resolve-bench.c \
 	$(Q)$(CC) $(TOOLS_CFLAGS) -I$(TOP)/tools/src/refcntd -I$(BUILD)/tools/gen -pthread \
 		-DREFCNT_LIBDIR='"$(PREFIX)/lib/refcnt"' -o $@ $< \
 		$(wildcard tools/src/run/*.c) tools/src/trace/policy.c tools/src/rtools.c tools/src/rjson.c \
+		tools/src/rinterval.c \
 		tools/src/heatmap.c $(REFCNTD_LIB) $(TOOLS_LIBREFCNT) -lnuma $(JSON_LIBS) -ldw -lelf -lz -llzma -lbz2 -lzstd \
 		-lpng -lz -lm
 

@@ -7,8 +7,9 @@
  * by the refcnt-truth QEMU plugin (tools/testing/refcnt-vm --truth).  Rows
  * are joined by physical address.  Prints, overall, per region (--regions)
  * and per node: coverage, attribution, remote share, hot-page precision and
- * recall, rank correlation, and misplacement advice against the truth.
- * See refcnt-compare(1).
+ * recall, rank correlation, and misplacement advice against the truth;
+ * with --period, how often the truth falls inside the 95% interval of
+ * refcnt's count (as refcnt-run gives it). See refcnt-compare(1).
  *
  * Self-contained on purpose: it reads files only, runs on the host, and
  * needs neither the module nor librefcnt.
@@ -23,6 +24,7 @@
 #include <string.h>
 
 #include "rjson.h"
+#include "rinterval.h"
 
 #define EXIT_USAGE	2
 #define MAX_COLS	64
@@ -62,6 +64,7 @@ static struct {
 	const char *regions;
 	double min_share;
 	uint64_t min_refs;
+	uint64_t period;		/* --period: 0 none */
 } opt = { .min_share = 60, .min_refs = 16 };
 
 static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -91,6 +94,9 @@ static void usage(FILE *f)
 		"  -j, --json             JSON instead of text\n"
 		"      --min-share PCT    advice rule, as refcnt-run's (default 60)\n"
 		"      --min-refs N       advice rule, as refcnt-run's (default 16)\n"
+		"  -p, --period N         the tables' counts are samples of weight N:\n"
+		"                         how often the truth falls inside the 95%%\n"
+		"                         interval of a page's and a region's count\n"
 		"  -h, --help             this text\n"
 		"\n"
 		"Exit status: 0 ok, 1 error (unreadable or malformed input), 2 usage.\n");
@@ -362,6 +368,15 @@ static int read_regions(const char *path)
 
 /* ------------------------------------------------------------ figures */
 
+/* Does the truth's count fall inside the 95% interval of refcnt's? */
+static int inside(uint64_t refs, uint64_t truth)
+{
+	uint64_t lo, hi;
+
+	rt_count95(refs, opt.period, &lo, &hi);
+	return truth >= lo && truth <= hi;
+}
+
 /* Does counter column c count the page's own (home) node? */
 static int is_local(const struct page *p, int c)
 {
@@ -401,6 +416,7 @@ struct figs {
 	uint64_t covered, attributed;	/* truth references on such pages */
 	uint64_t tremote, rremote;	/* references from another node */
 	double rho;			/* rank correlation, NAN: none */
+	uint64_t ipages, inside;	/* --period: pages judged, truth inside */
 	uint64_t tby[MAX_COLS], rby[MAX_COLS];	/* by accessing column */
 	uint64_t tremote_by[MAX_COLS], rremote_by[MAX_COLS];
 };
@@ -486,6 +502,10 @@ static void figures(struct scope s, struct figs *f)
 			f->covered += p->rsum;
 		if (p->tsum && p->rsum && majority(p->t) == majority(p->r))
 			f->attributed += p->rsum;
+		if (opt.period && (p->tsum || p->rsum)) {
+			f->ipages++;
+			f->inside += inside(p->tsum, p->rsum);
+		}
 		for (c = 0; c < cols.nr; c++) {
 			f->tby[c] += p->t[c];
 			f->rby[c] += p->r[c];
@@ -638,6 +658,11 @@ static void json_figs(FILE *o, const struct figs *f)
 	jnum(o, "remote_share", ratio(f->tremote, f->tref), 1);
 	jnum(o, "true_remote_share", ratio(f->rremote, f->rref), 1);
 	jnum(o, "rank_correlation", f->rho, 0);
+	if (!opt.period)
+		return;
+	fprintf(o, ", \"interval_pages\": %llu, \"interval_inside\": %llu, ",
+		(unsigned long long)f->ipages, (unsigned long long)f->inside);
+	jnum(o, "interval_coverage", ratio(f->inside, f->ipages), 0);
 }
 
 static const char *col_name(int c)
@@ -720,8 +745,11 @@ static void text_head(FILE *o, const struct figs *all)
 	}
 }
 
-/* A line per region; adds up the misplacement counts. */
-static void regions_out(FILE *o, uint64_t *adv, uint64_t *mis, uint64_t *both)
+/* A line per region; adds up the misplacement counts, and the regions
+ * whose true references are inside the interval of refcnt's (--period).
+ */
+static void regions_out(FILE *o, uint64_t *adv, uint64_t *mis, uint64_t *both,
+			uint64_t *in)
 {
 	struct figs f;
 	struct place pl;
@@ -734,6 +762,7 @@ static void regions_out(FILE *o, uint64_t *adv, uint64_t *mis, uint64_t *both)
 		*adv += pl.advised;
 		*mis += pl.misplaced;
 		*both += pl.advised && pl.misplaced;
+		*in += opt.period && inside(f.tref, f.rref);
 		if (!opt.json) {
 			snprintf(what, sizeof(what), "region %s", regions[r].name);
 			text_row(o, what, &f);
@@ -752,6 +781,9 @@ static void regions_out(FILE *o, uint64_t *adv, uint64_t *mis, uint64_t *both)
 			pl.misplaced ? "true" : "false",
 			pl.advised ? "true" : "false");
 		json_figs(o, &f);
+		if (opt.period)
+			fprintf(o, ", \"inside\": %s",
+				inside(f.tref, f.rref) ? "true" : "false");
 		fprintf(o, "}");
 	}
 }
@@ -790,9 +822,31 @@ static void text_tail(FILE *o, const struct figs *all, const struct hot *hot,
 	fprintf(o, "\n");
 }
 
+/* --period, as text: the interval coverage of pages and regions. */
+static void text_intervals(FILE *o, const struct figs *all, uint64_t in)
+{
+	struct figs f;
+
+	if (!opt.period)
+		return;
+	fprintf(o, "95%% intervals (period %llu): the truth inside for",
+		(unsigned long long)opt.period);
+	pct(o, ratio(all->inside, all->ipages));
+	fprintf(o, " of %llu pages", (unsigned long long)all->ipages);
+	if (nr_regions) {
+		figures((struct scope){ -3, -2 }, &f);
+		fprintf(o, ",");
+		pct(o, ratio(f.inside, f.ipages));
+		fprintf(o, " of the regions' %llu, %llu of %d regions",
+			(unsigned long long)f.ipages, (unsigned long long)in,
+			nr_regions);
+	}
+	fprintf(o, "\n");
+}
+
 static int report(FILE *o)
 {
-	uint64_t adv = 0, mis = 0, both = 0;
+	uint64_t adv = 0, mis = 0, both = 0, in = 0;
 	struct figs all;
 	struct hot hot[2];
 
@@ -803,9 +857,10 @@ static int report(FILE *o)
 		json_head(o, &all, hot);
 	else
 		text_head(o, &all);
-	regions_out(o, &adv, &mis, &both);
+	regions_out(o, &adv, &mis, &both, &in);
 	if (!opt.json) {
 		text_tail(o, &all, hot, adv, mis, both);
+		text_intervals(o, &all, in);
 		return ferror(o) ? -1 : 0;
 	}
 	fprintf(o, "],\n \"misplacement\": {\"regions\": %d, \"misplaced\": %llu, \"advised\": %llu, \"both\": %llu, ",
@@ -813,7 +868,15 @@ static int report(FILE *o)
 		(unsigned long long)both);
 	jnum(o, "precision", ratio(both, adv), 1);
 	jnum(o, "recall", ratio(both, mis), 0);
-	fprintf(o, "}}\n");
+	fprintf(o, "}");
+	if (opt.period) {
+		fprintf(o, ",\n \"intervals\": {\"period\": %llu, \"confidence\": 0.95, \"regions\": %d, \"regions_inside\": %llu, ",
+			(unsigned long long)opt.period, nr_regions,
+			(unsigned long long)in);
+		jnum(o, "region_coverage", ratio(in, nr_regions), 0);
+		fprintf(o, "}");
+	}
+	fprintf(o, "}\n");
 	return ferror(o) ? -1 : 0;
 }
 
@@ -824,6 +887,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "min-share", required_argument, NULL, 'S' },
 		{ "min-refs", required_argument, NULL, 'R' },
+		{ "period", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -831,7 +895,7 @@ int main(int argc, char **argv)
 	int o;
 
 	opterr = 0;	/* one line of ours instead of getopt's */
-	while ((o = getopt_long(argc, argv, "r:jh", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "r:jp:h", lo, NULL)) != -1) {
 		switch (o) {
 		case 'r': opt.regions = optarg; break;
 		case 'j': opt.json = 1; break;
@@ -846,6 +910,13 @@ int main(int argc, char **argv)
 			opt.min_refs = strtoull(optarg, &end, 10);
 			if (*end || !*optarg) {
 				err("--min-refs: '%s' is not a number", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'p':
+			opt.period = strtoull(optarg, &end, 10);
+			if (*end || !*optarg || !opt.period) {
+				err("--period: '%s' is not a period (1 or more)", optarg);
 				return EXIT_USAGE;
 			}
 			break;

@@ -14,6 +14,7 @@
 
 #include <refcnt/refcnt.h>
 
+#include "rinterval.h"
 #include "rjson.h"
 
 /*

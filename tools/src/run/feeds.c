@@ -278,7 +278,9 @@ static void add_feed(const char *name, long weight, uint64_t delivered,
 		return;
 	d = &feed_used[nr_feeds_used++];
 	d->name = name;
+	/* < 0: a weight not known here. */
 	d->weight = weight > 0 ? weight : 1;
+	d->weight_unknown = weight < 0;
 	d->delivered = delivered;
 	d->dropped = 0;
 	snprintf(d->what, sizeof(d->what), "%s", what);
@@ -321,17 +323,25 @@ void feeds_end(void)
 
 	read_machine(&mend);
 	nr_feeds_used = 0;
+	/*
+	 * The emulated PMU's samples are each weighted by the period the rig
+	 * programmed on the device (its records say it), not hub_period:
+	 * nothing here can read it.
+	 */
 	if (mend.hubpmu_delivered > mstart.hubpmu_delivered)
-		add_feed("hubpmu", 1, mend.hubpmu_delivered - mstart.hubpmu_delivered,
-			 "the hub device's emulated PMU: PEBS- or IBS-like samples of every CPU, each weighted by the period programmed on the device (machine-wide)",
+		add_feed("hubpmu", -1,
+			 mend.hubpmu_delivered - mstart.hubpmu_delivered,
+			 "the hub device's emulated PMU: PEBS- or IBS-like samples of every CPU, each weighted by the period programmed on the device, which refcnt-run cannot read (machine-wide)",
 			 "sampled loads and stores (or ops) of user space, weight = period: a count estimates the references a node made to a page");
 	if ((!strcmp(chosen, "hub") && mend.hubpmu_delivered == mstart.hubpmu_delivered) ||
 	    mend.hub_references > mstart.hub_references) {
 		snprintf(what, sizeof(what),
 			 "the hub feed: the memory-side reference device, every %ld%s reference of each CPU, weighted %ld (machine-wide)",
 			 mend.hub_period, nth(mend.hub_period), mend.hub_period);
+		/* Its statistic is references: samples times the period. */
 		add_feed("hub", mend.hub_period,
-			 mend.hub_references - mstart.hub_references, what,
+			 (mend.hub_references - mstart.hub_references) /
+			 (mend.hub_period > 0 ? mend.hub_period : 1), what,
 			 "memory references, sampled 1 in the period: a count estimates the references a node made to a page");
 		/* The device's rings were full: those records reach no page. */
 		if (nr_feeds_used && mend.hub_overruns > mstart.hub_overruns)
@@ -371,6 +381,16 @@ long feed_weight(void)
 		if (feed_used[i].delivered > feed_used[best].delivered)
 			best = i;
 	return nr_feeds_used ? feed_used[best].weight : 1;
+}
+
+int feed_weight_known(void)
+{
+	int i, best = 0;
+
+	for (i = 1; i < nr_feeds_used; i++)
+		if (feed_used[i].delivered > feed_used[best].delivered)
+			best = i;
+	return !nr_feeds_used || !feed_used[best].weight_unknown;
 }
 
 /*

@@ -33,6 +33,41 @@ static void json_by_counter(FILE *f, const uint64_t *v)
 	fprintf(f, "}");
 }
 
+/*
+ * [lo, hi]: the 95% interval of a count (the count twice when exact);
+ * null when the feed's weight is not known.
+ */
+static void json_interval(FILE *f, uint64_t refs)
+{
+	uint64_t lo, hi;
+
+	if (!feed_weight_known()) {
+		fprintf(f, "null");
+		return;
+	}
+	refs_interval(refs, &lo, &hi);
+	fprintf(f, "[%llu, %llu]", (unsigned long long)lo, (unsigned long long)hi);
+}
+
+/* {"0": [lo, hi], ...}: json_by_counter()'s entries as intervals. */
+static void json_interval_by_counter(FILE *f, const uint64_t *v)
+{
+	int c, first = 0;
+
+	if (!feed_weight_known()) {
+		fprintf(f, "null");
+		return;
+	}
+	fprintf(f, "{");
+	for (c = 0; c < ctr.nr; c++) {
+		if (!v[c])
+			continue;
+		fprintf(f, "%s\"%s\": ", first++ ? ", " : "", ctr.label[c]);
+		json_interval(f, v[c]);
+	}
+	fprintf(f, "}");
+}
+
 static void json_home(FILE *f, const struct region *r)
 {
 	int i, first = 0;
@@ -253,8 +288,12 @@ static void json_object(FILE *f, const struct snapshot *s, const struct region *
 		fprintf(f, "null, \"lost_by_node\": null");
 	if (lost)
 		json_by_counter(f, r->lost);
-	fprintf(f, ", \"samples\": %llu, \"few_samples\": %s, \"home_nodes\": ",
+	fprintf(f, ", \"samples\": %llu, \"few_samples\": %s, \"refs_interval\": ",
 		(unsigned long long)samples_of(r), few_samples(r) ? "true" : "false");
+	json_interval(f, r->total);
+	fprintf(f, ", \"refs_by_node_interval\": ");
+	json_interval_by_counter(f, r->refs);
+	fprintf(f, ", \"home_nodes\": ");
 	json_home(f, r);
 	json_users(f, s, r);
 	fprintf(f, ", \"migration_candidates\": %llu, \"advice\": ",
@@ -350,7 +389,9 @@ static void json_feeds_used(FILE *f)
 {
 	int i;
 
-	fprintf(f, ", \"weight\": %ld, \"used\": [", feed_weight());
+	fprintf(f, ", \"weight\": %ld, \"weight_known\": %s, \"exact\": %s, \"confidence\": 0.95, \"used\": [",
+		feed_weight(), feed_weight_known() ? "true" : "false",
+		counts_exact() ? "true" : "false");
 	for (i = 0; i < nr_feeds_used; i++) {
 		fprintf(f, "%s{\"name\": \"%s\", \"weight\": %ld, \"samples\": %llu, \"dropped\": %llu, \"what\": ",
 			i ? ", " : "", feed_used[i].name, feed_used[i].weight,

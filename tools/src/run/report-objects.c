@@ -52,6 +52,26 @@ int few_samples(const struct region *r)
 	return r->total && samples_of(r) < (uint64_t)opt.min_samples;
 }
 
+int counts_exact(void)
+{
+	return feed_weight_known() && feed_weight() <= 1;
+}
+
+int counts_sampled(void)
+{
+	return feed_weight_known() && feed_weight() > 1;
+}
+
+/*
+ * A count of n samples of weight P: Poisson on n, times P. The sampling
+ * alone: references the feed never saw (throttled, dropped, lost to
+ * pegging) widen nothing here.
+ */
+void refs_interval(uint64_t refs, uint64_t *lo, uint64_t *hi)
+{
+	rt_count95(refs, (uint64_t)feed_weight(), lo, hi);
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');

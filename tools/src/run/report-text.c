@@ -55,6 +55,17 @@ static void top_nodes_str(const struct region *r, char *buf, size_t size)
 	}
 }
 
+/* "[lo, hi]": the 95% interval of a sampled count. */
+static const char *interval_str(uint64_t refs, char *buf, size_t size)
+{
+	uint64_t lo, hi;
+
+	refs_interval(refs, &lo, &hi);
+	snprintf(buf, size, "[%llu, %llu]", (unsigned long long)lo,
+		 (unsigned long long)hi);
+	return buf;
+}
+
 /* The objects table's heading: one column per counter, or the top three. */
 static void object_heading(FILE *f)
 {
@@ -63,6 +74,8 @@ static void object_heading(FILE *f)
 
 	fprintf(f, "\n   %-3s %-26s %-20s %-13s %6s %6s %10s", "#", "object", "where",
 		"kind", "size", "pages", "refs");
+	if (counts_sampled())
+		fprintf(f, " %-23s", "95% interval");
 	if (ctr.nr <= 8)
 		for (c = 0; c < ctr.nr; c++)
 			fprintf(f, " %8s", (snprintf(buf, sizeof(buf), "n%s", ctr.label[c]), buf));
@@ -92,6 +105,8 @@ static void object_row(FILE *f, const struct snapshot *s, int i,
 		object_kind_str(r, kind, sizeof(kind)),
 		rt_human(r->obj->size ? r->obj->size : r->end - r->start, h, sizeof(h)),
 		(unsigned long long)r->present, refs);
+	if (counts_sampled())
+		fprintf(f, " %-23s", interval_str(r->total, buf, sizeof(buf)));
 	if (ctr.nr <= 8) {
 		for (c = 0; c < ctr.nr; c++)
 			fprintf(f, " %8llu", (unsigned long long)r->refs[c]);
@@ -103,6 +118,25 @@ static void object_row(FILE *f, const struct snapshot *s, int i,
 	fprintf(f, " %8s %5.0f%%  %-12s %s\n", lost,
 		pct(remote_refs(r), r->total), *home ? home : "-",
 		advice_short(r, buf, sizeof(buf)));
+}
+
+/* A sampled object's references by node, each with its 95% interval. */
+static void node_intervals(FILE *f, const struct region *r)
+{
+	char buf[64];
+	int c, n = 0;
+
+	if (!counts_sampled())
+		return;
+	for (c = 0; c < ctr.nr; c++) {
+		if (!r->refs[c])
+			continue;
+		fprintf(f, "%s node %s %llu %s", n++ ? "," : "     by node (95% interval):",
+			ctr.label[c], (unsigned long long)r->refs[c],
+			interval_str(r->refs[c], buf, sizeof(buf)));
+	}
+	if (n)
+		fprintf(f, "\n");
 }
 
 /* Each object with advice: why, who uses it, how to follow it. */
@@ -138,6 +172,7 @@ static void object_advice(FILE *f, const struct snapshot *s,
 		users_str(s, r, nodes, sizeof(nodes), threads, sizeof(threads));
 		if (threads[0])
 			fprintf(f, "     used from %s\n", threads);
+		node_intervals(f, r);
 		if (r->candidates)
 			fprintf(f, "     %llu of its pages have a remote counter above the home counter by more than the differential threshold (%u).\n",
 				(unsigned long long)r->candidates,
@@ -232,6 +267,8 @@ static void proc_heading(FILE *f, const struct proc *p)
 		(unsigned long long)total,
 		(unsigned long long)(total / (uint64_t)feed_weight()),
 		(unsigned long long)present, info.rcb_granularity, pct(local, total));
+	if (counts_sampled())
+		fprintf(f, "95%% interval %s; ", interval_str(total, buf, sizeof(buf)));
 	if (s->lost_known)
 		fprintf(f, "lost to pegging %llu (%.2f%% of references delivered)\n",
 			(unsigned long long)lost, pct(lost, total + lost));
@@ -321,6 +358,13 @@ void report_text(FILE *f)
 				(unsigned long long)feed_used[i].weight);
 	}
 	fprintf(f, "   samples behind a count: references / %ld\n", feed_weight());
+	if (!feed_weight_known())
+		fprintf(f, "   the samples' weight is not known here: no 95%% intervals\n");
+	else if (counts_exact())
+		fprintf(f, "   every reference counted (weight 1): the counts are exact, no interval\n");
+	else
+		fprintf(f, "   95%% interval of a count: from its samples n, Poisson (Garwood's exact bounds up to 100 samples, normal above), times %ld; the sampling alone\n",
+			feed_weight());
 	if (count_done)
 		fprintf(f, "   the command's own session: %llu samples, %llu counted, %llu unresolved, %llu dropped\n",
 			(unsigned long long)count_stats.samples,

@@ -113,6 +113,7 @@ struct feed_desc {
 	char what[512];		/* which feed, its period, scope */
 	char meaning[512];	/* what a count means */
 	long weight;		/* references one sample stands for */
+	int weight_unknown;	/* not known here: weight says 1 */
 	uint64_t delivered;	/* samples that reached a counter in the run */
 	/* Records a device feed could not make in the run (buffers full). */
 	uint64_t dropped;
@@ -121,6 +122,8 @@ extern struct feed_desc feed_used[4];
 extern int nr_feeds_used;
 /* The weight that turns a count into samples (the main feed's), >= 1. */
 long feed_weight(void);
+/* Is that weight known (not for the hub's emulated PMU)? */
+int feed_weight_known(void);
 /* Does the command run bound (MPOL_BIND | MPOL_F_NUMA_BALANCING)? */
 int hinting_binds(void);
 /* In the command, before exec: its own session's fd, or -1 with errno. */
@@ -471,6 +474,12 @@ struct region **objects_shown(const struct snapshot *s, int *n);
 uint64_t samples_of(const struct region *r);
 /* Fewer than --min-samples: its figures are flagged. */
 int few_samples(const struct region *r);
+/* Every reference counted (the main feed's weight is 1): no intervals. */
+int counts_exact(void);
+/* Sampled with a known weight above 1: the counts have intervals. */
+int counts_sampled(void);
+/* The 95% interval of a count of refs references (rt_count95()). */
+void refs_interval(uint64_t refs, uint64_t *lo, uint64_t *hi);
 const char *object_kind_str(const struct region *r, char *buf, size_t size);
 /* "file.c:12", "libfoo.so .bss", or the mapping. */
 const char *object_where(const struct region *r, char *buf, size_t size);

@@ -163,6 +163,13 @@ def check_exact(d, truth_csv, source, binary=None):
         (int(said.group(1)) == dropped if said else dropped == 0),
         "exact: the records the hub dropped in the run are in the JSON and the text (%s)"
         % dropped, said.group(0) if said else "no line in the text report")
+    # Every reference counted: each interval is the count itself.
+    bad = [o["name"] for o in objs
+           if o["refs_interval"] != [o["refs"]] * 2 or
+           o["refs_by_node_interval"] != {c: [v, v] for c, v in o["refs_by_node"].items() if v}]
+    tap(r["feeds"]["exact"] is True and not bad,
+        "exact: the counts are exact, each object's and node's 95% interval the count itself",
+        "exact %s; not so: %s" % (r["feeds"].get("exact"), bad[:5]))
     variable(objs, lines, "grid")
     variable(objs, lines, "table")
     named(objs, lines, "make_buffer", "make_buffer", "allocation", "malloc")

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""html-check.py REPORT.html REPORT.json: refcnt-run --html in headless
+"""html-check.py REPORT.html REPORT.json [NAME]: refcnt-run --html in headless
 Chromium (Debian's chromium), checked against the JSON report of the same
-run. TAP on stdout.
+run. TAP on stdout, each test named after NAME (default "html").
 
 The page must need nothing from outside (no src=, href= or url(), no
 address of any host); once Chromium has run its script (--dump-dom), the
 objects table must hold every object of the JSON in its order (most remote
 references first) with the same name, references, references by node,
-lost references, remote references and advice; the node x node matrix the
+lost references, remote references and advice, and, where the counts are
+sampled (not feeds.exact), the 95% interval
+of the references in a column and each node's as its cell's tooltip; the node x node matrix the
 JSON's; each object's bar the references by node; and sorting by a column
 (#sort=KEY in the address, as a click on its heading) must order the rows.
 """
@@ -22,6 +24,7 @@ import sys
 import tempfile
 
 results = []
+name = "html"
 
 
 def tap(ok, name, diag=""):
@@ -54,6 +57,8 @@ class Dom(html.parser.HTMLParser):
         if tag == "td" and self.within("id", "objects") and self.rows:
             self.cell = (a.get("class") or "").split()[0]
             self.text = ""
+            if a.get("title") and self.cell.startswith("n"):
+                self.rows[-1][self.cell + ".title"] = a["title"]
         if tag == "td" and self.within("id", "matrix"):
             home = [x.get("data-home") for _, x in self.stack if "data-home" in x][-1]
             self.matrix.append((home, a.get("data-accessing"), int(a.get("data-v"))))
@@ -113,7 +118,7 @@ def advice(o):
     return "- " + a["why_not"] if a.get("why_not") else "-"
 
 
-def check_rows(rows, objs, labels, what):
+def check_rows(rows, objs, labels, what, exact):
     tap(len(rows) == len(objs), "%s: one row per object (%d)" % (what, len(objs)),
         "%d rows" % len(rows))
     bad = []
@@ -125,20 +130,29 @@ def check_rows(rows, objs, labels, what):
             "remote": str(o["remote_refs"]),
             "advice": advice(o),
         }
+        # A sampled count's 95% interval: its column, and each node's as
+        # its cell's tooltip; exact counts have neither.
+        want["interval"] = None if exact else "[%d, %d]" % tuple(o["refs_interval"])
         for c in labels:
             want["n" + c] = str(o["refs_by_node"].get(c, 0))
+            iv = (o["refs_by_node_interval"] or {}).get(c)
+            want["n" + c + ".title"] = \
+                None if exact or not iv else "95%% interval [%d, %d]" % tuple(iv)
         for k, v in want.items():
             if row.get(k) != v:
                 bad.append("row %d %s: shown %r, JSON %r" % (i + 1, k, row.get(k), v))
-    tap(not bad, "%s: every row shows the JSON's name, references by node, lost, remote references and advice" % what,
+    tap(not bad, "%s: every row shows the JSON's name, references by node, their 95%% intervals "
+        "where sampled, lost, remote references and advice" % what,
         "\n".join(bad[:20]))
 
 
 def main():
-    if len(sys.argv) != 3:
+    global name
+    if len(sys.argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
         return 2
     page, js = sys.argv[1], sys.argv[2]
+    name = sys.argv[3] if len(sys.argv) == 4 else name
     with open(js) as f:
         data = json.load(f)
     with open(page) as f:
@@ -152,10 +166,12 @@ def main():
         return finish()
     objs = data["objects"]
     labels = data["counters"]["labels"]
+    # Exact counts, or a weight not known: no intervals shown.
+    exact = data["feeds"]["exact"] or not data["feeds"].get("weight_known", True)
     d = parse(dump_dom(browser, page))
     tap(d.body.get("data-ready") == "1", "Chromium ran the page's script to the end",
         d.body)
-    check_rows(d.rows, objs, labels, "default order (most remote references first)")
+    check_rows(d.rows, objs, labels, "default order (most remote references first)", exact)
     m = data["node_matrix"]
     want = sorted((str(h), a, v) for hi, h in enumerate(m["home_nodes"])
                   for a, v in zip(m["accessing"], m["refs"][hi]))
@@ -171,17 +187,17 @@ def main():
         "each object's bar has its references by accessing node", "\n".join(bad[:10]))
     d = parse(dump_dom(browser, page, "#sort=name"))
     order = sorted(range(len(objs)), key=lambda i: (objs[i]["name"], i))
-    check_rows(d.rows, [objs[i] for i in order], labels, "sorted by name")
+    check_rows(d.rows, [objs[i] for i in order], labels, "sorted by name", exact)
     d = parse(dump_dom(browser, page, "#sort=-refs"))
     order = sorted(range(len(objs)), key=lambda i: (-objs[i]["refs"], i))
-    check_rows(d.rows, [objs[i] for i in order], labels, "sorted by references, descending")
+    check_rows(d.rows, [objs[i] for i in order], labels, "sorted by references, descending", exact)
     return finish()
 
 
 def finish():
     print("1..%d" % len(results))
-    for i, (ok, name, diag) in enumerate(results, 1):
-        print("%s %d html: %s" % ("ok" if ok else "not ok", i, name))
+    for i, (ok, what, diag) in enumerate(results, 1):
+        print("%s %d %s: %s" % ("ok" if ok else "not ok", i, name, what))
         if diag and not ok:
             for line in str(diag).splitlines():
                 print("#   " + line)

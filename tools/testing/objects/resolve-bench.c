@@ -13,6 +13,13 @@
  * the module), the names and advice, and the text, JSON and HTML reports.
  *
  *   resolve-bench TRACK-BENCH N [SIZE]
+ *
+ * With RESOLVE_BENCH_OUT=DIR it writes the reports into DIR (report.txt,
+ * report.json, report.html) instead, as if a feed of weight
+ * RESOLVE_BENCH_WEIGHT (default 1; 0: a weight not known, as the hub's
+ * emulated PMU's) had delivered the counts, each count then that many
+ * times the one made up: the sampled reports, with their intervals, on
+ * the host.
  */
 #include <errno.h>
 #include <signal.h>
@@ -59,7 +66,7 @@ static void fake_machine(void)
 }
 
 /* Every page the objects own gets made-up references from two nodes. */
-static void fake_counts(struct snapshot *s)
+static void fake_counts(struct snapshot *s, uint64_t weight)
 {
 	struct page_counts pc;
 	size_t i;
@@ -71,8 +78,8 @@ static void fake_counts(struct snapshot *s)
 		for (a = run->start; a < run->end; a += 4096) {
 			memset(&pc, 0, sizeof(pc));
 			pc.cnodeid = (int)((a >> 12) % 2);
-			pc.refs[pc.cnodeid] = 10 + (a >> 12) % 7;
-			pc.refs[(pc.cnodeid + 1) % 4] = 30 + (a >> 13) % 11;
+			pc.refs[pc.cnodeid] = weight * (10 + (a >> 12) % 7);
+			pc.refs[(pc.cnodeid + 1) % 4] = weight * (30 + (a >> 13) % 11);
 			pc.total = pc.refs[0] + pc.refs[1] + pc.refs[2] + pc.refs[3];
 			pc.local = pc.refs[pc.cnodeid];
 			add_page(&s->o[run->obj], &pc);
@@ -80,11 +87,37 @@ static void fake_counts(struct snapshot *s)
 	}
 }
 
+/* The three reports into dir: 0, or 1 when one cannot be written. */
+static int write_reports(const char *dir, char **args)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/report.txt", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return 1;
+	report_text(f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return 1;
+	report_json(f, args, 0, 0, 0);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/report.html", dir);
+	report_html(path, args, 0);
+	track_cleanup();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char *args[] = { argv[1], "objects", argc > 2 ? argv[2] : "10000",
 			 argc > 3 ? argv[3] : "8192", NULL };
 	double t0, t_objects, t_names, t_text, t_json, t_html;
+	const char *out = getenv("RESOLVE_BENCH_OUT");
+	unsigned long long weight = 0;
 	struct snapshot *s;
 	struct proc p;
 	FILE *null;
@@ -95,6 +128,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: resolve-bench TRACK-BENCH [N [SIZE]]\n");
 		return 2;
 	}
+	if (getenv("RESOLVE_BENCH_WEIGHT"))
+		weight = strtoull(getenv("RESOLVE_BENCH_WEIGHT"), NULL, 10);
+	nr_feeds_used = 1;
+	feed_used[0] = (struct feed_desc){ .name = "hub",
+					   .weight = weight ? (long)weight : 1,
+					   .weight_unknown = getenv("RESOLVE_BENCH_WEIGHT") && !weight,
+					   .delivered = 1 };
+	if (!weight)
+		weight = 1;
+	snprintf(feed_used[0].what, sizeof(feed_used[0].what),
+		 "made up by resolve-bench, weighted %llu", (unsigned long long)weight);
+	snprintf(feed_used[0].meaning, sizeof(feed_used[0].meaning), "made-up counts");
 	rt_prog = "resolve-bench";
 	fake_machine();
 	track_setup(args);
@@ -116,7 +161,7 @@ int main(int argc, char **argv)
 	s = snapshot_objects(pid, pid, NULL, 0);
 	if (!s)
 		return 1;
-	fake_counts(s);
+	fake_counts(s, weight);
 	objects_finish(s);
 	t_objects = now() - t0;
 	kill(pid, SIGKILL);
@@ -135,6 +180,8 @@ int main(int argc, char **argv)
 	snprintf(p.cmd, sizeof(p.cmd), "%s", args[0]);
 	procs = &p;
 	main_pid = pid;
+	if (out)
+		return write_reports(out, args);
 	null = fopen("/dev/null", "w");
 	t0 = now();
 	report_text(null);

@@ -525,6 +525,8 @@ def host_steps(c: Check) -> List[Step]:
         # librefcnt-track.so natively: a large calloc() recorded.
         make("track-check", "track-check", est=1),
         make("json-check", "json-check", est=1),
+        # The 95% intervals of sampled counts: Garwood's bounds.
+        make("interval-check", "interval-check", est=1),
         make("lib-check", "-C", "lib", "check", f"O={c.path('lib')}",
              "WERROR=1", est=6),
         Step("papi-host", estimate=120, action=c.papi_host),

@@ -97,6 +97,21 @@ CASES: Tuple[Case, ...] = (
            ('"coverage": 1, "attribution": 1, "remote_share": 0.45, '
             '"true_remote_share": 0.45, "rank_correlation": 1}',
             '"common": 4, "precision": 1, "recall": 1}')),
+    Expect("95% intervals at period 20: pages and regions whose truth is "
+           "inside", _json("--period", "20", *REGIONS),
+           ('"rank_correlation": 0.8, "interval_pages": 5, '
+            '"interval_inside": 4, "interval_coverage": 0.8}',
+            '"interval_pages": 2, "interval_inside": 1, '
+            '"interval_coverage": 0.5, "inside": false}',
+            '"intervals": {"period": 20, "confidence": 0.95, "regions": 3, '
+            '"regions_inside": 2, "region_coverage": 0.666667}')),
+    Expect("95% intervals at period 1: exact, the truth never equal",
+           _json("--period", "1", *REGIONS),
+           ('"interval_pages": 5, "interval_inside": 0, '
+            '"interval_coverage": 0}',)),
+    Expect("95% intervals, text", ("--period", "20", *REGIONS),
+           ('95% intervals (period 20): the truth inside for   80.0% of 5 '
+            'pages,   80.0% of the regions\' 5, 2 of 3 regions',)),
     Expect("text report", tuple(REGIONS),
            ('overall                    90.0%   65.0%   21.4%   45.0%   '
             '0.800           14          200        4        4',
@@ -110,6 +125,8 @@ CASES: Tuple[Case, ...] = (
     Fails("a bad count: exit 1, one line", 1,
           ("@D/tables.csv", "@W/bad2.csv")),
     Fails("one file only: exit 2, one line", 2, ("@D/tables.csv",)),
+    Fails("period 0: exit 2, one line", 2,
+          ("--period", "0", "@D/tables.csv", "@D/truth.csv")),
     Fails("an unknown option: exit 2", 2,
           ("--bogus", "@D/tables.csv", "@D/truth.csv")),
 )

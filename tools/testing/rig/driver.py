@@ -30,9 +30,9 @@ the durations; --plan prints the steps):
      build/logs/debian-root.log and deb-chroot-prepare.log
   3. host steps: the module for each Debian kernel (W=1, sparse; warnings
      fail), selftests, tools, pmda, fleet-host, track-check, json-check,
-     lib-check, core-check, pmu-check, papi, checkpatch, kernel-doc,
-     shellcheck, cross-arm64 (module, library and tools cross-built for
-     arm64), and
+     interval-check, lib-check, core-check, pmu-check, papi, checkpatch,
+     kernel-doc, shellcheck, cross-arm64 (module, library and tools
+     cross-built for arm64), and
      rig-check (the rig's own unit tests, mypy --strict and flake8)
   4. the selftests in QEMU guests (log build/logs/<kernel>-<topology>.log):
      the first Debian kernel on one (but the stress tests and load

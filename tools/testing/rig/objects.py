@@ -12,7 +12,9 @@ hub).
          then the host's perl without and under refcnt-run
   bad    one boot of the busybox guest (four), no device: objects-guest bad
   html   on the host: the exact stage's HTML in headless Chromium
-         against its JSON (html-check)
+         against its JSON (html-check), and a sampled report's (weight
+         64, with its intervals; its text report too), made on the host
+         by resolve-bench
   redis  one boot of the Debian guest with redis-server and redis-tools
          and the hub device at period 64: redis-guest (redis-check)
 
@@ -23,6 +25,7 @@ objects/objects-guest and objects/redis-guest; the reports are judged by
 objects/check-objects.py and objects/html-check.py."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -171,11 +174,36 @@ class Objects:
         html = f"{out}/exact/exact.html"
         if os.path.isfile(html) and os.path.getsize(html) > 0:
             python_tap([f"{OBJ}/html-check.py", html,
-                        f"{out}/exact/exact.json"], f"{out}/html.tap")
+                        f"{out}/exact/exact.json"], f"{out}/html-exact.tap")
         else:
-            write(f"{out}/html.tap", "1..1\nnot ok 1 html: no HTML report "
-                  "from the exact stage\n")
+            write(f"{out}/html-exact.tap", "1..1\nnot ok 1 html: no HTML "
+                  "report from the exact stage\n")
+        write(f"{out}/html.tap", merge_tap([G.read(f"{out}/html-exact.tap"),
+                                            G.read(self.sampled_html())]))
         self.finish("html", t0)
+
+    def sampled_html(self) -> str:
+        """The HTML of sampled counts (a feed of weight 64: the intervals'
+        column and tooltips) against its JSON: refcnt-run's report code
+        on the host, on made-up counts (resolve-bench); its TAP's path."""
+        b, d = self.c.build, f"{self.c.out}/sampled"
+        tap = f"{self.c.out}/html-sampled.tap"
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        env = {**os.environ, "RESOLVE_BENCH_OUT": d,
+               "RESOLVE_BENCH_WEIGHT": "64",
+               "REFCNT_TRACK_LIB": f"{b}/tools/librefcnt-track.so"}
+        if not G.make("objects-bench-bin") or subprocess.call(
+                [f"{b}/objects/resolve-bench", f"{b}/objects/track-bench",
+                 "20", "300000"], env=env, stdout=subprocess.DEVNULL) != 0:
+            write(tap, "1..1\nnot ok 1 html sampled: resolve-bench wrote no "
+                  "report\n")
+        else:
+            python_tap([f"{OBJ}/html-check.py", f"{d}/report.html",
+                        f"{d}/report.json", "html sampled"], tap)
+            append(tap, text_intervals(G.read(f"{d}/report.txt"),
+                                       G.read(f"{d}/report.json")))
+        return tap
 
     def stage_redis(self) -> None:
         log, t0, out = f"{self.c.logdir}/objects-redis.log", time.time(), \
@@ -219,6 +247,39 @@ class Objects:
                 raise G.Die(f"unknown stage '{s}'")
             stages[s]()
         return merge_tap([G.read(t) for t in self.taps])
+
+
+def text_intervals(text: str, js: str) -> str:
+    """TAP (no plan: merge_tap counts) on the text report TEXT of sampled
+    counts against its JSON JS: it says how its intervals are made, has
+    the column, and each listed object's row its JSON's refs_interval."""
+    try:
+        data = json.loads(js)
+        objs = data["objects"]
+        weight = data["feeds"]["weight"]
+    except (ValueError, KeyError, TypeError):
+        return "not ok 1 text sampled: no JSON report to compare with\n"
+    lines = text.splitlines()
+    top = next((i for i, ln in enumerate(lines)
+                if ln.startswith("   #   object ")), len(lines))
+    rows: List[str] = []
+    for ln in lines[top + 1:]:
+        if not re.match(r"   [0-9]+ ", ln):
+            break
+        rows.append(ln)
+    want = ["[%d, %d]" % tuple(o["refs_interval"]) for o in objs[:len(rows)]]
+    bad = [f"row {i + 1}: no {w}" for i, (r, w) in enumerate(zip(rows, want))
+           if w not in r]
+    head = ("95% interval of a count: from its samples n, Poisson" in text
+            and f"times {weight}" in text and
+            top < len(lines) and " 95% interval " in lines[top])
+    out = "ok" if head else "not ok"
+    out += (" 1 text sampled: the report says how its 95% intervals are "
+            "made, and has their column\n")
+    out += ("ok" if rows and not bad else "not ok") + \
+        (f" 2 text sampled: each of the {len(rows)} rows shows its object's "
+         "95% interval, as the JSON\n")
+    return out + "".join(f"#   {b}\n" for b in bad[:10])
 
 
 def redis_report(log: str, rc: str, tap: str, hub: str, hinting: str) -> str:

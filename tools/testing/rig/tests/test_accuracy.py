@@ -99,12 +99,55 @@ class Accuracy(unittest.TestCase):
         self.assertEqual(A.row("w", "f", j, "0.5"),
                          "w        f                   99.5   96.0   97.0   "
                          "30.0/31.0    93.0/95.0   91.0/90.0    0.91 "
-                         "100.0/96.0      0.5")
+                         "100.0/96.0      -/-         0.5")
         self.assertTrue(A.goal_met(j, "0.5"))
         self.assertFalse(A.goal_met(j, "1.5"))
         self.assertFalse(A.goal_met(j, "-"))
         self.assertFalse(A.goal_met(j.replace('"recall": 0.96',
                                               '"recall": 0.5'), "0.5"))
+
+    def test_sample_period(self) -> None:
+        # The hub's period from its name; the PMU's as applied, else named.
+        self.assertEqual(A.sample_period("hub-64", "0"), 64)
+        self.assertEqual(A.sample_period("pebs-1000", "1000"), 1000)
+        self.assertEqual(A.sample_period("ibs-1008", "1008 "), 1008)
+        self.assertEqual(A.sample_period("pebs-ldlat-10000", ""), 10000)
+        self.assertEqual(A.sample_period("ibs-mem-100000", "0"), 100000)
+        # Faults are no sampled references; the control is the truth.
+        for f in ("first-touch", "hinting", "hinting-fast", "truth-inject"):
+            self.assertEqual(A.sample_period(f, ""), 0)
+
+    def test_coverage(self) -> None:
+        """refcnt-compare --period 20 on compare-data (its README): 4 of
+        the regions' 5 pages and 2 of 3 regions inside; without regions,
+        the pages overall; without --period, none."""
+        j = read("accuracy-compare-period.json")
+        self.assertEqual(A.coverage(j), ("0.8", "0.666667"))
+        self.assertEqual(A.row("w", "hub-64", j, "0.5"),
+                         "w        hub-64              90.0   65.0   65.0   "
+                         "21.4/45.0    75.0/75.0  100.0/100.0   0.80     -/0.0"
+                         "    80.0/66.7      0.5")
+        alone = ('{"overall": {"refs": 14, "interval_pages": 5, '
+                 '"interval_inside": 1, "interval_coverage": 0.2},\n'
+                 ' "misplacement": {"regions": 0}}')
+        self.assertEqual(A.coverage(alone), ("0.2", ""))
+        self.assertEqual(A.row("w", "f", alone, "-")[-22:],
+                         "    20.0/-           -")
+        self.assertEqual(A.coverage(read("accuracy-compare.json")), ("", ""))
+
+    def test_cover_goal(self) -> None:
+        self.assertEqual(A.counts_truth("pebs-1000"), "all")
+        self.assertEqual(A.counts_truth("hub-64"), "all")
+        self.assertEqual(A.counts_truth("pebs-ldlat-1000"), "memside")
+        self.assertEqual(A.counts_truth("ibs-mem-1008"), "memside")
+        j = read("accuracy-compare-period.json")
+        self.assertFalse(A.cover_met("hub-64", "all", j))  # 0.8
+        j95 = j.replace('"interval_coverage": 0.8}', '"interval_coverage": 0.95}')
+        self.assertTrue(A.cover_met("hub-64", "all", j95))
+        self.assertFalse(A.cover_met("hub-64", "memside", j95))
+        self.assertTrue(A.cover_met("ibs-mem-1008", "memside", j95))
+        self.assertFalse(A.cover_met("pebs-1000", "all",
+                                     read("accuracy-compare.json")))
 
     def test_tables(self) -> None:
         txt = ["x", "the hub driver's drain besides the feed", "  demo hub-64 "

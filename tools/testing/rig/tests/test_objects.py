@@ -98,3 +98,36 @@ class Redis(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TextIntervals(unittest.TestCase):
+    """The sampled text report against its JSON (the html stage)."""
+    JSON = ('{"feeds": {"weight": 64, "exact": false}, "objects": ['
+            '{"refs": 640, "refs_interval": [306, 1177]}, '
+            '{"refs": 0, "refs_interval": [0, 237]}]}')
+    TEXT = ("   95% interval of a count: from its samples n, Poisson (Garwood's"
+            " exact bounds up to 100 samples, normal above), times 64; ...\n"
+            "   0 references (0 samples) ...\n\n"
+            "   #   object   refs 95% interval   n0\n"
+            "   1   a         640 [306, 1177]   640\n"
+            "   2   b           0 [0, 237]        0\n\n"
+            "   hottest pages:\n")
+
+    def test_sampled(self) -> None:
+        self.assertEqual(objects.text_intervals(self.TEXT, self.JSON), (
+            "ok 1 text sampled: the report says how its 95% intervals are "
+            "made, and has their column\n"
+            "ok 2 text sampled: each of the 2 rows shows its object's 95% "
+            "interval, as the JSON\n"))
+
+    def test_wrong(self) -> None:
+        text = self.TEXT.replace("[0, 237]", "[0, 238]").replace(
+            "times 64", "times 1")
+        self.assertEqual(objects.text_intervals(text, self.JSON), (
+            "not ok 1 text sampled: the report says how its 95% intervals "
+            "are made, and has their column\n"
+            "not ok 2 text sampled: each of the 2 rows shows its object's 95% "
+            "interval, as the JSON\n#   row 2: no [0, 237]\n"))
+        self.assertEqual(objects.text_intervals(self.TEXT, "{"),
+                         "not ok 1 text sampled: no JSON report to compare "
+                         "with\n")

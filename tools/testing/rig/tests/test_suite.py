@@ -100,7 +100,8 @@ class CheckPlan(unittest.TestCase):
         self.assertEqual([s.name for s in steps], [
             "debug-kernel-build", "debian-root-build", "deb-chroot-build",
             f"module-{K1}", f"module-{K2}", "selftests", "tools", "pmda",
-            "fleet-host", "track-check", "json-check", "lib-check",
+            "fleet-host", "track-check", "json-check", "interval-check",
+            "lib-check",
             "papi-host",
             "rig-check", "core-check", "pmu-check", "checkpatch",
             "kernel-doc", "shellcheck", "cross-arm64",
