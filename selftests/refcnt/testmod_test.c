@@ -192,7 +192,7 @@ TEST_F(testmod, samples_bad_arguments)
 	f.nr_samples = REFCNT_TEST_SAMPLES_MAX + 1;
 	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
 	f = ok;
-	f.flags = 1;
+	f.flags = ~REFCNT_TEST_SAMPLES_NMI;	/* every unknown flag */
 	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
 	f = ok;
 	f.pad = 1;

@@ -7,7 +7,9 @@
  * only: REFCNT_TEST_BENCH times refcnt_reference() against bare atomic
  * increments; REFCNT_TEST_SAMPLES runs synthetic precise memory samples
  * through refcnt_pmu_sample(), the code of the PEBS/IBS overflow handler,
- * as its own feed "test", so that machines without a PMU test that code;
+ * as its own feed "test", so that machines without a PMU test that code,
+ * with REFCNT_TEST_SAMPLES_NMI from a real NMI the CPU sends itself, as
+ * a PMU overflow arrives;
  * REFCNT_TEST_RECORDS makes the feed a device feed's records of the
  * calling thread, for counting sessions' ranges and totals;
  * REFCNT_TEST_GENERATION sets a layout's generation past 2^32, which
@@ -35,6 +37,10 @@
 #include <linux/uaccess.h>
 #include <uapi/linux/refcnt.h>
 #include <uapi/linux/refcnt_test.h>
+#ifdef CONFIG_X86_LOCAL_APIC
+#include <asm/apic.h>
+#include <asm/nmi.h>
+#endif
 
 #include "compat.h"
 #include "feed.h"
@@ -198,6 +204,112 @@ static bool refcnt_test_sample(const struct refcnt_test_sample *s)
 				      s->weight) == REFCNT_SAMPLE_COUNTED;
 }
 
+#ifdef CONFIG_X86_LOCAL_APIC
+/* The sample this CPU's next NMI delivers; NULL once it did. */
+static DEFINE_PER_CPU(const struct refcnt_test_sample *, refcnt_test_nmi_sample);
+static DEFINE_PER_CPU(bool, refcnt_test_nmi_counted);
+
+/*
+ * NMI_LOCAL: every local NMI comes here; ours are those with a sample
+ * waiting on this CPU (as nmi_selftest.c tells its own).
+ */
+static int refcnt_test_nmi(unsigned int type, struct pt_regs *regs)
+{
+	const struct refcnt_test_sample *s = this_cpu_read(refcnt_test_nmi_sample);
+
+	if (!s)
+		return NMI_DONE;
+	this_cpu_write(refcnt_test_nmi_counted, refcnt_test_sample(s));
+	/* The result before the sign that the waiter may read it. */
+	barrier();
+	this_cpu_write(refcnt_test_nmi_sample, NULL);
+	return NMI_HANDLED;
+}
+
+/**
+ * refcnt_test_sample_nmi() - deliver a sample from an NMI of this CPU
+ * @s:		the sample
+ * @counted:	set to whether it reached a counter
+ *
+ * An NMI IPI to this CPU's own mask (the self shorthand may not carry an
+ * NMI), with interrupts on: the irq_work the NMI raises runs before the
+ * next sample, as on a CPU whose samples come slower than its
+ * interrupts. Preemption off, so the NMI is this CPU's.
+ *
+ * Return: 0, or -ETIMEDOUT when no NMI came within a second.
+ */
+static int refcnt_test_sample_nmi(const struct refcnt_test_sample *s,
+				  bool *counted)
+{
+	u64 end = ktime_get_ns() + NSEC_PER_SEC;
+	int cpu = get_cpu(), err = 0;
+
+	this_cpu_write(refcnt_test_nmi_counted, false);
+	this_cpu_write(refcnt_test_nmi_sample, s);
+	apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR);
+	while (READ_ONCE(*this_cpu_ptr(&refcnt_test_nmi_sample))) {
+		if (ktime_get_ns() > end) {
+			this_cpu_write(refcnt_test_nmi_sample, NULL);
+			err = -ETIMEDOUT;
+			break;
+		}
+		cpu_relax();
+	}
+	*counted = this_cpu_read(refcnt_test_nmi_counted);
+	put_cpu();
+	return err;
+}
+
+static int refcnt_test_nmi_init(void)
+{
+	return register_nmi_handler(NMI_LOCAL, refcnt_test_nmi, 0,
+				    "refcnt_test");
+}
+
+static void refcnt_test_nmi_exit(void)
+{
+	unregister_nmi_handler(NMI_LOCAL, "refcnt_test");
+}
+#else
+static int refcnt_test_sample_nmi(const struct refcnt_test_sample *s,
+				  bool *counted)
+{
+	return -EOPNOTSUPP;
+}
+
+static int refcnt_test_nmi_init(void)
+{
+	return 0;
+}
+
+static void refcnt_test_nmi_exit(void)
+{
+}
+#endif
+
+/* Deliver the samples, in the caller's context or each from an NMI. */
+static int refcnt_test_deliver(const struct refcnt_test_sample *s, u32 nr,
+			       bool nmi, u32 *delivered)
+{
+	bool counted;
+	u32 i;
+	int err;
+
+	*delivered = 0;
+	for (i = 0; i < nr; i++) {
+		if (!nmi) {
+			*delivered += refcnt_test_sample(&s[i]);
+			continue;
+		}
+		err = refcnt_test_sample_nmi(&s[i], &counted);
+		if (err)
+			return err;
+		*delivered += counted;
+		cond_resched();
+	}
+	return 0;
+}
+
 /* REFCNT_TEST_SAMPLES: checked whole first, like RCB_INJECT. */
 static long refcnt_test_samples(void __user *argp)
 {
@@ -208,7 +320,7 @@ static long refcnt_test_samples(void __user *argp)
 
 	if (copy_from_user(&f, argp, sizeof(f)))
 		return -EFAULT;
-	if (f.flags || f.pad || !f.nr_samples ||
+	if (f.flags & ~REFCNT_TEST_SAMPLES_NMI || f.pad || !f.nr_samples ||
 	    f.nr_samples > REFCNT_TEST_SAMPLES_MAX)
 		return -EINVAL;
 	s = kvmalloc_array(f.nr_samples, sizeof(*s), GFP_KERNEL);
@@ -221,10 +333,10 @@ static long refcnt_test_samples(void __user *argp)
 	for (i = 0; i < f.nr_samples; i++)
 		if (s[i].src_cnodeid >= refcnt_nr_cnodes())
 			goto out;
-	f.delivered = 0;
-	for (i = 0; i < f.nr_samples; i++)
-		f.delivered += refcnt_test_sample(&s[i]);
-	err = copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
+	err = refcnt_test_deliver(s, f.nr_samples,
+				  f.flags & REFCNT_TEST_SAMPLES_NMI, &f.delivered);
+	if (!err && copy_to_user(argp, &f, sizeof(f)))
+		err = -EFAULT;
 out:
 	kvfree(s);
 	return err;
@@ -376,15 +488,22 @@ static int __init refcnt_test_init(void)
 	err = refcnt_feed_register(&refcnt_test_feed);
 	if (err)
 		return err;
-	err = misc_register(&refcnt_test_dev);
+	err = refcnt_test_nmi_init();
 	if (err)
-		refcnt_feed_unregister(&refcnt_test_feed);
+		goto feed;
+	err = misc_register(&refcnt_test_dev);
+	if (!err)
+		return 0;
+	refcnt_test_nmi_exit();
+feed:
+	refcnt_feed_unregister(&refcnt_test_feed);
 	return err;
 }
 
 static void __exit refcnt_test_exit(void)
 {
 	misc_deregister(&refcnt_test_dev);
+	refcnt_test_nmi_exit();
 	refcnt_feed_unregister(&refcnt_test_feed);
 }
 

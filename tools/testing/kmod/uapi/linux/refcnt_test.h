@@ -78,15 +78,17 @@ struct refcnt_test_sample {
  * struct refcnt_test_samples - argument of REFCNT_TEST_SAMPLES
  * @samples:	user pointer to struct refcnt_test_sample entries
  * @nr_samples:	entries, 1..REFCNT_TEST_SAMPLES_MAX
- * @flags:	must be zero
+ * @flags:	REFCNT_TEST_SAMPLES_NMI, or 0
  * @delivered:	out: samples that reached a counter
  * @pad:	must be zero
  *
  * Each sample goes through refcnt_pmu_sample(), the code the PEBS/IBS
  * overflow handler runs, as the test module's feed "test" (statistics in
- * /sys/kernel/refcnt/test_*), in the caller's context: the no-allocation
- * path of NMI is tested in user space (tools/testing/core). All samples
- * are checked first: a bad cnodeid anywhere is EINVAL, nothing delivered.
+ * /sys/kernel/refcnt/test_*), in the caller's context, or with
+ * REFCNT_TEST_SAMPLES_NMI each in an NMI the CPU sends itself, as a PMU
+ * overflow comes (x86; elsewhere EOPNOTSUPP; ETIMEDOUT if no NMI came).
+ * All samples are checked first: a bad cnodeid anywhere is EINVAL,
+ * nothing delivered.
  */
 struct refcnt_test_samples {
 	__u64 samples;
@@ -95,6 +97,9 @@ struct refcnt_test_samples {
 	__u32 delivered;
 	__u32 pad;
 };
+
+/* struct refcnt_test_samples.flags */
+#define REFCNT_TEST_SAMPLES_NMI	(1U << 0)	/* each from an NMI */
 
 /* struct refcnt_test_record.flags */
 #define REFCNT_TEST_REC_LOAD	(1U << 0)	/* a load */
