@@ -12,8 +12,9 @@
  *
  * Each ring has one producer, the NMIs of its CPU (they do not nest), and
  * one consumer at a time, whoever holds its busy bit: the irq_work on any
- * CPU (it is the node's, not the CPU's) or refcnt_node_sync(). Neither
- * side waits for the other.
+ * CPU (it is the node's, not the CPU's) or refcnt_node_sync(). Nobody
+ * waits: a consumer that finds the ring busy leaves it to the holder,
+ * which looks again after it lets go.
  */
 #include <linux/bitops.h>
 #include <linux/irq_work.h>
@@ -73,9 +74,17 @@ static void refcnt_defer_count(struct refcnt_node *node,
 			      e->has_ctx ? &ctx : NULL);
 }
 
+/* Are there entries past @tail? */
+static bool refcnt_defer_more(struct refcnt_defer_ring *ring, u32 tail)
+{
+	/* The head, then the entries it publishes (refcnt_defer()). */
+	return tail != smp_load_acquire(&ring->head);
+}
+
 /*
- * Replay one CPU's ring. Another consumer in it: leave it, and raise the
- * irq_work again, for what it may have missed.
+ * Replay one CPU's ring. Another consumer in it: leave it to that one,
+ * which looks again once it lets go, and so sees what we came for
+ * (test_and_set_bit() is fully ordered, even when the bit was set).
  */
 static void refcnt_defer_drain(struct refcnt_node *node,
 			       struct refcnt_defer_ring *ring)
@@ -83,19 +92,19 @@ static void refcnt_defer_drain(struct refcnt_node *node,
 	struct refcnt_deferred e;
 	u32 tail;
 
-	if (test_and_set_bit_lock(0, &ring->busy)) {
-		set_bit(0, &node->defer_pending);
-		irq_work_queue(&node->irq_work);
-		return;
-	}
-	/* The head, then the entries it publishes (refcnt_defer()). */
-	for (tail = ring->tail; tail != smp_load_acquire(&ring->head); tail++) {
-		e = ring->entry[tail % REFCNT_DEFER_LEN];
-		/* Read before the slot is handed back to the NMI. */
-		smp_store_release(&ring->tail, tail + 1);
-		refcnt_defer_count(node, &e);
-	}
-	clear_bit_unlock(0, &ring->busy);
+	do {
+		if (test_and_set_bit(0, &ring->busy))
+			return;
+		for (tail = ring->tail; refcnt_defer_more(ring, tail); tail++) {
+			e = ring->entry[tail % REFCNT_DEFER_LEN];
+			/* Read before the slot is handed back to the NMI. */
+			smp_store_release(&ring->tail, tail + 1);
+			refcnt_defer_count(node, &e);
+		}
+		clear_bit_unlock(0, &ring->busy);
+		/* Let go before looking again: pairs with the failed test. */
+		smp_mb__after_atomic();
+	} while (refcnt_defer_more(ring, tail));
 }
 
 /**

@@ -201,9 +201,9 @@ typedef struct { long counter; } atomic_long_t;
 #define test_and_set_bit(nr, a)	((__atomic_fetch_or(&(a)[BIT_WORD(nr)], BIT_MASK(nr), __ATOMIC_SEQ_CST) & BIT_MASK(nr)) != 0)
 #define test_bit(nr, a)		((READ_ONCE((a)[BIT_WORD(nr)]) & BIT_MASK(nr)) != 0)
 #define __set_bit(nr, a)	set_bit(nr, a)
-#define test_and_set_bit_lock(nr, a) ((__atomic_fetch_or(&(a)[BIT_WORD(nr)], BIT_MASK(nr), __ATOMIC_ACQUIRE) & BIT_MASK(nr)) != 0)
 #define clear_bit_unlock(nr, a)	((void)__atomic_fetch_and(&(a)[BIT_WORD(nr)], ~BIT_MASK(nr), __ATOMIC_RELEASE))
 #define smp_mb__before_atomic()	smp_mb()
+#define smp_mb__after_atomic()	smp_mb()
 unsigned long find_next_bit(const unsigned long *addr, unsigned long size,
 			    unsigned long offset);
 #define for_each_set_bit(bit, addr, size) \
