@@ -394,7 +394,7 @@ TEST_F(feeds, synthetic_pebs_samples)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(before + 33,
 		  rc_range_refs(self->fd, p, rc_page_size(), ctr, self->e, 16));
-	f.flags = REFCNT_TEST_SAMPLES_NMI << 1;
+	f.flags = ~REFCNT_TEST_SAMPLES_FLAGS;
 	f.nr_samples = 1;
 	EXPECT_EQ(-1, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
 	EXPECT_EQ(EINVAL, errno);
@@ -535,6 +535,61 @@ TEST_F(feeds, synthetic_pebs_in_nmi_over_cold_memory)
 	EXPECT_EQ(deferred + RC_NMI_PAIRS * (100 + 10007 - thr),
 		  rc_node_stat(nid, "refs_deferred"));
 	EXPECT_EQ(0ULL, rc_node_stat(nid, "defer_full"));
+	ioctl(self->fd, RCB_RESET);
+	close(tfd);
+}
+
+/* Deliveries a CPU's deferral ring holds per node (admin-guide.rst). */
+#define RC_DEFER_LEN	32
+
+/*
+ * More NMIs to cold pages than the deferral ring holds before the CPU
+ * takes an interrupt (the test module sends them with interrupts off):
+ * the first RC_DEFER_LEN wait and are counted, each one after is
+ * dropped, and refs_dropped and defer_full say so, exactly.
+ */
+TEST_F(feeds, synthetic_pebs_in_nmi_ring_full_counts_the_loss)
+{
+	unsigned int cps = self->info.rcb_sw_counters_per_set;
+	unsigned int src = self->cnodes.n - 1, ctr, k, n = RC_DEFER_LEN + 8;
+	uint64_t gran = self->info.rcb_granularity, stride, first = 0;
+	uint64_t kept = 0, lost = 0, dropped, full, refs;
+	int nid = self->memory.id[0], tfd = rc_test_open();
+	struct refcnt_test_sample s[RC_DEFER_LEN + 8];
+	struct refcnt_test_samples f = { .samples = (uintptr_t)s,
+					 .nr_samples = n,
+					 .flags = REFCNT_TEST_SAMPLES_NMI |
+						  REFCNT_TEST_SAMPLES_IRQS_OFF };
+	struct rcb_slot slot;
+
+	if (tfd == -ENOENT)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, tfd) TH_LOG("%s: %s", RC_TEST_DEV, strerror(-tfd));
+	ctr = src / self->info.rcb_nodes_per_counter;
+	stride = 4096 / sizeof(uint32_t) / cps + 1;
+	ASSERT_EQ(0, rc_big_slot(self->fd, gran, &slot, &first));
+	ASSERT_LE(n * stride * gran, slot.size);
+	for (k = 0; k < n; k++) {
+		s[k] = (struct refcnt_test_sample){
+			.paddr = slot.base + k * stride * gran,
+			.src_cnodeid = src, .weight = 1000 + k };
+		*(k < RC_DEFER_LEN ? &kept : &lost) += 1000 + k;
+	}
+	ASSERT_EQ(0, ioctl(self->fd, RCB_RESET));
+	dropped = rc_node_stat(nid, "refs_dropped");
+	full = rc_node_stat(nid, "defer_full");
+	refs = rc_node_stat(nid, "references");
+	if (ioctl(tfd, REFCNT_TEST_SAMPLES, &f) && errno == EOPNOTSUPP)
+		SKIP(return, "no NMI to send (not x86)");
+	ASSERT_EQ(n, f.delivered) TH_LOG("%s", strerror(errno));
+	ioctl(self->fd, RCB_SYNC);
+	EXPECT_EQ(dropped + lost, rc_node_stat(nid, "refs_dropped"));
+	EXPECT_EQ(full + lost, rc_node_stat(nid, "defer_full"));
+	EXPECT_EQ(refs + kept, rc_node_stat(nid, "references"));
+	for (k = 0; k < n; k++)
+		EXPECT_EQ(k < RC_DEFER_LEN ? 1000 + k : 0,
+			  rc_set_counter(self->fd, first + k * stride, cps,
+					 ctr, false)) TH_LOG("sample %u", k);
 	ioctl(self->fd, RCB_RESET);
 	close(tfd);
 }

@@ -287,27 +287,34 @@ static void refcnt_test_nmi_exit(void)
 }
 #endif
 
-/* Deliver the samples, in the caller's context or each from an NMI. */
+/*
+ * Deliver the samples, in the caller's context or each from an NMI;
+ * with REFCNT_TEST_SAMPLES_IRQS_OFF all NMIs come before any interrupt.
+ */
 static int refcnt_test_deliver(const struct refcnt_test_sample *s, u32 nr,
-			       bool nmi, u32 *delivered)
+			       u32 flags, u32 *delivered)
 {
-	bool counted;
+	bool irqs_off = flags & REFCNT_TEST_SAMPLES_IRQS_OFF, counted;
+	unsigned long irqflags = 0;
+	int err = 0;
 	u32 i;
-	int err;
 
 	*delivered = 0;
-	for (i = 0; i < nr; i++) {
-		if (!nmi) {
+	if (irqs_off)
+		local_irq_save(irqflags);
+	for (i = 0; i < nr && !err; i++) {
+		if (!(flags & REFCNT_TEST_SAMPLES_NMI)) {
 			*delivered += refcnt_test_sample(&s[i]);
 			continue;
 		}
 		err = refcnt_test_sample_nmi(&s[i], &counted);
-		if (err)
-			return err;
-		*delivered += counted;
-		cond_resched();
+		*delivered += counted && !err;
+		if (!irqs_off)
+			cond_resched();
 	}
-	return 0;
+	if (irqs_off)
+		local_irq_restore(irqflags);
+	return err;
 }
 
 /* REFCNT_TEST_SAMPLES: checked whole first, like RCB_INJECT. */
@@ -320,8 +327,13 @@ static long refcnt_test_samples(void __user *argp)
 
 	if (copy_from_user(&f, argp, sizeof(f)))
 		return -EFAULT;
-	if (f.flags & ~REFCNT_TEST_SAMPLES_NMI || f.pad || !f.nr_samples ||
+	if (f.flags & ~REFCNT_TEST_SAMPLES_FLAGS || f.pad || !f.nr_samples ||
 	    f.nr_samples > REFCNT_TEST_SAMPLES_MAX)
+		return -EINVAL;
+	/* Interrupts off for a bounded time, and only around NMIs. */
+	if (f.flags & REFCNT_TEST_SAMPLES_IRQS_OFF &&
+	    (!(f.flags & REFCNT_TEST_SAMPLES_NMI) ||
+	     f.nr_samples > REFCNT_TEST_SAMPLES_IRQS_OFF_MAX))
 		return -EINVAL;
 	s = kvmalloc_array(f.nr_samples, sizeof(*s), GFP_KERNEL);
 	if (!s)
@@ -333,8 +345,7 @@ static long refcnt_test_samples(void __user *argp)
 	for (i = 0; i < f.nr_samples; i++)
 		if (s[i].src_cnodeid >= refcnt_nr_cnodes())
 			goto out;
-	err = refcnt_test_deliver(s, f.nr_samples,
-				  f.flags & REFCNT_TEST_SAMPLES_NMI, &f.delivered);
+	err = refcnt_test_deliver(s, f.nr_samples, f.flags, &f.delivered);
 	if (!err && copy_to_user(argp, &f, sizeof(f)))
 		err = -EFAULT;
 out:

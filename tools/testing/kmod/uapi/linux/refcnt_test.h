@@ -78,7 +78,7 @@ struct refcnt_test_sample {
  * struct refcnt_test_samples - argument of REFCNT_TEST_SAMPLES
  * @samples:	user pointer to struct refcnt_test_sample entries
  * @nr_samples:	entries, 1..REFCNT_TEST_SAMPLES_MAX
- * @flags:	REFCNT_TEST_SAMPLES_NMI, or 0
+ * @flags:	REFCNT_TEST_SAMPLES_NMI, and REFCNT_TEST_SAMPLES_IRQS_OFF, or 0
  * @delivered:	out: samples that reached a counter
  * @pad:	must be zero
  *
@@ -86,7 +86,10 @@ struct refcnt_test_sample {
  * overflow handler runs, as the test module's feed "test" (statistics in
  * /sys/kernel/refcnt/test_*), in the caller's context, or with
  * REFCNT_TEST_SAMPLES_NMI each in an NMI the CPU sends itself, as a PMU
- * overflow comes (x86; elsewhere EOPNOTSUPP; ETIMEDOUT if no NMI came).
+ * overflow comes (x86; elsewhere EOPNOTSUPP; ETIMEDOUT if no NMI came),
+ * and with REFCNT_TEST_SAMPLES_IRQS_OFF too (at most
+ * REFCNT_TEST_SAMPLES_IRQS_OFF_MAX samples) all under local_irq_save():
+ * every NMI before any interrupt, the irq_work they raise after the last.
  * All samples are checked first: a bad cnodeid anywhere is EINVAL,
  * nothing delivered.
  */
@@ -100,6 +103,10 @@ struct refcnt_test_samples {
 
 /* struct refcnt_test_samples.flags */
 #define REFCNT_TEST_SAMPLES_NMI	(1U << 0)	/* each from an NMI */
+#define REFCNT_TEST_SAMPLES_IRQS_OFF (1U << 1)	/* no interrupt between */
+#define REFCNT_TEST_SAMPLES_FLAGS \
+	(REFCNT_TEST_SAMPLES_NMI | REFCNT_TEST_SAMPLES_IRQS_OFF)
+#define REFCNT_TEST_SAMPLES_IRQS_OFF_MAX	256
 
 /* struct refcnt_test_record.flags */
 #define REFCNT_TEST_REC_LOAD	(1U << 0)	/* a load */
