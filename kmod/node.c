@@ -134,9 +134,10 @@ static int refcnt_node_alloc(struct refcnt_node *node,
 	node->ctx = kvzalloc_node((node->ctx_mask + 1) * sizeof(*node->ctx),
 				  REFCNT_LOAD_GFP, nid);
 	*fixed += (node->ctx_mask + 1) * sizeof(*node->ctx);
-	if (!node->stats || !node->defer || !node->fold_pending || !node->peg_pending ||
-	    !node->migrate_pending || !node->pegged || !node->migrated ||
-	    !node->migrate_owed || !node->attention || !node->ctx)
+	if (!node->stats || !node->defer || !node->fold_pending ||
+	    !node->peg_pending || !node->migrate_pending || !node->pegged ||
+	    !node->migrated || !node->migrate_owed || !node->attention ||
+	    !node->ctx)
 		return -ENOMEM;
 	for (i = 0; i <= node->ctx_mask; i++)
 		node->ctx[i].set = U64_MAX;	/* no set: no context */

@@ -206,7 +206,8 @@ static bool refcnt_test_sample(const struct refcnt_test_sample *s)
 
 #ifdef CONFIG_X86_LOCAL_APIC
 /* The sample this CPU's next NMI delivers; NULL once it did. */
-static DEFINE_PER_CPU(const struct refcnt_test_sample *, refcnt_test_nmi_sample);
+static DEFINE_PER_CPU(const struct refcnt_test_sample *,
+		      refcnt_test_nmi_sample);
 static DEFINE_PER_CPU(bool, refcnt_test_nmi_counted);
 
 /*
@@ -215,8 +216,9 @@ static DEFINE_PER_CPU(bool, refcnt_test_nmi_counted);
  */
 static int refcnt_test_nmi(unsigned int type, struct pt_regs *regs)
 {
-	const struct refcnt_test_sample *s = this_cpu_read(refcnt_test_nmi_sample);
+	const struct refcnt_test_sample *s;
 
+	s = this_cpu_read(refcnt_test_nmi_sample);
 	if (!s)
 		return NMI_DONE;
 	this_cpu_write(refcnt_test_nmi_counted, refcnt_test_sample(s));
