@@ -108,8 +108,13 @@ struct refcnt_table {
  * @folds:	sets folded by threshold interrupts
  * @migrations:	migration events raised by the differential threshold
  * @events_dropped: events lost because the event queue was full
- * @refs_dropped: references that never reached a counter: its table page
- *		could not be allocated (in NMI, or out of memory)
+ * @refs_dropped: references that never reached a counter: its page could
+ *		not be allocated (out of memory), or an NMI found it missing
+ *		and the deferral ring was full (@defer_full)
+ * @refs_deferred: references an NMI found no counter page for, kept in
+ *		the deferral ring and counted from the irq_work
+ * @defer_full:	references dropped because the deferral ring of the CPU
+ *		was full; a part of @refs_dropped
  * @discarded:	counts removed by resets (hardware, extended and lost)
  * @overflowed:	lost references no lost count could hold: it was at
  *		2^32-1, or its page could not be allocated
@@ -128,6 +133,8 @@ struct refcnt_stats {
 	u64 migrations;
 	u64 events_dropped;
 	u64 refs_dropped;
+	u64 refs_deferred;
+	u64 defer_full;
 	u64 discarded;
 	u64 overflowed;
 	u64 offlined;
@@ -192,6 +199,52 @@ struct refcnt_events {
 	u64 first_dropped;
 	bool room_wanted;
 	wait_queue_head_t wait;
+};
+
+/*
+ * Entries of a node's deferral ring, per CPU. An NMI defers a delivery
+ * whose counter page is missing; the irq_work, which an NMI raises and
+ * which runs as soon as the CPU takes interrupts again, replays them: so
+ * a CPU fills its ring only with more NMIs to cold pages in a row than
+ * this before its next interrupt.
+ */
+#define REFCNT_DEFER_LEN	32
+
+/**
+ * struct refcnt_deferred - a delivery an NMI could not count, in a ring
+ * @set:	the set
+ * @vaddr:	the context's virtual address, if @has_ctx
+ * @pid:	the context's process, if @has_ctx
+ * @count:	references
+ * @src_cnode:	cnodeid they come from
+ * @has_ctx:	the feed gave a context
+ */
+struct refcnt_deferred {
+	u64 set;
+	u64 vaddr;
+	pid_t pid;
+	u32 count;
+	u32 src_cnode;
+	bool has_ctx;
+};
+
+/**
+ * struct refcnt_defer_ring - deliveries an NMI deferred, one CPU's
+ * @head:	entries written so far, free-running; only this CPU's NMIs
+ *		write it
+ * @tail:	entries replayed so far, free-running; written by the one
+ *		replaying, who holds @busy
+ * @busy:	bit 0: a context (irq_work or sync, any CPU) is replaying
+ * @entry:	the ring
+ *
+ * One producer (NMIs do not nest), one consumer at a time: lock-free, so
+ * an NMI never waits.
+ */
+struct refcnt_defer_ring {
+	u32 head;
+	u32 tail;
+	unsigned long busy;
+	struct refcnt_deferred entry[REFCNT_DEFER_LEN];
 };
 
 /* Entries of a node's inline fold log. */
@@ -274,8 +327,9 @@ struct refcnt_fold_log {
  * @fold_log:		FOLD events of folds made on the reference path, for
  *			the interrupt service to queue
  * @stats:		statistics
- * @want_hw:		1 + index of a hardware counter an NMI found no page
- *			for; the irq_work makes the page, 0 when none
+ * @defer:		per CPU, deliveries an NMI found no counter page for;
+ *			the irq_work replays them (defer.c)
+ * @defer_pending:	bit 0: some CPU's @defer ring may hold entries
  * @fixed_bytes:	bytes of the tables that do not depend on use
  * @ref:		holders: the layout (while the node is current) and
  *			every open file of it
@@ -318,7 +372,8 @@ struct refcnt_node {
 	struct refcnt_events events;
 	struct refcnt_fold_log fold_log;
 	struct refcnt_stats __percpu *stats;
-	atomic64_t want_hw;
+	struct refcnt_defer_ring __percpu *defer;
+	unsigned long defer_pending;
 	size_t fixed_bytes;
 	struct kref ref;
 	u64 generation;
@@ -480,6 +535,11 @@ bool refcnt_node_prepare(struct refcnt_node *node, u64 set,
 			 unsigned int src_cnode, u32 count);
 u32 *refcnt_counter_word(struct refcnt_node *node, struct refcnt_sparse *sp,
 			 u64 idx);
+
+/* defer.c: what an NMI cannot count yet, counted from the irq_work */
+bool refcnt_defer(struct refcnt_node *node, u64 set, unsigned int src_cnode,
+		  u32 count, const struct refcnt_ctx *ctx);
+void refcnt_defer_replay(struct refcnt_node *node);
 
 /* fold.c: the threshold interrupt and what else runs in its context */
 void refcnt_raise(struct refcnt_node *node, unsigned long *pending, u64 set);

@@ -20,8 +20,9 @@
  * references").
  *
  * Callable from any context, NMI included: no locks, no sleeping, and no
- * allocation in NMI (a reference whose counter page does not exist yet is
- * then dropped and counted, and the irq_work makes the page for the next).
+ * allocation in NMI: references whose counter page does not exist yet
+ * are then deferred to the irq_work, which counts them outside NMI
+ * (defer.c).
  */
 #include <linux/hardirq.h>
 #include <linux/minmax.h>
@@ -40,17 +41,25 @@
 #error "refcnt does not support PREEMPT_RT kernels (see kmod/Kconfig)"
 #endif
 
-static noinline u32 *refcnt_counter_alloc(struct refcnt_node *node,
-					  struct refcnt_sparse *sp, u64 idx)
+/* No allocation in NMI: the caller defers what needs the page. */
+static noinline u32 *refcnt_counter_alloc(struct refcnt_sparse *sp, u64 idx)
 {
-	if (!in_nmi())
-		return refcnt_sparse_get(sp, idx, GFP_ATOMIC);
-	/* No allocation in NMI: have the irq_work make it for the next one. */
-	if (sp == &node->hw) {
-		atomic64_set(&node->want_hw, idx + 1);
-		irq_work_queue(&node->irq_work);
-	}
-	return NULL;
+	return in_nmi() ? NULL : refcnt_sparse_get(sp, idx, GFP_ATOMIC);
+}
+
+/*
+ * References no counter page can be had for here: in NMI, deferred to
+ * the irq_work; else (out of memory), or with the CPU's deferral ring
+ * full, dropped. Returns the references dropped.
+ */
+static noinline u32 refcnt_count_missing(struct refcnt_node *node, u64 set,
+					 unsigned int src_cnode, u32 count,
+					 const struct refcnt_ctx *ctx)
+{
+	if (in_nmi() && refcnt_defer(node, set, src_cnode, count, ctx))
+		return 0;
+	this_cpu_add(node->stats->refs_dropped, count);
+	return count;
 }
 
 /* The hot path finds the page; making one is out of line. */
@@ -59,7 +68,7 @@ refcnt_counter_get(struct refcnt_node *node, struct refcnt_sparse *sp, u64 idx)
 {
 	u32 *word = refcnt_sparse_word(sp, idx);
 
-	return likely(word) ? word : refcnt_counter_alloc(node, sp, idx);
+	return likely(word) ? word : refcnt_counter_alloc(sp, idx);
 }
 
 /**
@@ -68,8 +77,7 @@ refcnt_counter_get(struct refcnt_node *node, struct refcnt_sparse *sp, u64 idx)
  * @sp:		its hardware counters or lost counts
  * @idx:	counter index
  *
- * Any context: in NMI a missing page is not made (the irq_work makes a
- * hardware counter's for the next reference).
+ * Any context: in NMI a missing page is not made.
  *
  * Return: the count, or NULL.
  */
@@ -179,7 +187,7 @@ static u32 refcnt_counter_fill(u32 *hw, u32 left, u32 thr, u32 *now)
  * it is at the maximum), the rest fill it to the threshold, fold the set
  * and go on, as if the interrupt had kept up with each. Only in NMI, when
  * the counter's extended page does not exist yet, what cannot fold is
- * dropped (refs_dropped), like a reference without a hardware page.
+ * deferred to the irq_work, like a reference without a hardware page.
  * Returns the references no counter holds: pegged, or dropped.
  */
 static noinline u32 refcnt_count_fold(struct refcnt_node *node, u64 set,
@@ -223,12 +231,15 @@ static noinline u32 refcnt_count_fold(struct refcnt_node *node, u64 set,
 			refcnt_migrate(node, set);
 	}
 	this_cpu_add(node->stats->references, count - left);
-	this_cpu_add(node->stats->refs_dropped, left);
 	if (now >= thr && !test_and_set_bit(set, node->fold_pending))
 		refcnt_raise(node, NULL, set);
 	else if (folded)
 		/* The service queues the fold log's events. */
 		irq_work_queue(&node->irq_work);
+	if (left)
+		left = refcnt_count_missing(node, set,
+					    counter << refcnt_topo.counter_shift,
+					    left, ctx);
 	return pegged + left;
 }
 
@@ -251,10 +262,8 @@ static __always_inline u32 refcnt_count(struct refcnt_node *node, u64 set,
 		return 0;
 
 	hw = refcnt_counter_get(node, &node->hw, first + counter);
-	if (unlikely(!hw)) {
-		this_cpu_add(node->stats->refs_dropped, count);
-		return count;
-	}
+	if (unlikely(!hw))
+		return refcnt_count_missing(node, set, src_cnode, count, ctx);
 	thr = READ_ONCE(node->abs_threshold);
 	old = READ_ONCE(*hw);
 	do {

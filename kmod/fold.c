@@ -54,19 +54,16 @@ void refcnt_raise(struct refcnt_node *node, unsigned long *pending, u64 set)
  * refcnt_irq_work() - the first half of the threshold interrupt
  * @work:	the node's irq_work, raised from any context, NMI included
  *
- * Hard interrupt context, soon after the raise, on the raising CPU: makes
- * the hardware counter page an NMI found missing, if any, and queues the
- * interrupt service, refcnt_fold_work().
+ * Hard interrupt context, soon after the raise, on the raising CPU:
+ * counts what NMIs deferred for want of a counter page (allocation is
+ * allowed here), and queues the interrupt service, refcnt_fold_work().
  */
 void refcnt_irq_work(struct irq_work *work)
 {
 	struct refcnt_node *node = container_of(work, struct refcnt_node,
 						irq_work);
-	u64 want = atomic64_xchg(&node->want_hw, 0);
 
-	/* Hard interrupt context: atomic allocation is allowed here. */
-	if (want)
-		refcnt_sparse_get(&node->hw, want - 1, GFP_ATOMIC);
+	refcnt_defer_replay(node);
 	/* Not sooner than a retry already waiting: memory is short then. */
 	queue_delayed_work(system_unbound_wq, &node->fold_work, 0);
 }
@@ -488,12 +485,14 @@ static void refcnt_service_retry(struct refcnt_node *node)
  * refcnt_node_sync() - run every pending interrupt of a node now
  * @node:	the node
  *
- * Process context, under the node's fold_lock: queues the peg and
- * migration events raised and folds the sets raised. A set whose fold
- * found no memory stays raised, and the service is retried later.
+ * Process context: counts what NMIs deferred, then, under the node's
+ * fold_lock, queues the peg and migration events raised and folds the
+ * sets raised. A set whose fold found no memory stays raised, and the
+ * service is retried later.
  */
 void refcnt_node_sync(struct refcnt_node *node)
 {
+	refcnt_defer_replay(node);
 	mutex_lock(&node->fold_lock);
 	refcnt_service_retry(node);
 	mutex_unlock(&node->fold_lock);

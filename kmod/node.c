@@ -51,6 +51,7 @@ static void refcnt_node_free(struct refcnt_node *node)
 	kvfree(node->migrate_pending);
 	kvfree(node->peg_pending);
 	kvfree(node->fold_pending);
+	free_percpu(node->defer);
 	free_percpu(node->stats);
 }
 
@@ -119,6 +120,8 @@ static int refcnt_node_alloc(struct refcnt_node *node,
 
 	refcnt_events_init(&node->events, nid, refcnt_cfg.event_queue_len);
 	node->stats = alloc_percpu(struct refcnt_stats);
+	node->defer = alloc_percpu(struct refcnt_defer_ring);
+	*fixed += num_possible_cpus() * sizeof(struct refcnt_defer_ring);
 	node->fold_pending = refcnt_bitmap(node->nr_sets, nid, fixed);
 	node->peg_pending = refcnt_bitmap(node->nr_sets, nid, fixed);
 	node->migrate_pending = refcnt_bitmap(node->nr_sets, nid, fixed);
@@ -131,9 +134,10 @@ static int refcnt_node_alloc(struct refcnt_node *node,
 	node->ctx = kvzalloc_node((node->ctx_mask + 1) * sizeof(*node->ctx),
 				  REFCNT_LOAD_GFP, nid);
 	*fixed += (node->ctx_mask + 1) * sizeof(*node->ctx);
-	if (!node->stats || !node->fold_pending || !node->peg_pending ||
-	    !node->migrate_pending || !node->pegged || !node->migrated ||
-	    !node->migrate_owed || !node->attention || !node->ctx)
+	if (!node->stats || !node->defer || !node->fold_pending ||
+	    !node->peg_pending || !node->migrate_pending || !node->pegged ||
+	    !node->migrated || !node->migrate_owed || !node->attention ||
+	    !node->ctx)
 		return -ENOMEM;
 	for (i = 0; i <= node->ctx_mask; i++)
 		node->ctx[i].set = U64_MAX;	/* no set: no context */

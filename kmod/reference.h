@@ -23,7 +23,8 @@ struct refcnt_ctx {
  * @home_cnode:	cnodeid of the node the page is on; -1 when no node
  *		counts it (the references reached no counter)
  * @lost:	of the references, those its hardware counter had no room
- *		for (pegged), or dropped for want of a counter page (NMI)
+ *		for (pegged), or dropped for want of a counter page; those
+ *		deferred in NMI to be counted later (defer.c) are not lost
  */
 struct refcnt_outcome {
 	int home_cnode;

@@ -12,6 +12,7 @@
  * its event queue tells their readers (RCB_EVENT_LAYOUT).
  */
 #include <linux/bitmap.h>
+#include <linux/irq_work.h>
 #include <linux/kref.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -228,7 +229,9 @@ void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
 	struct refcnt_stats sum;
 	u64 dropped;
 
-	refcnt_node_sync(old);	/* the pending folds first */
+	/* What NMIs deferred, and the pending folds, first. */
+	irq_work_sync(&old->irq_work);
+	refcnt_node_sync(old);
 	mutex_lock(&old->fold_lock);
 	if (succ)
 		mutex_lock_nested(&succ->fold_lock, SINGLE_DEPTH_NESTING);

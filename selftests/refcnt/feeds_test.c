@@ -3,7 +3,8 @@
  * The feeds: sampled page faults counted exactly against
  * getrusage, page sizes of THP and hugetlb in the range query, synthetic
  * PEBS/IBS samples through the overflow handler's code (the test module's
- * REFCNT_TEST_SAMPLES; in NMI, tools/testing/core), the PEBS feed refused
+ * REFCNT_TEST_SAMPLES), in the caller's context and from real NMIs over
+ * cold memory (nothing dropped), the PEBS feed refused
  * without a PMU (one line in the log) and its settings' bad values, and
  * NUMA-balancing hinting faults that keep references
  * flowing without migrating pages (MPOL_BIND | MPOL_F_NUMA_BALANCING),
@@ -393,7 +394,7 @@ TEST_F(feeds, synthetic_pebs_samples)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(before + 33,
 		  rc_range_refs(self->fd, p, rc_page_size(), ctr, self->e, 16));
-	f.flags = 1U << 31;
+	f.flags = ~REFCNT_TEST_SAMPLES_FLAGS;
 	f.nr_samples = 1;
 	EXPECT_EQ(-1, ioctl(tfd, REFCNT_TEST_SAMPLES, &f));
 	EXPECT_EQ(EINVAL, errno);
@@ -516,7 +517,7 @@ TEST_F(feeds, pebs_start_makes_no_probe)
  * five times what an 11-bit counter holds) loses nothing: each sample
  * folds as it crosses the threshold, through the overflow handler's code
  * (the test module's REFCNT_TEST_SAMPLES). The NMI flavour of the same
- * path, where no page may be made, is the core test's (tools/testing/core).
+ * path, where no page may be made, follows.
  */
 TEST_F(feeds, synthetic_pebs_weight_folds)
 {
@@ -550,6 +551,154 @@ TEST_F(feeds, synthetic_pebs_weight_folds)
 			rc_set_counter(self->fd, set, cps, ctr, true));
 	EXPECT_EQ(dropped, rc_node_stat(nid, "refs_dropped"));
 	EXPECT_EQ(pegged, rc_node_stat(nid, "pegged"));
+	ioctl(self->fd, RCB_RESET);
+	close(tfd);
+}
+
+/* Of a node's slots, the largest, and the number of its first set. */
+static int rc_big_slot(int fd, uint64_t gran, struct rcb_slot *big,
+		       uint64_t *first_set)
+{
+	struct rcb_slot slot[16];
+	struct rcb_slot_query sq = { .slots = (uintptr_t)slot,
+				     .num_slots = 16 };
+	uint64_t sets = 0;
+	unsigned int i;
+
+	if (ioctl(fd, RCB_SLOT_QUERY, &sq))
+		return -errno;
+	big->size = 0;
+	for (i = 0; i < sq.num_slots && i < 16; i++) {
+		if (slot[i].size > big->size) {
+			*big = slot[i];
+			*first_set = sets;
+		}
+		sets += slot[i].size / gran;
+	}
+	return 0;
+}
+
+#define RC_NMI_PAIRS	40
+
+/*
+ * A PEBS/IBS stream as it comes, each sample in an NMI (the test module
+ * sends the CPU an NMI per sample: REFCNT_TEST_SAMPLES_NMI), over cold
+ * memory (reset: no counter page; no prealloc): in each of 40 pages of
+ * counters, a sample of weight 100, then one of 10,007 to the next set,
+ * whose hardware page the first made but whose extended page is
+ * missing where it must fold. NMI context allocates nothing; no
+ * reference may be dropped (refs_dropped unmoved), and every set holds
+ * exactly its weight, counted late (refs_deferred).
+ */
+TEST_F(feeds, synthetic_pebs_in_nmi_over_cold_memory)
+{
+	unsigned int cps = self->info.rcb_sw_counters_per_set;
+	unsigned int src = self->cnodes.n - 1, ctr, k;
+	uint64_t gran = self->info.rcb_granularity, stride, first = 0;
+	uint64_t dropped, refs, deferred, thr = self->info.rcb_abs_threshold;
+	int nid = self->memory.id[0], tfd = rc_test_open();
+	struct refcnt_test_sample s[2 * RC_NMI_PAIRS];
+	struct refcnt_test_samples f = { .samples = (uintptr_t)s,
+					 .nr_samples = 2 * RC_NMI_PAIRS,
+					 .flags = REFCNT_TEST_SAMPLES_NMI };
+	struct rcb_slot slot;
+
+	if (tfd == -ENOENT)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, tfd) TH_LOG("%s: %s", RC_TEST_DEV, strerror(-tfd));
+	ctr = src / self->info.rcb_nodes_per_counter;
+	/* Sets whose counters lie in a page of counters of their own. */
+	stride = 4096 / sizeof(uint32_t) / cps + 1;
+	ASSERT_EQ(0, rc_big_slot(self->fd, gran, &slot, &first));
+	ASSERT_LE(RC_NMI_PAIRS * stride * gran, slot.size);
+	for (k = 0; k < RC_NMI_PAIRS; k++) {
+		uint64_t paddr = slot.base + k * stride * gran;
+
+		s[2 * k] = (struct refcnt_test_sample){
+			.paddr = paddr, .src_cnodeid = src, .weight = 100 };
+		s[2 * k + 1] = (struct refcnt_test_sample){
+			.paddr = paddr + gran, .src_cnodeid = src,
+			.weight = 10007 };
+	}
+	ASSERT_EQ(0, ioctl(self->fd, RCB_RESET));
+	dropped = rc_node_stat(nid, "refs_dropped");
+	refs = rc_node_stat(nid, "references");
+	deferred = rc_node_stat(nid, "refs_deferred");
+	if (ioctl(tfd, REFCNT_TEST_SAMPLES, &f) && errno == EOPNOTSUPP)
+		SKIP(return, "no NMI to send (not x86)");
+	ASSERT_EQ(2U * RC_NMI_PAIRS, f.delivered) TH_LOG("%s", strerror(errno));
+	ioctl(self->fd, RCB_SYNC);
+	EXPECT_EQ(dropped, rc_node_stat(nid, "refs_dropped"));
+	for (k = 0; k < RC_NMI_PAIRS; k++) {
+		uint64_t set = first + k * stride;
+
+		EXPECT_EQ(100U, rc_set_counter(self->fd, set, cps, ctr, false) +
+				rc_set_counter(self->fd, set, cps, ctr, true));
+		EXPECT_EQ(10007U,
+			  rc_set_counter(self->fd, set + 1, cps, ctr, false) +
+			  rc_set_counter(self->fd, set + 1, cps, ctr, true));
+	}
+	EXPECT_EQ(refs + RC_NMI_PAIRS * 10107ULL,
+		  rc_node_stat(nid, "references"));
+	/* Each first sample whole, the second's excess over the threshold. */
+	EXPECT_EQ(deferred + RC_NMI_PAIRS * (100 + 10007 - thr),
+		  rc_node_stat(nid, "refs_deferred"));
+	EXPECT_EQ(0ULL, rc_node_stat(nid, "defer_full"));
+	ioctl(self->fd, RCB_RESET);
+	close(tfd);
+}
+
+/* Deliveries a CPU's deferral ring holds per node (admin-guide.rst). */
+#define RC_DEFER_LEN	32
+
+/*
+ * More NMIs to cold pages than the deferral ring holds before the CPU
+ * takes an interrupt (the test module sends them with interrupts off):
+ * the first RC_DEFER_LEN wait and are counted, each one after is
+ * dropped, and refs_dropped and defer_full say so, exactly.
+ */
+TEST_F(feeds, synthetic_pebs_in_nmi_ring_full_counts_the_loss)
+{
+	unsigned int cps = self->info.rcb_sw_counters_per_set;
+	unsigned int src = self->cnodes.n - 1, ctr, k, n = RC_DEFER_LEN + 8;
+	uint64_t gran = self->info.rcb_granularity, stride, first = 0;
+	uint64_t kept = 0, lost = 0, dropped, full, refs;
+	int nid = self->memory.id[0], tfd = rc_test_open();
+	struct refcnt_test_sample s[RC_DEFER_LEN + 8];
+	struct refcnt_test_samples f = { .samples = (uintptr_t)s,
+					 .nr_samples = n,
+					 .flags = REFCNT_TEST_SAMPLES_NMI |
+						  REFCNT_TEST_SAMPLES_IRQS_OFF };
+	struct rcb_slot slot;
+
+	if (tfd == -ENOENT)
+		SKIP(return, "no test module (REFCNT_TEST_KO)");
+	ASSERT_LE(0, tfd) TH_LOG("%s: %s", RC_TEST_DEV, strerror(-tfd));
+	ctr = src / self->info.rcb_nodes_per_counter;
+	stride = 4096 / sizeof(uint32_t) / cps + 1;
+	ASSERT_EQ(0, rc_big_slot(self->fd, gran, &slot, &first));
+	ASSERT_LE(n * stride * gran, slot.size);
+	for (k = 0; k < n; k++) {
+		s[k] = (struct refcnt_test_sample){
+			.paddr = slot.base + k * stride * gran,
+			.src_cnodeid = src, .weight = 1000 + k };
+		*(k < RC_DEFER_LEN ? &kept : &lost) += 1000 + k;
+	}
+	ASSERT_EQ(0, ioctl(self->fd, RCB_RESET));
+	dropped = rc_node_stat(nid, "refs_dropped");
+	full = rc_node_stat(nid, "defer_full");
+	refs = rc_node_stat(nid, "references");
+	if (ioctl(tfd, REFCNT_TEST_SAMPLES, &f) && errno == EOPNOTSUPP)
+		SKIP(return, "no NMI to send (not x86)");
+	ASSERT_EQ(n, f.delivered) TH_LOG("%s", strerror(errno));
+	ioctl(self->fd, RCB_SYNC);
+	EXPECT_EQ(dropped + lost, rc_node_stat(nid, "refs_dropped"));
+	EXPECT_EQ(full + lost, rc_node_stat(nid, "defer_full"));
+	EXPECT_EQ(refs + kept, rc_node_stat(nid, "references"));
+	for (k = 0; k < n; k++)
+		EXPECT_EQ(k < RC_DEFER_LEN ? 1000 + k : 0,
+			  rc_set_counter(self->fd, first + k * stride, cps,
+					 ctr, false)) TH_LOG("sample %u", k);
 	ioctl(self->fd, RCB_RESET);
 	close(tfd);
 }

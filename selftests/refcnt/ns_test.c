@@ -506,8 +506,9 @@ TEST(node_stats_not_world_readable)
 {
 	static const char *const names[] = {
 		"references", "pegged", "saturated", "folds", "migrations",
-		"events_dropped", "refs_dropped", "discarded", "overflowed",
-		"offlined", "table_bytes",
+		"events_dropped", "refs_dropped", "refs_deferred",
+		"defer_full", "discarded", "overflowed", "offlined",
+		"table_bytes",
 	};
 	struct rc_nodes mem;
 	char path[128];

@@ -192,7 +192,12 @@ TEST_F(testmod, samples_bad_arguments)
 	f.nr_samples = REFCNT_TEST_SAMPLES_MAX + 1;
 	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
 	f = ok;
-	f.flags = 1U << 31;
+	f.flags = ~REFCNT_TEST_SAMPLES_FLAGS;	/* every unknown flag */
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
+	f.flags = REFCNT_TEST_SAMPLES_IRQS_OFF;	/* only around NMIs */
+	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
+	f.flags = REFCNT_TEST_SAMPLES_FLAGS;
+	f.nr_samples = REFCNT_TEST_SAMPLES_IRQS_OFF_MAX + 1;
 	EXPECT_EQ(EINVAL, samples_errno(self->tfd, &f));
 	f = ok;
 	f.pad = 1;

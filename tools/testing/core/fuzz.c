@@ -177,6 +177,7 @@ static void compare_stats(int nid)
 	(unsigned long long)r.f, (unsigned long long)m->f)
 	CMP(references); CMP(pegged); CMP(saturated); CMP(folds);
 	CMP(migrations); CMP(events_dropped); CMP(refs_dropped);
+	CMP(refs_deferred); CMP(defer_full);
 	CMP(discarded); CMP(overflowed);
 #undef CMP
 }

@@ -16,7 +16,7 @@
  *   entries, the first fold of a delivery one entry, its later folds (all
  *   alike: the counter, the threshold) one entry together; a full log
  *   drops the events. In NMI an inline fold needs the counter's extended
- *   page to exist: otherwise the rest of the delivery is dropped, and
+ *   page to exist: otherwise the rest of the delivery is deferred, and
  *   other counters of the set without one stay in hardware, still raised;
  * - reaching the absolute threshold raises the fold of the whole set;
  *   a remote counter more than diff ahead of the home counter raises one
@@ -28,16 +28,20 @@
  *   migration events, then folds; a
  *   fold adds every hardware counter to its extended counter (saturating
  *   at 2^32-1, the excess lost) and zeroes it, and reports the largest;
- * - in NMI no counter page is made: a reference whose hardware counter
- *   has no page is dropped (and that page made at the next sync), lost
- *   references whose lost count has no page are dropped;
+ * - in NMI no counter page is made: a delivery whose hardware counter
+ *   has no page is deferred, up to M_DEFER_LEN of them, the next dropped
+ *   (refs_dropped, defer_full); at the next sync, first, the deferred ones
+ *   are delivered again in their order outside NMI (refs_deferred), and a
+ *   reset keeps them; lost references whose lost count has no page are
+ *   dropped;
  * - a full queue drops a FOLD or PEG record (it takes a seq), but refuses
  *   a MIGRATE record: the set owes one, takes no seq, and a set that owes
  *   one raises no second record; (a set whose MIGRATE record is still
  *   queued has it updated in place: the fuzzer reads every record at each
  *   sync, and one service queues at most one record per set, so that
  *   never happens here; core_test checks it)
- * - a reset discards every count and everything pending.
+ * - a reset discards every count and everything pending, but for the
+ *   deliveries NMIs deferred: counted after it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +258,28 @@ static bool fold_inline(struct model *m, struct m_node *n, uint64_t set,
 	return true;
 }
 
+/*
+ * A delivery an NMI cannot count for want of a page: kept for the next
+ * sync while there is room (the fuzzer's NMIs all come from one CPU),
+ * else dropped.
+ */
+static void defer(struct m_node *n, uint64_t set, unsigned int src,
+		  uint32_t count, const struct m_ctx *ctx)
+{
+	if (n->nr_defer == M_DEFER_LEN) {
+		n->st.refs_dropped += count;
+		n->st.defer_full += count;
+		return;
+	}
+	n->defer[n->nr_defer].set = set;
+	n->defer[n->nr_defer].src = src;
+	n->defer[n->nr_defer].count = count;
+	n->defer[n->nr_defer].has_ctx = ctx;
+	if (ctx)
+		n->defer[n->nr_defer].ctx = *ctx;
+	n->nr_defer++;
+}
+
 static void node_reference(struct model *m, struct m_node *n, uint64_t set,
 			   unsigned int src, uint32_t count,
 			   const struct m_ctx *ctx, bool nmi)
@@ -267,8 +293,7 @@ static void node_reference(struct model *m, struct m_node *n, uint64_t set,
 		return;
 	if (!n->hw_page[idx / WORDS_PER_PAGE]) {
 		if (nmi) {
-			n->want_hw = idx + 1;
-			n->st.refs_dropped += count;
+			defer(n, set, src, count, ctx);
 			return;
 		}
 		n->hw_page[idx / WORDS_PER_PAGE] = true;
@@ -323,7 +348,10 @@ static void node_reference(struct model *m, struct m_node *n, uint64_t set,
 		}
 	}
 	n->st.references += count - left;
-	n->st.refs_dropped += left;
+	if (left && nmi)
+		defer(n, set, c << m->shift, left, ctx);
+	else
+		n->st.refs_dropped += left;
 	if (n->hw[idx] >= n->abs)
 		n->fold_p[set] = true;
 	if (!lost && n->hw[idx] < n->abs && !migrate && !tried)
@@ -554,10 +582,17 @@ static void service(struct model *m, struct m_node *n, int nid)
 
 static void sync_node(struct model *m, struct m_node *n, int nid)
 {
-	if (n->want_hw) {
-		n->hw_page[(n->want_hw - 1) / WORDS_PER_PAGE] = true;
-		n->want_hw = 0;
+	unsigned int i;
+
+	/* The irq_work counts what NMIs deferred, in their order. */
+	for (i = 0; i < n->nr_defer; i++) {
+		n->st.refs_deferred += n->defer[i].count;
+		node_reference(m, n, n->defer[i].set, n->defer[i].src,
+			       n->defer[i].count,
+			       n->defer[i].has_ctx ? &n->defer[i].ctx : NULL,
+			       false);
 	}
+	n->nr_defer = 0;
 	service(m, n, nid);
 	n->nr_ev = n->queued;
 }
@@ -572,9 +607,8 @@ void m_sync(struct model *m)
 }
 
 /*
- * RCB_SETS_FOLD: the node's pending interrupts, then each set folded. A
- * counter page an NMI reference wanted is made by the irq_work, at the
- * next sync.
+ * RCB_SETS_FOLD: the node's pending interrupts, then each set folded.
+ * What NMIs deferred is counted by the irq_work, at the next sync.
  */
 void m_fold_sets(struct model *m, int nid, uint64_t first, uint64_t nr)
 {

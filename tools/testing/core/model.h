@@ -16,6 +16,7 @@
 #define M_MAX_RANGES	16
 #define M_MAX_EVENTS	4096
 #define M_FOLD_LOG	64	/* entries of a node's inline fold log */
+#define M_DEFER_LEN	32	/* deliveries an NMI defers, per CPU */
 
 struct m_range {
 	uint64_t start, end;	/* bytes, multiples of the granularity */
@@ -37,7 +38,8 @@ struct m_ctx {
 
 struct m_stats {
 	uint64_t references, pegged, saturated, folds, migrations,
-		 events_dropped, refs_dropped, discarded, overflowed;
+		 events_dropped, refs_dropped, refs_deferred, defer_full,
+		 discarded, overflowed;
 };
 
 struct m_node {
@@ -52,7 +54,10 @@ struct m_node {
 	struct { uint64_t set, vaddr; int32_t pid; } ctx[M_CTX_SLOTS];
 	uint32_t ctx_mask;
 	uint32_t abs, diff;
-	uint64_t want_hw;		/* 1 + counter an NMI found no page for */
+	/* Deliveries NMIs found no counter page for, counted at sync. */
+	struct { uint64_t set; unsigned int src; uint32_t count; bool has_ctx;
+		 struct m_ctx ctx; } defer[M_DEFER_LEN];
+	unsigned int nr_defer;
 	/* FOLD events of folds made inline, queued first at sync. */
 	struct { uint64_t set; unsigned int counter; uint32_t count, nr; }
 		log[M_FOLD_LOG];

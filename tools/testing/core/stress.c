@@ -17,7 +17,8 @@
  *   delivered = references + refs_dropped
  *
  * exactly: refs_dropped holds the references that found no hardware
- * counter page (only in NMI here), overflowed the lost references that
+ * counter page in NMI with the deferral ring full (the others wait there
+ * for the irq_work), overflowed the lost references that
  * found no lost-count page (Documentation/admin-guide.rst, statistics).
  *
  * Usage: stress [--seconds N] [--threads N]    exit 0 when conserved

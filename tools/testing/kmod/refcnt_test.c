@@ -8,7 +8,9 @@
  * increments; REFCNT_TEST_SAMPLES runs synthetic precise memory samples
  * through refcnt_pmu_sample(), the code of the PEBS/IBS overflow handler,
  * as its own feed "test", so that machines without a PMU test that code
- * (and its parameter pmu_probes shows refcnt.ko's core-PMU probes);
+ * (and its parameter pmu_probes shows refcnt.ko's core-PMU probes),
+ * with REFCNT_TEST_SAMPLES_NMI from a real NMI the CPU sends itself, as
+ * a PMU overflow arrives;
  * REFCNT_TEST_RECORDS makes the feed a device feed's records of the
  * calling thread, for counting sessions' ranges and totals;
  * REFCNT_TEST_GENERATION sets a layout's generation past 2^32, which
@@ -36,6 +38,10 @@
 #include <linux/uaccess.h>
 #include <uapi/linux/refcnt.h>
 #include <uapi/linux/refcnt_test.h>
+#ifdef CONFIG_X86_LOCAL_APIC
+#include <asm/apic.h>
+#include <asm/nmi.h>
+#endif
 
 #include "compat.h"
 #include "feed.h"
@@ -225,6 +231,124 @@ static bool refcnt_test_sample(struct refcnt_test_sample *s, u32 flags)
 	return counted;
 }
 
+#ifdef CONFIG_X86_LOCAL_APIC
+/* The sample this CPU's next NMI delivers, NULL once it did; its flags. */
+static DEFINE_PER_CPU(struct refcnt_test_sample *, refcnt_test_nmi_sample);
+static DEFINE_PER_CPU(u32, refcnt_test_nmi_flags);
+static DEFINE_PER_CPU(bool, refcnt_test_nmi_counted);
+
+/*
+ * NMI_LOCAL: every local NMI comes here; ours are those with a sample
+ * waiting on this CPU (as nmi_selftest.c tells its own).
+ */
+static int refcnt_test_nmi(unsigned int type, struct pt_regs *regs)
+{
+	struct refcnt_test_sample *s;
+
+	s = this_cpu_read(refcnt_test_nmi_sample);
+	if (!s)
+		return NMI_DONE;
+	this_cpu_write(refcnt_test_nmi_counted,
+		       refcnt_test_sample(s, this_cpu_read(refcnt_test_nmi_flags)));
+	/* The result before the sign that the waiter may read it. */
+	barrier();
+	this_cpu_write(refcnt_test_nmi_sample, NULL);
+	return NMI_HANDLED;
+}
+
+/**
+ * refcnt_test_sample_nmi() - deliver a sample from an NMI of this CPU
+ * @s:		the sample
+ * @flags:	REFCNT_TEST_SAMPLES_*
+ * @counted:	set to whether it reached a counter
+ *
+ * An NMI IPI to this CPU's own mask (the self shorthand may not carry an
+ * NMI), with interrupts on: the irq_work the NMI raises runs before the
+ * next sample, as on a CPU whose samples come slower than its
+ * interrupts. Preemption off, so the NMI is this CPU's.
+ *
+ * Return: 0, or -ETIMEDOUT when no NMI came within a second.
+ */
+static int refcnt_test_sample_nmi(struct refcnt_test_sample *s, u32 flags,
+				  bool *counted)
+{
+	u64 end = ktime_get_ns() + NSEC_PER_SEC;
+	int cpu = get_cpu(), err = 0;
+
+	this_cpu_write(refcnt_test_nmi_counted, false);
+	this_cpu_write(refcnt_test_nmi_flags, flags);
+	this_cpu_write(refcnt_test_nmi_sample, s);
+	apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR);
+	while (READ_ONCE(*this_cpu_ptr(&refcnt_test_nmi_sample))) {
+		if (ktime_get_ns() > end) {
+			this_cpu_write(refcnt_test_nmi_sample, NULL);
+			err = -ETIMEDOUT;
+			break;
+		}
+		cpu_relax();
+	}
+	*counted = this_cpu_read(refcnt_test_nmi_counted);
+	put_cpu();
+	return err;
+}
+
+static int refcnt_test_nmi_init(void)
+{
+	return register_nmi_handler(NMI_LOCAL, refcnt_test_nmi, 0,
+				    "refcnt_test");
+}
+
+static void refcnt_test_nmi_exit(void)
+{
+	unregister_nmi_handler(NMI_LOCAL, "refcnt_test");
+}
+#else
+static int refcnt_test_sample_nmi(struct refcnt_test_sample *s, u32 flags,
+				  bool *counted)
+{
+	return -EOPNOTSUPP;
+}
+
+static int refcnt_test_nmi_init(void)
+{
+	return 0;
+}
+
+static void refcnt_test_nmi_exit(void)
+{
+}
+#endif
+
+/*
+ * Deliver the samples, in the caller's context or each from an NMI;
+ * with REFCNT_TEST_SAMPLES_IRQS_OFF all NMIs come before any interrupt.
+ */
+static int refcnt_test_deliver(struct refcnt_test_sample *s, u32 nr,
+			       u32 flags, u32 *delivered)
+{
+	bool irqs_off = flags & REFCNT_TEST_SAMPLES_IRQS_OFF, counted;
+	unsigned long irqflags = 0;
+	int err = 0;
+	u32 i;
+
+	*delivered = 0;
+	if (irqs_off)
+		local_irq_save(irqflags);
+	for (i = 0; i < nr && !err; i++) {
+		if (!(flags & REFCNT_TEST_SAMPLES_NMI)) {
+			*delivered += refcnt_test_sample(&s[i], flags);
+			continue;
+		}
+		err = refcnt_test_sample_nmi(&s[i], flags, &counted);
+		*delivered += counted && !err;
+		if (!irqs_off)
+			cond_resched();
+	}
+	if (irqs_off)
+		local_irq_restore(irqflags);
+	return err;
+}
+
 /* REFCNT_TEST_SAMPLES: checked whole first, like RCB_INJECT. */
 static long refcnt_test_samples(void __user *argp)
 {
@@ -238,6 +362,11 @@ static long refcnt_test_samples(void __user *argp)
 	if ((f.flags & ~REFCNT_TEST_SAMPLES_FLAGS) || f.pad || !f.nr_samples ||
 	    f.nr_samples > REFCNT_TEST_SAMPLES_MAX)
 		return -EINVAL;
+	/* Interrupts off for a bounded time, and only around NMIs. */
+	if (f.flags & REFCNT_TEST_SAMPLES_IRQS_OFF &&
+	    (!(f.flags & REFCNT_TEST_SAMPLES_NMI) ||
+	     f.nr_samples > REFCNT_TEST_SAMPLES_IRQS_OFF_MAX))
+		return -EINVAL;
 	s = kvmalloc_array(f.nr_samples, sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
@@ -248,15 +377,13 @@ static long refcnt_test_samples(void __user *argp)
 	for (i = 0; i < f.nr_samples; i++)
 		if (s[i].src_cnodeid >= refcnt_nr_cnodes())
 			goto out;
-	f.delivered = 0;
-	for (i = 0; i < f.nr_samples; i++)
-		f.delivered += refcnt_test_sample(&s[i], f.flags);
-	err = -EFAULT;
-	if ((f.flags & REFCNT_TEST_SAMPLES_STALE_ADDR) &&
+	err = refcnt_test_deliver(s, f.nr_samples, f.flags, &f.delivered);
+	if (!err && (f.flags & REFCNT_TEST_SAMPLES_STALE_ADDR) &&
 	    copy_to_user(u64_to_user_ptr(f.samples), s,
 			 array_size(f.nr_samples, sizeof(*s))))
-		goto out;
-	err = copy_to_user(argp, &f, sizeof(f)) ? -EFAULT : 0;
+		err = -EFAULT;
+	if (!err && copy_to_user(argp, &f, sizeof(f)))
+		err = -EFAULT;
 out:
 	kvfree(s);
 	return err;
@@ -432,15 +559,22 @@ static int __init refcnt_test_init(void)
 	err = refcnt_feed_register(&refcnt_test_feed);
 	if (err)
 		return err;
-	err = misc_register(&refcnt_test_dev);
+	err = refcnt_test_nmi_init();
 	if (err)
-		refcnt_feed_unregister(&refcnt_test_feed);
+		goto feed;
+	err = misc_register(&refcnt_test_dev);
+	if (!err)
+		return 0;
+	refcnt_test_nmi_exit();
+feed:
+	refcnt_feed_unregister(&refcnt_test_feed);
 	return err;
 }
 
 static void __exit refcnt_test_exit(void)
 {
 	misc_deregister(&refcnt_test_dev);
+	refcnt_test_nmi_exit();
 	refcnt_feed_unregister(&refcnt_test_feed);
 }
 

@@ -201,6 +201,9 @@ typedef struct { long counter; } atomic_long_t;
 #define test_and_set_bit(nr, a)	((__atomic_fetch_or(&(a)[BIT_WORD(nr)], BIT_MASK(nr), __ATOMIC_SEQ_CST) & BIT_MASK(nr)) != 0)
 #define test_bit(nr, a)		((READ_ONCE((a)[BIT_WORD(nr)]) & BIT_MASK(nr)) != 0)
 #define __set_bit(nr, a)	set_bit(nr, a)
+#define clear_bit_unlock(nr, a)	((void)__atomic_fetch_and(&(a)[BIT_WORD(nr)], ~BIT_MASK(nr), __ATOMIC_RELEASE))
+#define smp_mb__before_atomic()	smp_mb()
+#define smp_mb__after_atomic()	smp_mb()
 unsigned long find_next_bit(const unsigned long *addr, unsigned long size,
 			    unsigned long offset);
 #define for_each_set_bit(bit, addr, size) \
@@ -220,7 +223,7 @@ static inline void bitmap_zero(unsigned long *map, u64 nbits)
 
 /* Per-CPU data: one slot per thread, SHIM_PCPU_STRIDE bytes apart. */
 #define NR_CPUS			256
-#define SHIM_PCPU_STRIDE	256
+#define SHIM_PCPU_STRIDE	2048	/* a deferral ring fits */
 extern __thread int shim_cpu_id;
 int shim_cpu_assign(void);
 static inline int shim_cpu(void)
@@ -239,6 +242,7 @@ void *shim_alloc_percpu(size_t size);
 				 __ATOMIC_RELAXED); } while (0)
 #define this_cpu_inc(pcp)	this_cpu_add(pcp, 1)
 #define for_each_possible_cpu(cpu) for ((cpu) = 0; (cpu) < NR_CPUS; (cpu)++)
+#define num_possible_cpus()	NR_CPUS
 
 /* Contexts: a thread may pretend to be in NMI (the fuzzer does). */
 extern __thread bool shim_in_nmi;

@@ -78,7 +78,7 @@ struct refcnt_test_sample {
  * struct refcnt_test_samples - argument of REFCNT_TEST_SAMPLES
  * @samples:	user pointer to struct refcnt_test_sample entries
  * @nr_samples:	entries, 1..REFCNT_TEST_SAMPLES_MAX
- * @flags:	REFCNT_TEST_SAMPLES_*: how the PMU gave them
+ * @flags:	REFCNT_TEST_SAMPLES_*: how the PMU gave them, and how they come
  * @delivered:	out: samples that reached a counter
  * @pad:	must be zero
  *
@@ -89,6 +89,12 @@ struct refcnt_test_sample {
  * are checked first: a bad cnodeid anywhere is EINVAL, nothing delivered.
  * By default they are user-mode loads of every-load PEBS, exact, with
  * their data address; @flags makes them otherwise, for all of them.
+ * With REFCNT_TEST_SAMPLES_NMI each comes in an NMI the CPU sends
+ * itself, as a PMU overflow comes (x86; elsewhere EOPNOTSUPP;
+ * ETIMEDOUT if no NMI came), and with REFCNT_TEST_SAMPLES_IRQS_OFF too
+ * (at most REFCNT_TEST_SAMPLES_IRQS_OFF_MAX samples) all under
+ * local_irq_save(): every NMI before any interrupt, the irq_work they
+ * raise after the last.
  */
 struct refcnt_test_samples {
 	__u64 samples;
@@ -110,7 +116,12 @@ struct refcnt_test_samples {
  * vaddr comes back as refcnt_pmu_sample_describe() reads it.
  */
 #define REFCNT_TEST_SAMPLES_STALE_ADDR	(1U << 3)
-#define REFCNT_TEST_SAMPLES_FLAGS	0xfU
+/* Each from an NMI the CPU sends itself. */
+#define REFCNT_TEST_SAMPLES_NMI		(1U << 4)
+/* With NMI: no interrupt between them. */
+#define REFCNT_TEST_SAMPLES_IRQS_OFF	(1U << 5)
+#define REFCNT_TEST_SAMPLES_FLAGS	0x3fU
+#define REFCNT_TEST_SAMPLES_IRQS_OFF_MAX	256
 
 /* struct refcnt_test_record.flags */
 #define REFCNT_TEST_REC_LOAD	(1U << 0)	/* a load */
