@@ -99,6 +99,8 @@ extern struct refcnt_feed refcnt_pebs_feed;
 int refcnt_pmu_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
 			char *name, size_t len);
 u32 refcnt_pmu_caps(void);
+int refcnt_pmu_test_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
+			     char *name, size_t len);
 #else
 static inline int refcnt_pmu_describe(unsigned int cpu,
 				      struct refcnt_pmu_cpu *d, char *name,
