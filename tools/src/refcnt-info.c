@@ -30,8 +30,13 @@ static const char *const params[] = {
 	"pebs_memside",
 };
 
-/* The PEBS/IBS feed's samples it did not count, by reason. */
-static const char *const pebs_stats[] = { "kernel", "noaddr", "cached" };
+/*
+ * The PEBS/IBS feed's samples it did not count, by reason, and the ticks
+ * perf throttled its events (samples lost uncounted).
+ */
+static const char *const pebs_stats[] = {
+	"kernel", "noaddr", "cached", "throttled",
+};
 #define NR_PEBS_STATS (sizeof(pebs_stats) / sizeof(pebs_stats[0]))
 
 /*
@@ -420,12 +425,12 @@ static void text_summary(const struct node *nodes, int n)
 		       feed_stat("fault", "unresolved"), feed_stat("fault", "dropped"));
 	printf(", PEBS/IBS %s", pebs > 0 ? "on" : "off");
 	if (pebs > 0)
-		printf(" (period %lld, %s%s; %lld samples, %lld delivered, %lld in kernel mode, %lld without address, %lld cached)",
+		printf(" (period %lld, %s%s; %lld samples, %lld delivered, %lld in kernel mode, %lld without address, %lld cached, throttled %lld times)",
 		       pebs, param("pebs_ldlat") > 0 ? "latency-filtered loads" :
 		       "every load", param("pebs_memside") > 0 ? ", memory-side" : "",
 		       feed_stat("pebs", "samples"), feed_stat("pebs", "delivered"),
 		       feed_stat("pebs", "kernel"), feed_stat("pebs", "noaddr"),
-		       feed_stat("pebs", "cached"));
+		       feed_stat("pebs", "cached"), feed_stat("pebs", "throttled"));
 	printf(", hub %s", hub_on() ? "on" : "off");
 	if (hub_on())
 		printf(" (every %lld%s reference; %lld records, %lld references, %lld unresolved, %lld malformed, %lld overruns)",
