@@ -30,6 +30,10 @@
  *    perf_event_overflow(), stopping an event perf throttled (nonzero
  *    return) until perf core starts it again at the next tick, and
  *    reports its time with perf_sample_event_took(), as x86's handlers do;
+ *  - a task's event (a counting session's) takes the records of its
+ *    process only (the pid the hub stamps), and only while perf has it on
+ *    a counter: while its task runs on the CPU the NMI comes to, as when
+ *    the task itself drains its CPU's ring (hub_sync "cpu");
  *  - samples carry addr, data_src and weight with sample_flags as the 6.1
  *    x86 drivers set them (ds.c, ibs.c), regs with the sampled IP and
  *    PERF_EFLAGS_EXACT; and, unlike PEBS, phys_addr and the pid
@@ -52,11 +56,13 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpumask.h>
+#include <linux/irq_work.h>
 #include <linux/kobject.h>
 #include <linux/module.h>
 #include <linux/nmi.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
+#include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -78,6 +84,12 @@
 #define REFCNT_TESTPMU_COUNTERS	2
 /* Samples queued per CPU between two NMIs; a power of two. */
 #define REFCNT_TESTPMU_QUEUE	4096
+/*
+ * Samples one NMI delivers at most: a real PMU's NMI brings one sample,
+ * or a few PEBS records; under KASAN and TCG a thousand took 100 ms.
+ * The rest goes in the next NMI, which an irq_work sends.
+ */
+#define REFCNT_TESTPMU_BATCH	32
 
 /* One emulated sample, as the hub's record said. */
 struct refcnt_testpmu_sample {
@@ -99,6 +111,8 @@ struct refcnt_testpmu_sample {
  * @head:	samples queued, free-running; producers, under @lock
  * @tail:	samples taken, free-running; the NMI only
  * @pending:	an NMI is on its way to take them
+ * @more:	sends the next NMI when one left samples in the queue (an
+ *		NMI must not send an IPI: it may have interrupted one)
  * @q:		the queue
  */
 struct refcnt_testpmu_cpu {
@@ -107,6 +121,7 @@ struct refcnt_testpmu_cpu {
 	u64 head;
 	u64 tail;
 	int pending;
+	struct irq_work more;
 	struct refcnt_testpmu_sample q[REFCNT_TESTPMU_QUEUE];
 };
 
@@ -265,6 +280,9 @@ static void refcnt_testpmu_deliver(struct refcnt_testpmu_cpu *c,
 		if ((user && event->attr.exclude_user) ||
 		    (!user && event->attr.exclude_kernel))
 			continue;
+		/* A task's event: its process's records only. */
+		if (hwc->target && s->pid != task_tgid_nr(hwc->target))
+			continue;
 		st->counted++;
 		local64_add(s->weight, &event->count);
 		if (!is_sampling_event(event) ||
@@ -296,6 +314,10 @@ static int refcnt_testpmu_nmi(unsigned int cmd, struct pt_regs *regs)
 	this_cpu_inc(refcnt_testpmu_stats.nmis);
 	/* Pairs with the producer's release: the samples are written. */
 	head = smp_load_acquire(&c->head);
+	if (head - c->tail > REFCNT_TESTPMU_BATCH) {
+		head = c->tail + REFCNT_TESTPMU_BATCH;
+		irq_work_queue(&c->more);
+	}
 	for (tail = c->tail; tail != head; tail++)
 		refcnt_testpmu_deliver(c, &c->q[tail % REFCNT_TESTPMU_QUEUE],
 				       regs);
@@ -315,6 +337,12 @@ static void refcnt_testpmu_kick(int cpu)
 	if (cmpxchg(&c->pending, 0, 1))
 		return;
 	apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR);
+}
+
+/* An NMI left samples: the next one, from this CPU's irq_work. */
+static void refcnt_testpmu_more(struct irq_work *work)
+{
+	refcnt_testpmu_kick(smp_processor_id());
 }
 
 /* The hub's sink: queue a record of CPU @cpu's ring. */
@@ -415,7 +443,7 @@ static void refcnt_testpmu_free(void)
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		kfree(refcnt_testpmu_cpus[cpu]);
+		kvfree(refcnt_testpmu_cpus[cpu]);
 	kfree(refcnt_testpmu_cpus);
 }
 
@@ -430,12 +458,13 @@ static int refcnt_testpmu_alloc(void)
 	for_each_possible_cpu(cpu) {
 		struct refcnt_testpmu_cpu *c;
 
-		c = kzalloc_node(sizeof(*c), GFP_KERNEL, cpu_to_node(cpu));
+		c = kvzalloc_node(sizeof(*c), GFP_KERNEL, cpu_to_node(cpu));
 		if (!c) {
 			refcnt_testpmu_free();
 			return -ENOMEM;
 		}
 		raw_spin_lock_init(&c->lock);
+		init_irq_work(&c->more, refcnt_testpmu_more);
 		refcnt_testpmu_cpus[cpu] = c;
 	}
 	return 0;
@@ -489,11 +518,19 @@ static void __exit refcnt_testpmu_exit(void)
 	kobject_put(refcnt_testpmu_kobj);
 	/* No event is left (each holds the module): no more samples. */
 	perf_pmu_unregister(&refcnt_testpmu);
-	/* An NMI sent before is taken before the handler goes. */
-	for_each_online_cpu(cpu)
-		while (READ_ONCE(refcnt_testpmu_cpus[cpu]->pending) &&
-		       cpu_online(cpu))
+	/*
+	 * What the sink queued last is delivered, NMI after NMI, before the
+	 * handler goes (an offline CPU's never is: its NMI does not come).
+	 */
+	for_each_possible_cpu(cpu) {
+		struct refcnt_testpmu_cpu *c = refcnt_testpmu_cpus[cpu];
+
+		while (cpu_online(cpu) &&
+		       (READ_ONCE(c->pending) || irq_work_is_busy(&c->more) ||
+			READ_ONCE(c->head) != READ_ONCE(c->tail)))
 			cpu_relax();
+		irq_work_sync(&c->more);
+	}
 	unregister_nmi_handler(NMI_LOCAL, "refcnt_testpmu");
 	refcnt_testpmu_free();
 }
