@@ -182,6 +182,15 @@ static long long feed_stat(const char *feed, const char *stat)
 	return rt_read_ll(path, -1);
 }
 
+/*
+ * The samples a second perf lets one event take before it throttles it,
+ * -1 if unknown (no perf events).
+ */
+static long long max_rate(void)
+{
+	return rt_read_ll("/proc/sys/kernel/perf_event_max_sample_rate", -1);
+}
+
 /* A parameter of module mod, -1 if it has none (or is not loaded). */
 static long long mod_param(const char *mod, const char *name)
 {
@@ -431,6 +440,9 @@ static void text_summary(const struct node *nodes, int n)
 		       feed_stat("pebs", "samples"), feed_stat("pebs", "delivered"),
 		       feed_stat("pebs", "kernel"), feed_stat("pebs", "noaddr"),
 		       feed_stat("pebs", "cached"), feed_stat("pebs", "throttled"));
+	if (pebs > 0 && max_rate() > 0)
+		printf(" (perf throttles an event above %lld samples/s: kernel.perf_event_max_sample_rate)",
+		       max_rate());
 	printf(", hub %s", hub_on() ? "on" : "off");
 	if (hub_on())
 		printf(" (every %lld%s reference; %lld records, %lld references, %lld unresolved, %lld malformed, %lld overruns)",
