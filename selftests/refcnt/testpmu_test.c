@@ -146,13 +146,14 @@ FIXTURE_TEARDOWN(testpmu)
 }
 
 struct counts {
-	uint64_t queued, overflows, throttled, stopped;
+	uint64_t records, full, overflows, throttled, stopped;
 	uint64_t samples, delivered, pebs_throttled;
 };
 
 static void counts(struct counts *c)
 {
-	c->queued = testpmu_stat("queued");
+	c->records = testpmu_stat("records");
+	c->full = testpmu_stat("full");
 	c->overflows = testpmu_stat("overflows");
 	c->throttled = testpmu_stat("throttled");
 	c->stopped = testpmu_stat("stopped");
@@ -179,15 +180,17 @@ static void run(struct __test_metadata *_metadata,
 	settle();
 	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "0"));
 	counts(&b);
-	d->queued = b.queued - a.queued;
+	d->records = b.records - a.records;
+	d->full = b.full - a.full;
 	d->overflows = b.overflows - a.overflows;
 	d->throttled = b.throttled - a.throttled;
 	d->stopped = b.stopped - a.stopped;
 	d->samples = b.samples - a.samples;
 	d->delivered = b.delivered - a.delivered;
 	d->pebs_throttled = b.pebs_throttled - a.pebs_throttled;
-	printf("# queued %llu overflows %llu throttled %llu stopped %llu; pebs: samples %llu delivered %llu throttled %llu\n",
-	       (unsigned long long)d->queued, (unsigned long long)d->overflows,
+	printf("# records %llu (queue full: %llu) overflows %llu throttled %llu stopped %llu; pebs: samples %llu delivered %llu throttled %llu\n",
+	       (unsigned long long)d->records, (unsigned long long)d->full,
+	       (unsigned long long)d->overflows,
 	       (unsigned long long)d->throttled, (unsigned long long)d->stopped,
 	       (unsigned long long)d->samples, (unsigned long long)d->delivered,
 	       (unsigned long long)d->pebs_throttled);
@@ -203,7 +206,7 @@ TEST_F_TIMEOUT(testpmu, samples, 300)
 	struct counts d;
 
 	run(_metadata, self, &d, 1);
-	EXPECT_LE((uint64_t)PAGES * LOADS, d.queued);
+	EXPECT_LE((uint64_t)PAGES * LOADS, d.records);
 	EXPECT_LT(0ULL, d.overflows);
 	EXPECT_EQ(d.overflows, d.samples);
 	EXPECT_LT(0ULL, d.delivered);

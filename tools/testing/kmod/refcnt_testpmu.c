@@ -55,6 +55,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/irq_work.h>
 #include <linux/kobject.h>
@@ -82,8 +83,14 @@
 #define REFCNT_TESTPMU_PROBE	0x7e57c0de00000000ULL
 
 #define REFCNT_TESTPMU_COUNTERS	2
-/* Samples queued per CPU between two NMIs; a power of two. */
-#define REFCNT_TESTPMU_QUEUE	4096
+/*
+ * Samples queued per CPU (768 KiB); a power of two. A drain pass brings
+ * up to 8192 records of a ring at once, and the NMIs take them 32 at a
+ * time: with 4096 a pass overflowed the queue.
+ */
+#define REFCNT_TESTPMU_QUEUE	16384
+/* Queued samples between two NMIs the producer sends. */
+#define REFCNT_TESTPMU_KICK	1024
 /*
  * Samples one NMI delivers at most: a real PMU's NMI brings one sample,
  * or a few PEBS records; under KASAN and TCG a thousand took 100 ms.
@@ -134,7 +141,7 @@ static struct refcnt_testpmu_cpu **refcnt_testpmu_cpus;
  * in the order of refcnt_testpmu_stat_names[].
  */
 struct refcnt_testpmu_stats {
-	u64 queued;	/* samples the hub handed in */
+	u64 records;	/* samples the hub handed in */
 	u64 full;	/* dropped: the CPU's queue was full */
 	u64 offline;	/* dropped: the CPU was offline */
 	u64 nmis;	/* NMIs of ours */
@@ -354,6 +361,7 @@ static void refcnt_testpmu_sample(int cpu, const struct refcnt_hub_record *r)
 	unsigned long flags;
 	u64 used;
 
+	st->records++;
 	if (cpu >= nr_cpu_ids || !cpu_online(cpu)) {
 		st->offline++;
 		return;
@@ -382,9 +390,8 @@ static void refcnt_testpmu_sample(int cpu, const struct refcnt_hub_record *r)
 	/* The sample is written before the NMI can see it. */
 	smp_store_release(&c->head, c->head + 1);
 	raw_spin_unlock_irqrestore(&c->lock, flags);
-	st->queued++;
-	/* Half full: deliver now, not at the end of the pass. */
-	if (used + 1 == REFCNT_TESTPMU_QUEUE / 2)
+	/* Deliver along, not all at the end of the pass. */
+	if (!((used + 1) % REFCNT_TESTPMU_KICK))
 		refcnt_testpmu_kick(cpu);
 }
 
@@ -395,7 +402,7 @@ static const struct refcnt_hub_pmu_sink refcnt_testpmu_sink = {
 
 /* The statistics' names, in the order of struct refcnt_testpmu_stats. */
 static const char *const refcnt_testpmu_stat_names[] = {
-	"queued", "full", "offline", "nmis", "counted", "stopped",
+	"records", "full", "offline", "nmis", "counted", "stopped",
 	"overflows", "throttled",
 };
 
@@ -437,6 +444,18 @@ static const struct attribute_group refcnt_testpmu_group = {
 };
 
 static struct kobject *refcnt_testpmu_kobj;
+static enum cpuhp_state refcnt_testpmu_cpuhp;
+
+/*
+ * A CPU back online: an NMI sent while it went offline never came, and
+ * its pending flag would keep every later one from being sent.
+ */
+static int refcnt_testpmu_online(unsigned int cpu)
+{
+	WRITE_ONCE(refcnt_testpmu_cpus[cpu]->pending, 0);
+	refcnt_testpmu_kick(cpu);
+	return 0;
+}
 
 static void refcnt_testpmu_free(void)
 {
@@ -493,12 +512,20 @@ static int __init refcnt_testpmu_init(void)
 	err = sysfs_create_group(refcnt_testpmu_kobj, &refcnt_testpmu_group);
 	if (err)
 		goto kobj;
+	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN,
+					"refcnt_testpmu:online",
+					refcnt_testpmu_online, NULL);
+	if (err < 0)
+		goto kobj;
+	refcnt_testpmu_cpuhp = err;
 	err = refcnt_hub_pmu_sink_set(&refcnt_testpmu_sink);
 	if (err)
-		goto kobj;
+		goto cpuhp;
 	pr_info("registered PMU refcnt_testpmu (type %d), %d counters per CPU\n",
 		refcnt_testpmu.type, REFCNT_TESTPMU_COUNTERS);
 	return 0;
+cpuhp:
+	cpuhp_remove_state_nocalls(refcnt_testpmu_cpuhp);
 kobj:
 	kobject_put(refcnt_testpmu_kobj);
 pmu:
@@ -515,6 +542,7 @@ static void __exit refcnt_testpmu_exit(void)
 	int cpu;
 
 	refcnt_hub_pmu_sink_clear(&refcnt_testpmu_sink);
+	cpuhp_remove_state_nocalls(refcnt_testpmu_cpuhp);
 	kobject_put(refcnt_testpmu_kobj);
 	/* No event is left (each holds the module): no more samples. */
 	perf_pmu_unregister(&refcnt_testpmu);
