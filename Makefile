@@ -71,7 +71,7 @@ LINUX_SOURCE_STAMP := $(BUILD)/linux-source/.stamp-$(word 1,$(shell echo $(LINUX
 KMOD_SRCS := $(wildcard kmod/*.c kmod/*.h) kmod/Kbuild
 # The test rig's modules: test hooks and the hub device's driver.
 TESTMOD_DIR := tools/testing/kmod
-TESTMOD_SRCS := $(wildcard $(TESTMOD_DIR)/*.c) $(TESTMOD_DIR)/Kbuild
+TESTMOD_SRCS := $(wildcard $(TESTMOD_DIR)/*.c $(TESTMOD_DIR)/*.h) $(TESTMOD_DIR)/Kbuild
 TESTMOD_UAPI := $(wildcard $(TESTMOD_DIR)/uapi/linux/*.h)
 MODULE_OUT := $(BUILD)/$(KVER)
 

@@ -50,6 +50,14 @@ static inline u32 refcnt_kernel_version(void)
 #define REFCNT_PERF_MEM_LVLNUM_UNC	0x08	/* uncached */
 #endif
 
+/*
+ * hw.interrupts of an event perf throttled: kernel/events/core.c's
+ * MAX_INTERRUPTS, private to it, at 6.1 and 6.12. __perf_event_overflow()
+ * sets it before it calls the overflow handler, so the handler of the
+ * sample that throttles sees it.
+ */
+#define REFCNT_PERF_MAX_INTERRUPTS	(~0ULL)
+
 /* 6.3 made vma->vm_flags read-only behind vm_flags_{set,clear,mod}(). */
 static inline void refcnt_vm_flags_mod(struct vm_area_struct *vma,
 				       vm_flags_t set, vm_flags_t clear)

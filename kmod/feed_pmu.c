@@ -36,6 +36,7 @@
 
 #include <linux/cpumask.h>
 #include <linux/errno.h>
+#include <linux/irq_work.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
@@ -163,6 +164,56 @@ struct refcnt_pmu_setup {
 	struct refcnt_pmu_plan plans[REFCNT_PMU_MAX_PMUS];
 	int cpu;
 	struct refcnt_pmu_plan cpu_plan;
+};
+
+/*
+ * Throttling: perf core stops an event that took more than
+ * max_samples_per_tick samples in a tick (perf_event_max_sample_rate / HZ)
+ * until the next tick; what the PMU would have sampled meanwhile is lost,
+ * and its time still counts as running. The sample that throttles comes
+ * to the overflow handler with hw.interrupts set to MAX_INTERRUPTS: each
+ * is a tick the event lost the rest of. Counted per CPU, shown in
+ * pebs_throttled, said once in dmesg per start of the feed.
+ */
+static DEFINE_PER_CPU(u64, refcnt_pmu_throttles);
+static atomic_t refcnt_pmu_throttle_said;
+
+static void refcnt_pmu_throttle_say(struct irq_work *work)
+{
+	pr_info_ratelimited("pebs feed: perf throttled its events (kernel.perf_event_max_sample_rate): samples were lost, see pebs_throttled; a longer pebs_period loses fewer\n");
+}
+
+static DEFINE_IRQ_WORK(refcnt_pmu_throttle_work, refcnt_pmu_throttle_say);
+
+/* In NMI: count a throttled tick, and say it once (from irq_work). */
+static void refcnt_pmu_throttled(void)
+{
+	this_cpu_inc(refcnt_pmu_throttles);
+	if (!atomic_xchg(&refcnt_pmu_throttle_said, 1))
+		irq_work_queue(&refcnt_pmu_throttle_work);
+}
+
+static ssize_t pebs_throttled_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu(refcnt_pmu_throttles, cpu));
+	return sysfs_emit(buf, "%llu\n", sum);
+}
+
+static struct kobj_attribute refcnt_pmu_throttled_attr =
+	__ATTR_RO(pebs_throttled);
+
+static struct attribute *refcnt_pmu_attrs[] = {
+	&refcnt_pmu_throttled_attr.attr,
+	NULL
+};
+
+static const struct attribute_group refcnt_pmu_group = {
+	.attrs = refcnt_pmu_attrs,
 };
 
 /*
@@ -304,8 +355,10 @@ static int refcnt_pmu_prepare(struct refcnt_feed *feed, bool task,
 					      GFP_KERNEL_ACCOUNT : GFP_KERNEL);
 	int err;
 
-	if (!task)
+	if (!task) {
 		refcnt_pmu_why = NULL;
+		atomic_set(&refcnt_pmu_throttle_said, 0);
+	}
 	if (!su)
 		return -ENOMEM;
 	su->p = refcnt_pmu_params(*period);
@@ -341,6 +394,8 @@ static void refcnt_pmu_finish(struct refcnt_feed *feed, bool task,
 
 	refcnt_pmu_unclaim(task, su->yields);
 	kfree(setup);
+	/* The events are gone: no NMI queues it again. */
+	irq_work_sync(&refcnt_pmu_throttle_work);
 }
 
 static void refcnt_pmu_event(const struct refcnt_pmu_event *e,
@@ -470,6 +525,9 @@ refcnt_pmu_feed_sample(struct refcnt_feed_target *t,
 	bool capped;
 	u64 weight;
 
+	if (unlikely(READ_ONCE(event->hw.interrupts) ==
+		     REFCNT_PERF_MAX_INTERRUPTS))
+		refcnt_pmu_throttled();
 	weight = refcnt_pmu_event_weight(event, data, &t->mux, &capped);
 	o = refcnt_pmu_sample(t->stream, t->ranges, t->nr_ranges, data, regs,
 			      refcnt_this_cnode(), weight, out);
@@ -535,6 +593,7 @@ struct refcnt_feed refcnt_pebs_feed = {
 	.nr_task_events = REFCNT_PMU_MAX_PMUS * REFCNT_PMU_MAX_EVENTS,
 	.precise = true,
 	.unsupported = "no precise memory-sampling PMU (PEBS/IBS) on this machine",
+	.group = &refcnt_pmu_group,
 };
 
 module_param_cb(pebs_period, &refcnt_feed_period_ops, &refcnt_pebs_feed,

@@ -35,6 +35,8 @@ int refcnt_pmu_plan(const struct refcnt_pmu_cpu *cpu,
 		return refcnt_intel_plan(cpu, p, plan, why);
 	case REFCNT_PMU_AMD:
 		return refcnt_amd_plan(cpu, p, plan, why);
+	case REFCNT_PMU_TEST:
+		return refcnt_test_plan(cpu, p, plan, why);
 	default:
 		*why = "no precise memory-sampling PMU known for this CPU vendor";
 		return -EOPNOTSUPP;

@@ -22,7 +22,16 @@ enum refcnt_pmu_vendor {
 	REFCNT_PMU_UNKNOWN,
 	REFCNT_PMU_INTEL,	/* PEBS, pmu_intel.c */
 	REFCNT_PMU_AMD,		/* IBS op, pmu_amd.c (AMD and Hygon) */
+	REFCNT_PMU_TEST,	/* the test rig's PMU, pmu_test.c */
 };
+
+/*
+ * The test rig's PMU (pmu_test.c): its name, and the config of the raw
+ * event it takes so that refcnt finds it (tools/testing/kmod/
+ * refcnt_testpmu.c has the same).
+ */
+#define REFCNT_PMU_TEST_NAME	"refcnt_testpmu"
+#define REFCNT_PMU_TEST_PROBE	0x7e57c0de00000000ULL
 
 /* What the samples of one event are. */
 enum refcnt_pmu_op {
@@ -190,7 +199,8 @@ u64 refcnt_pmu_scale(u64 period, struct refcnt_pmu_mux *m, u64 enabled,
 		     u64 running, bool *capped);
 
 /*
- * pmu_intel.c, pmu_amd.c: the planners behind refcnt_pmu_plan(), built on
+ * pmu_intel.c, pmu_amd.c, pmu_test.c: the planners behind
+ * refcnt_pmu_plan(), built on
  * x86 (Kbuild) and in user space (tools/testing/pmu). Elsewhere no CPU is
  * theirs: refcnt_pmu_describe() describes none.
  */
@@ -201,6 +211,9 @@ int refcnt_intel_plan(const struct refcnt_pmu_cpu *cpu,
 int refcnt_amd_plan(const struct refcnt_pmu_cpu *cpu,
 		    const struct refcnt_pmu_params *p,
 		    struct refcnt_pmu_plan *plan, const char **why);
+int refcnt_test_plan(const struct refcnt_pmu_cpu *cpu,
+		     const struct refcnt_pmu_params *p,
+		     struct refcnt_pmu_plan *plan, const char **why);
 #else
 static inline int refcnt_intel_plan(const struct refcnt_pmu_cpu *cpu,
 				    const struct refcnt_pmu_params *p,
@@ -217,6 +230,15 @@ static inline int refcnt_amd_plan(const struct refcnt_pmu_cpu *cpu,
 				  const char **why)
 {
 	*why = "IBS is x86's";
+	return -EOPNOTSUPP;
+}
+
+static inline int refcnt_test_plan(const struct refcnt_pmu_cpu *cpu,
+				   const struct refcnt_pmu_params *p,
+				   struct refcnt_pmu_plan *plan,
+				   const char **why)
+{
+	*why = "the test PMU is x86's";
 	return -EOPNOTSUPP;
 }
 #endif

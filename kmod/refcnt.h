@@ -100,6 +100,8 @@ int refcnt_pmu_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
 			char *name, size_t len);
 u32 refcnt_pmu_caps(void);
 void refcnt_pmu_cpu_changed(unsigned int cpu);
+int refcnt_pmu_test_describe(unsigned int cpu, struct refcnt_pmu_cpu *d,
+			     char *name, size_t len);
 #else
 static inline int refcnt_pmu_describe(unsigned int cpu,
 				      struct refcnt_pmu_cpu *d, char *name,

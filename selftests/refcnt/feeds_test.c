@@ -730,6 +730,8 @@ TEST_F(feeds, pebs_without_pmu_is_refused)
 	EXPECT_EQ(0U, rc_feed_stat("pebs_noaddr"));
 	EXPECT_EQ(0U, rc_feed_stat("pebs_cached"));
 	EXPECT_TRUE(rc_exists(RC_FEEDDIR "/pebs_cached"));
+	EXPECT_EQ(0U, rc_feed_stat("pebs_throttled"));
+	EXPECT_TRUE(rc_exists(RC_FEEDDIR "/pebs_throttled"));
 	/* Everything else keeps working. */
 	EXPECT_EQ(0, ioctl(self->fd, RCB_INFO_GET, &self->info));
 }

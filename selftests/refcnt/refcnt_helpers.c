@@ -444,7 +444,9 @@ int rc_load_module(const char *env, const char *params)
  */
 int rc_unload(void)
 {
-	static const char *const feeds[] = { "refcnt_hub", "refcnt_test" };
+	static const char *const feeds[] = {
+		"refcnt_testpmu", "refcnt_hub", "refcnt_test",
+	};
 	unsigned int i;
 
 	for (i = 0; i < sizeof(feeds) / sizeof(feeds[0]); i++)

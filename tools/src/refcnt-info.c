@@ -31,11 +31,12 @@ static const char *const params[] = {
 };
 
 /*
- * The PEBS/IBS feed's samples it did not count, by reason, and those
- * whose multiplexing factor was capped.
+ * The PEBS/IBS feed's samples it did not count, by reason, those whose
+ * multiplexing factor was capped, and the ticks perf throttled its events
+ * (samples lost uncounted).
  */
 static const char *const pebs_stats[] = {
-	"kernel", "noaddr", "cached", "inexact", "capped",
+	"kernel", "noaddr", "cached", "inexact", "capped", "throttled",
 };
 #define NR_PEBS_STATS (sizeof(pebs_stats) / sizeof(pebs_stats[0]))
 
@@ -180,6 +181,15 @@ static long long feed_stat(const char *feed, const char *stat)
 
 	snprintf(path, sizeof(path), "/sys/kernel/refcnt/%s_%s", feed, stat);
 	return rt_read_ll(path, -1);
+}
+
+/*
+ * The samples a second perf lets one event take before it throttles it,
+ * -1 if unknown (no perf events).
+ */
+static long long max_rate(void)
+{
+	return rt_read_ll("/proc/sys/kernel/perf_event_max_sample_rate", -1);
 }
 
 /* A parameter of module mod, -1 if it has none (or is not loaded). */
@@ -425,13 +435,16 @@ static void text_summary(const struct node *nodes, int n)
 		       feed_stat("fault", "unresolved"), feed_stat("fault", "dropped"));
 	printf(", PEBS/IBS %s", pebs > 0 ? "on" : "off");
 	if (pebs > 0)
-		printf(" (period %lld, %s%s; %lld samples, %lld delivered, %lld in kernel mode, %lld without address, %lld cached, %lld without their instruction, %lld scaled at the cap)",
+		printf(" (period %lld, %s%s; %lld samples, %lld delivered, %lld in kernel mode, %lld without address, %lld cached, %lld without their instruction, %lld scaled at the cap, throttled %lld times)",
 		       pebs, param("pebs_ldlat") > 0 ? "latency-filtered loads" :
 		       "every load", param("pebs_memside") > 0 ? ", memory-side" : "",
 		       feed_stat("pebs", "samples"), feed_stat("pebs", "delivered"),
 		       feed_stat("pebs", "kernel"), feed_stat("pebs", "noaddr"),
 		       feed_stat("pebs", "cached"), feed_stat("pebs", "inexact"),
-		       feed_stat("pebs", "capped"));
+		       feed_stat("pebs", "capped"), feed_stat("pebs", "throttled"));
+	if (pebs > 0 && max_rate() > 0)
+		printf(" (perf throttles an event above %lld samples/s: kernel.perf_event_max_sample_rate)",
+		       max_rate());
 	printf(", hub %s", hub_on() ? "on" : "off");
 	if (hub_on())
 		printf(" (every %lld%s reference; %lld records, %lld references, %lld unresolved, %lld malformed, %lld overruns)",

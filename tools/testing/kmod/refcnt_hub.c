@@ -60,6 +60,11 @@
  * such event are dropped, as the PMU would not have taken them, and
  * nothing goes to the machine-wide "hubpmu" delivery: the PMU is the
  * sessions' or the machine's, never both (kmod/feed_pmu.c).
+ *
+ * A PMU sink (refcnt_hub_sink.h: the test PMU of refcnt_testpmu.ko, in
+ * the kernels that export perf_event_overflow()) takes the emulated
+ * PMU's records instead, each with its ring's Linux CPU, while it is set:
+ * then they reach refcnt.ko through perf core, not "hubpmu".
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -84,6 +89,7 @@
 
 #include "compat.h"
 #include "feed.h"
+#include "refcnt_hub_sink.h"
 
 /*
  * Records per ring and pass, and passes per run of the work item. The
@@ -397,6 +403,57 @@ static void refcnt_hub_pmu_sample(int cnode,
 			       cnode, weight);
 }
 
+/* The PMU sink, while a module has set one. */
+static const struct refcnt_hub_pmu_sink __rcu *refcnt_hub_sink;
+static DEFINE_MUTEX(refcnt_hub_sink_lock);
+
+/**
+ * refcnt_hub_pmu_sink_set() - hand the emulated PMU's records to @sink
+ * @sink:	the taker, until refcnt_hub_pmu_sink_clear()
+ *
+ * Return: 0, or -EBUSY when another sink is set.
+ */
+int refcnt_hub_pmu_sink_set(const struct refcnt_hub_pmu_sink *sink)
+{
+	int err = 0;
+
+	mutex_lock(&refcnt_hub_sink_lock);
+	if (rcu_access_pointer(refcnt_hub_sink))
+		err = -EBUSY;
+	else
+		rcu_assign_pointer(refcnt_hub_sink, sink);
+	mutex_unlock(&refcnt_hub_sink_lock);
+	return err;
+}
+EXPORT_SYMBOL_GPL(refcnt_hub_pmu_sink_set);
+
+/**
+ * refcnt_hub_pmu_sink_clear() - the records go to "hubpmu" again
+ * @sink:	as set
+ *
+ * Returns once no drain calls @sink any more.
+ */
+void refcnt_hub_pmu_sink_clear(const struct refcnt_hub_pmu_sink *sink)
+{
+	mutex_lock(&refcnt_hub_sink_lock);
+	if (rcu_access_pointer(refcnt_hub_sink) == sink)
+		RCU_INIT_POINTER(refcnt_hub_sink, NULL);
+	mutex_unlock(&refcnt_hub_sink_lock);
+	synchronize_rcu();
+}
+EXPORT_SYMBOL_GPL(refcnt_hub_pmu_sink_clear);
+
+/* A sample of the emulated PMU: to the sink, or to "hubpmu". */
+static void refcnt_hub_pmu_record(const struct refcnt_hub_pmu_sink *sink,
+				  const struct refcnt_hub_rx *rx,
+				  const struct refcnt_hub_record *r)
+{
+	if (!sink)
+		refcnt_hub_pmu_sample(rx->cnode, r);
+	else if (rx->cpu >= 0 && rx->cnode >= 0)
+		sink->sample(rx->cpu, r);
+}
+
 /*
  * Take up to @budget records of @rx, or up to @stop if it is nearer.
  * Returns the records left before @stop, or 0 when the head is bad.
@@ -410,6 +467,7 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 		.s = { .weight = h->hdr.period, .src_cnode = rx->cnode },
 	};
 	bool machine = READ_ONCE(enable) || h->sync_machine;
+	const struct refcnt_hub_pmu_sink *sink;
 	u64 head, n, i;
 
 	/* Pairs with the producer's release: the records below are written. */
@@ -422,12 +480,14 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 		return 0;
 	}
 	n = min(stop - rx->tail, budget);
+	rcu_read_lock();
+	sink = rcu_dereference(refcnt_hub_sink);
 	for (i = 0; i < n; i++) {
 		const struct refcnt_hub_record *r = &rx->rec[(rx->tail + i) & mask];
 
 		/* Samples of the emulated PMU: not the hub's references. */
 		if (READ_ONCE(r->kind) != REFCNT_HUB_REC_REF) {
-			refcnt_hub_pmu_sample(rx->cnode, r);
+			refcnt_hub_pmu_record(sink, rx, r);
 			continue;
 		}
 		rec.pos = rx->tail + i;
@@ -447,6 +507,9 @@ static u64 refcnt_hub_drain_ring(struct refcnt_hub *h, struct refcnt_hub_rx *rx,
 		/* These are read: a producer waiting for room sees it come. */
 		smp_store_release(&rx->ctrl->tail, rx->tail + i + 1);
 	}
+	if (sink && rx->cpu >= 0)
+		sink->flush(rx->cpu);
+	rcu_read_unlock();
 	refcnt_hub_flush(h, rx->cnode);
 	rx->tail += n;
 	if (rx->cpu >= 0)

@@ -592,6 +592,44 @@ TEST(amd_bad_input)
 }
 
 /*
+ * The test rig's PMU (kmod/pmu_test.c): loads (config 1) and stores
+ * (config 2) on its perf type, any period, the stream's memory-side flag
+ * from the settings; without its type, none.
+ */
+TEST(test_vendor)
+{
+	struct refcnt_pmu_params p = { .period = 10007, .memside = true };
+	struct refcnt_pmu_cpu d = { .vendor = REFCNT_PMU_TEST, .pmu_type = 9 };
+	struct refcnt_pmu_plan plan;
+	const char *why;
+	unsigned int i;
+
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(10007U, plan.period);
+	EXPECT_EQ(NULL, plan.note);
+	ASSERT_EQ(2U, plan.nr);
+	for (i = 0; i < 2; i++) {
+		const struct perf_event_attr *a = &plan.ev[i].attr;
+
+		EXPECT_EQ(9U, a->type);
+		EXPECT_EQ(i + 1ULL, a->config);
+		EXPECT_EQ(10007ULL, a->sample_period);
+		EXPECT_EQ((unsigned long long)(PERF_SAMPLE_ADDR |
+					       PERF_SAMPLE_PHYS_ADDR |
+					       PERF_SAMPLE_DATA_SRC),
+			  a->sample_type);
+		EXPECT_TRUE(!!a->exclude_kernel);
+		EXPECT_FALSE(plan.ev[i].has_fallback);
+		EXPECT_EQ(REFCNT_PMU_MEMSIDE, plan.ev[i].stream.flags);
+	}
+	EXPECT_EQ(REFCNT_PMU_LOADS, plan.ev[0].stream.op);
+	EXPECT_EQ(REFCNT_PMU_STORES, plan.ev[1].stream.op);
+	d.pmu_type = 0;
+	EXPECT_EQ(-EOPNOTSUPP, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_NE(NULL, why);
+}
+
+/*
  * Memory-side data sources, as 6.1 and 6.12 encode them: Intel's
  * pebs_data_source[] (ds.c, and its Skylake, Crestmont, Lion Cove
  * variants) and IBS's perf_ibs_get_mem_lvl() (ibs.c).

@@ -358,6 +358,21 @@ class Check:
         if papiw:
             self._papi_parse(k, papiw, topos.split()[0])
 
+    def testpmu_run(self, k: Kernel) -> None:
+        """testpmu_test in its own boot with the hub device: refcnt's PMU
+        feed on the test PMU inside perf core (refcnt_testpmu.ko, built
+        only against the debug kernel, whose patch exports
+        perf_event_overflow())."""
+        name = f"testpmu {k.release}/one"
+        if not os.path.isfile(self.path(k.release, "refcnt_testpmu.ko")):
+            self.r.results.failed(f"{name}: not run: no refcnt_testpmu.ko "
+                                  "(the debug kernel's patch?)")
+            return
+        if not self.truth_built():
+            return
+        self.guest_run(k, "one", as_="testpmu", vm_args=["--hub"],
+                       cmd="./testpmu_test")
+
     def _papi_in_hub(self, k: Kernel, args: List[str]) -> Optional[str]:
         """papi-check --filter --guest-args: the refcnt-vm arguments (and,
         last, the guest command) that run the PAPI tests in the hub's
@@ -593,8 +608,9 @@ def debian_guest_steps(c: Check, k: Kernel) -> List[Step]:
 
 def debug_steps(c: Check) -> List[Step]:
     """The debug kernel, once built: the module against it, the selftests
-    on four, hotplug_test in its own boot, then the hub tests but the
-    exact windows (check-long: all of them)."""
+    on four, hotplug_test in its own boot, testpmu_test with the hub (the
+    test PMU exists in this kernel only), then the hub tests but the exact
+    windows (check-long: all of them)."""
     state: Dict[str, Optional[Kernel]] = {}
 
     def wait() -> None:
@@ -620,6 +636,7 @@ def debug_steps(c: Check) -> List[Step]:
                                   else DEBUG_VARIANTS))),
         Step("guest debug/hotplug-memhp", need, 315,
              action=then(c.hotplug_run)),
+        Step("testpmu debug", need, 150, action=then(c.testpmu_run)),
         Step("hub debug/four (part)", need, 330, action=then(
             lambda k: c.hub_run(k, "four", extra=[
                 "--tests", HUB_DEBUG_TESTS, "--reloads", "3"]))),

@@ -2,9 +2,12 @@
 """The debug kernels: Debian's linux-source-6.1 configured from
 allnoconfig with what the rig's guests use (tools/testing/debug-kernel/
 guest.config) and a variant's checkers (debug: lockdep, KASAN, kmemleak,
-debug objects; kcsan), built and cached in build/debug-kernel/ by a key
-of the configuration, the source package's version, the compiler and
-this recipe: an unchanged key is never built twice.  See
+debug objects; kcsan), with the rig's patches (tools/testing/debug-kernel/
+patches/*.patch, in name order: what the rig's test modules need of the
+kernel, as the exports of the test PMU), built and cached in
+build/debug-kernel/ by a key of the configuration, the patches, the
+source package's version, the compiler and this recipe: an unchanged key
+is never built twice.  See
 Documentation/testing.rst, "The debug kernel"."""
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from typing import List, Optional
 PROG = "refcnt-debug-kernel"
 # Bump when the way the tree is built changes (not the configuration: it
 # is part of the key by itself).
-RECIPE = 2
+RECIPE = 3
 VARIANTS = ("debug", "kcsan")
 
 
@@ -55,6 +58,18 @@ class DebugKernel:
                 text += f.read()
         return text
 
+    def patches(self) -> List[str]:
+        """The rig's patches to the source, in the order they apply."""
+        return sorted(glob.glob(os.path.join(self.configs, "patches",
+                                             "*.patch")))
+
+    def patch_text(self) -> str:
+        text = ""
+        for p in self.patches():
+            with open(p) as f:
+                text += f"patch {os.path.basename(p)}\n{f.read()}"
+        return text
+
     def source_version(self) -> str:
         """The source package's version names the tarball's contents; a
         tarball not from a package is named by its size and time."""
@@ -70,7 +85,7 @@ class DebugKernel:
         gcc = subprocess.run(["gcc", "--version"], capture_output=True,
                              text=True).stdout.split("\n")[0]
         text = (f"recipe {RECIPE}\nsource {self.source_version()}\n{gcc}\n"
-                + self.config_text())
+                + self.config_text() + self.patch_text())
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def dir(self, key: Optional[str] = None) -> str:
@@ -119,6 +134,7 @@ class DebugKernel:
         os.makedirs(src)
         os.makedirs(obj)
         self._extract(src)
+        self._patch(src)
         self._configure(d, src, obj)
         say(f"building with {self.jobs} jobs under nice 19")
         # bzImage to boot; modules for Module.symvers (external modules).
@@ -146,6 +162,12 @@ class DebugKernel:
               "--exclude=linux-source-6.1/Documentation/[!K]*",
               "--exclude=linux-source-6.1/arch/*/boot/dts"],
              f"cannot extract {self.source}")
+
+    def _patch(self, src: str) -> None:
+        for p in self.patches():
+            say(f"applying {os.path.basename(p)}")
+            _run(["patch", "-p1", "-s", "-N", "-d", src, "-i", p],
+                 f"{os.path.basename(p)} does not apply to {self.source}")
 
     def _configure(self, d: str, src: str, obj: str) -> None:
         say(f"configuring: allnoconfig + guest.config + {self.variant}.config")

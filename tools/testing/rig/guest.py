@@ -112,7 +112,7 @@ def skeleton(v: Vm, root: str) -> None:
     os.chmod(f"{root}/tmp", 0o1777)
     if v.module:
         shutil.copy(v.module, f"{root}/refcnt/refcnt.ko")
-        for f in ("refcnt_test.ko", "refcnt_hub.ko"):
+        for f in ("refcnt_test.ko", "refcnt_hub.ko", "refcnt_testpmu.ko"):
             beside = os.path.join(os.path.dirname(v.module), f)
             if os.path.isfile(beside):
                 shutil.copy(beside, f"{root}/refcnt/{f}")

@@ -27,6 +27,15 @@ class Unmet(unittest.TestCase):
             # Every line held by a .config made of the lines themselves.
             self.assertEqual(debugkernel.unmet(text, text), [])
 
+    def test_patches_are_in_the_key(self) -> None:
+        k = debugkernel.DebugKernel(ROOT)
+        names = [os.path.basename(p) for p in k.patches()]
+        self.assertIn("0001-perf-export-overflow-for-the-test-PMU.patch",
+                      names)
+        text = k.patch_text()
+        self.assertIn("+EXPORT_SYMBOL_GPL(perf_event_overflow);", text)
+        self.assertIn("+EXPORT_SYMBOL_GPL(perf_sample_event_took);", text)
+
     def test_unknown_variant(self) -> None:
         with self.assertRaisesRegex(debugkernel.BuildError, "no variant x"):
             debugkernel.DebugKernel(ROOT, "x")

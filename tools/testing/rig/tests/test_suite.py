@@ -111,7 +111,7 @@ class CheckPlan(unittest.TestCase):
             f"truth {K1}", f"trace {K1}", f"hub {K1}", f"fleet {K2}",
             f"objects {K1}", "demo", "deb",
             "debug-kernel", "guest debug/four", "guest debug/hotplug-memhp",
-            "hub debug/four (part)"])
+            "testpmu debug", "hub debug/four (part)"])
         self.assertEqual([s.name for s in steps if s.background],
                          ["debug-kernel-build", "debian-root-build",
                           "deb-chroot-build"])

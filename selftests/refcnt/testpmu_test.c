@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * testpmu_test: refcnt's PEBS/IBS feed on a PMU inside perf core.
+ *
+ * The test rig's refcnt_testpmu.ko (tools/testing/kmod/refcnt_testpmu.c)
+ * is a PMU perf core schedules, rotates and throttles, fed by the hub
+ * device's emulated PEBS samples through a real NMI. It needs a kernel
+ * that exports perf_event_overflow(): the rig's debug kernel
+ * (REFCNT_TESTPMU_KO is set when the module was built); elsewhere the
+ * tests skip. Run in a guest with the hub device (refcnt-vm --hub), as
+ * make check's testpmu step does.
+ *
+ *  - samples: samples arrive through perf core and refcnt counts each
+ *    overflow the PMU made, and each throttle, exactly;
+ *  - throttled: perf_event_max_sample_rate lowered to HZ (one sample per
+ *    tick and event): perf throttles, refcnt counts and says it;
+ *  - rotation: three events on the PMU's two counters are multiplexed,
+ *    each running less than it is enabled.
+ */
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <linux/refcnt_hub.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "refcnt_helpers.h"
+#include "harness_filter.h"
+#include "hub-map.h"
+
+#define TESTPMU_DIR	"/sys/kernel/refcnt_testpmu"
+#define TESTPMU_TYPE	"/sys/bus/event_source/devices/refcnt_testpmu/type"
+#define RATE		"/proc/sys/kernel/perf_event_max_sample_rate"
+#define PERCENT		"/proc/sys/kernel/perf_cpu_time_max_percent"
+#define PEBS_PERIOD	RC_PARAMDIR "/pebs_period"
+#define PAGES		8
+#define LOADS		3000	/* per page and round */
+#define PERIOD		64
+#define THROTTLE_LINE	"pebs feed: perf throttled its events"
+
+/* One line of /sys/kernel/refcnt_testpmu/stats, 0 if missing. */
+static uint64_t testpmu_stat(const char *name)
+{
+	char buf[1024], *p;
+	size_t n = strlen(name);
+
+	if (rc_read_file(TESTPMU_DIR "/stats", buf, sizeof(buf)) < 0)
+		return 0;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, n) && p[n] == ' ')
+			return strtoull(p + n + 1, NULL, 10);
+	return 0;
+}
+
+/* The emulated PMU: PEBS-like, every user load and store, or off. */
+static int pmu_program(unsigned char *base, uint32_t period)
+{
+	struct refcnt_hub_control *c = (void *)(base + REFCNT_HUB_CONTROL);
+	uint32_t seq = c->seq + 1;
+	int k;
+
+	c->refs = 0;
+	c->pmu_mode = period ? REFCNT_HUB_PMU_PEBS : REFCNT_HUB_PMU_OFF;
+	c->pmu_period = period;
+	c->pmu_flags = REFCNT_HUB_PMU_STORES | REFCNT_HUB_PMU_EXCLUDE_KERNEL;
+	__atomic_store_n(&c->seq, seq, __ATOMIC_RELEASE);
+	for (k = 0; k < 1000; k++) {
+		if (__atomic_load_n(&c->seq_applied, __ATOMIC_ACQUIRE) == seq)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* K loads on each of n pages. */
+static void loads(char *p, int n, long k)
+{
+	long i, j;
+
+	for (i = 0; i < k; i++)
+		for (j = 0; j < n; j++) {
+			long x;
+
+			__asm__ volatile("mov (%1,%2), %0" : "=r"(x)
+					 : "r"(p), "r"(j << 12));
+		}
+}
+
+/* What the hub holds is delivered, and the NMIs it sent are taken. */
+static void settle(void)
+{
+	rc_write_file(RC_FEEDDIR "/hub_sync", "1");
+	usleep(200 * 1000);
+}
+
+FIXTURE(testpmu) {
+	unsigned char *base;
+	size_t size;
+	char *buf;
+	struct rc_knob rate, percent;
+};
+
+FIXTURE_SETUP(testpmu)
+{
+	cpu_set_t one;
+	int err;
+
+	if (!getenv("REFCNT_TESTPMU_KO"))
+		RC_SETUP_SKIP("no refcnt_testpmu.ko: the kernel does not export perf_event_overflow() (the rig's debug kernel does)");
+	self->base = hub_map(1, &self->size);
+	if (!self->base)
+		RC_SETUP_SKIP("no hub device (refcnt-vm --hub)");
+	/* Once a boot: perf core warns at a second perf_hw_context PMU. */
+	if (!rc_exists(TESTPMU_DIR)) {
+		err = rc_load_module("REFCNT_TESTPMU_KO", "");
+		ASSERT_EQ(0, err);
+	}
+	ASSERT_TRUE(rc_exists(TESTPMU_TYPE));
+	/* No backlog of the boot's reference stream in the rings. */
+	ASSERT_EQ(0, pmu_program(self->base, 0));
+	settle();
+	/* Every sample on CPU 0's ring, every NMI to CPU 0. */
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	self->buf = mmap(NULL, PAGES << 12, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	memset(self->buf, 1, PAGES << 12);
+	/* The default rate: the took-too-long logic may have lowered it. */
+	ASSERT_EQ(0, rc_knob_set(&self->percent, PERCENT, "25"));
+	ASSERT_EQ(0, rc_knob_set(&self->rate, RATE, "100000"));
+}
+
+FIXTURE_TEARDOWN(testpmu)
+{
+	if (self->base)
+		pmu_program(self->base, 0);
+	rc_write_file(PEBS_PERIOD, "0");
+	rc_knob_restore(&self->rate);
+	rc_knob_restore(&self->percent);
+}
+
+struct counts {
+	uint64_t records, full, overflows, throttled, stopped;
+	uint64_t samples, delivered, pebs_throttled;
+};
+
+static void counts(struct counts *c)
+{
+	c->records = testpmu_stat("records");
+	c->full = testpmu_stat("full");
+	c->overflows = testpmu_stat("overflows");
+	c->throttled = testpmu_stat("throttled");
+	c->stopped = testpmu_stat("stopped");
+	c->samples = rc_feed_stat("pebs_samples");
+	c->delivered = rc_feed_stat("pebs_delivered");
+	c->pebs_throttled = rc_feed_stat("pebs_throttled");
+}
+
+/* The feed on the test PMU at PERIOD, a loop of loads, the feed off. */
+static void run(struct __test_metadata *_metadata,
+		FIXTURE_DATA(testpmu) *self, struct counts *d, int rounds)
+{
+	struct counts a, b;
+	int i;
+
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "64"));
+	counts(&a);
+	ASSERT_EQ(0, pmu_program(self->base, 1));
+	for (i = 0; i < rounds; i++) {
+		loads(self->buf, PAGES, LOADS);
+		settle();
+	}
+	ASSERT_EQ(0, pmu_program(self->base, 0));
+	settle();
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "0"));
+	counts(&b);
+	d->records = b.records - a.records;
+	d->full = b.full - a.full;
+	d->overflows = b.overflows - a.overflows;
+	d->throttled = b.throttled - a.throttled;
+	d->stopped = b.stopped - a.stopped;
+	d->samples = b.samples - a.samples;
+	d->delivered = b.delivered - a.delivered;
+	d->pebs_throttled = b.pebs_throttled - a.pebs_throttled;
+	printf("# records %llu (queue full: %llu) overflows %llu throttled %llu stopped %llu; pebs: samples %llu delivered %llu throttled %llu\n",
+	       (unsigned long long)d->records, (unsigned long long)d->full,
+	       (unsigned long long)d->overflows,
+	       (unsigned long long)d->throttled, (unsigned long long)d->stopped,
+	       (unsigned long long)d->samples, (unsigned long long)d->delivered,
+	       (unsigned long long)d->pebs_throttled);
+}
+
+/*
+ * Every load of the loop is a record the test PMU gets; each overflow of
+ * its events is one sample of refcnt's feed, and each throttle perf
+ * reports to the driver is one refcnt counts.
+ */
+TEST_F_TIMEOUT(testpmu, samples, 300)
+{
+	struct counts d;
+
+	run(_metadata, self, &d, 1);
+	EXPECT_LE((uint64_t)PAGES * LOADS, d.records);
+	EXPECT_LT(0ULL, d.overflows);
+	EXPECT_EQ(d.overflows, d.samples);
+	EXPECT_LT(0ULL, d.delivered);
+	EXPECT_EQ(d.throttled, d.pebs_throttled);
+}
+
+/*
+ * What refcnt-info --json (./tools, as make check's guests have it) says
+ * the PEBS/IBS feed's throttled count is; -1 without the tool or the
+ * field.
+ */
+static long long info_throttled(void)
+{
+	char buf[65536], *p;
+	size_t n;
+	FILE *f;
+
+	if (access("tools/refcnt-info", X_OK))
+		return -1;
+	f = popen("tools/refcnt-info --json 2>/dev/null", "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	pclose(f);
+	buf[n] = '\0';
+	p = strstr(buf, "\"pebs\": {");
+	p = p ? strstr(p, "\"throttled\": ") : NULL;
+	return p ? strtoll(p + strlen("\"throttled\": "), NULL, 10) : -1;
+}
+
+/*
+ * At a rate of HZ samples a second perf allows one sample per tick and
+ * event (DIV_ROUND_UP(rate, HZ) = 1): every overflow throttles its event
+ * (the first of a tick reaches the limit), which then misses the rest of
+ * the tick's samples; refcnt counts each throttle, says it in dmesg, and
+ * refcnt-info shows the count.
+ */
+TEST_F_TIMEOUT(testpmu, throttled, 300)
+{
+	struct counts d;
+	/* Any rate up to HZ (250: the debug kernel's guest.config). */
+	ASSERT_EQ(0, rc_write_file(RATE, "250"));
+	run(_metadata, self, &d, 3);
+	EXPECT_LT(0ULL, d.throttled);
+	EXPECT_EQ(d.overflows, d.throttled);
+	EXPECT_EQ(d.throttled, d.pebs_throttled);
+	EXPECT_EQ(d.overflows, d.samples);
+	EXPECT_LT(0ULL, d.stopped);
+	EXPECT_LE(1, rc_dmesg_count(THROTTLE_LINE));
+	if (access("tools/refcnt-info", X_OK))
+		printf("# no tools/refcnt-info: its count not checked\n");
+	else
+		EXPECT_EQ((long long)rc_feed_stat("pebs_throttled"),
+			  info_throttled());
+}
+
+static int open_event(uint32_t type, uint64_t config)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = type,
+		.config = config,
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			       PERF_FORMAT_TOTAL_TIME_RUNNING,
+	};
+
+	return syscall(SYS_perf_event_open, &attr, -1, 0, -1, 0);
+}
+
+/*
+ * Three events on two counters: add() refuses the third, perf core
+ * rotates them (every PERF_CPU_HRTIMER ms), and each runs part of the
+ * time it is enabled: no more than two run at once.
+ */
+TEST_F_TIMEOUT(testpmu, rotation, 300)
+{
+	uint64_t v[3][3], type = 0, sum = 0, enabled = 0;
+	int fd[3], i;
+
+	ASSERT_EQ(0, rc_read_u64(TESTPMU_TYPE, &type));
+	for (i = 0; i < 3; i++) {
+		fd[i] = open_event(type, 1);
+		ASSERT_LE(0, fd[i]);
+	}
+	ASSERT_EQ(0, pmu_program(self->base, 1));
+	for (i = 0; i < 5; i++) {
+		loads(self->buf, PAGES, LOADS);
+		settle();
+	}
+	ASSERT_EQ(0, pmu_program(self->base, 0));
+	settle();
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ((ssize_t)sizeof(v[i]), read(fd[i], v[i], sizeof(v[i])));
+		printf("# event %d: count %llu enabled %llu running %llu\n", i,
+		       (unsigned long long)v[i][0], (unsigned long long)v[i][1],
+		       (unsigned long long)v[i][2]);
+		EXPECT_LT(0ULL, v[i][2]);
+		EXPECT_LT(v[i][2], v[i][1]);
+		sum += v[i][2];
+		if (v[i][1] > enabled)
+			enabled = v[i][1];
+	}
+	/* Read one after the other: 1% for the time between the reads. */
+	EXPECT_LE(sum, 2 * enabled + enabled / 100);
+	EXPECT_LT(0ULL, v[0][0] + v[1][0] + v[2][0]);
+	for (i = 0; i < 3; i++)
+		close(fd[i]);
+}
+
+TEST_HARNESS_MAIN
