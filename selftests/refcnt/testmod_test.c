@@ -344,6 +344,46 @@ static int records_on_cpu0(int tfd, char *buf, unsigned int n,
 }
 
 /*
+ * Take the calling thread (on CPU 0) off its CPU @rounds times for sure:
+ * a child on CPU 0 echoes a byte back each round, which it can only do
+ * while the caller is off. A sleep is no such thing: under TCG its timer
+ * may have expired before the task blocks, and then it never leaves.
+ */
+static int off_cpu0(int rounds)
+{
+	int to[2], from[2], i, err = 0;
+	cpu_set_t set;
+	pid_t pid;
+	char c = 0;
+
+	if (pipe(to) || pipe(from))
+		return -errno;
+	pid = rc_fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		close(to[1]);
+		close(from[0]);
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			_exit(1);
+		while (read(to[0], &c, 1) == 1)
+			if (write(from[1], &c, 1) != 1)
+				_exit(2);
+		_exit(0);
+	}
+	close(to[0]);
+	close(from[1]);
+	for (i = 0; i < rounds && !err; i++)
+		if (write(to[1], &c, 1) != 1 || read(from[0], &c, 1) != 1)
+			err = -EPIPE;
+	close(to[1]);
+	close(from[0]);
+	return rc_wait(pid) ? -ECHILD : err;
+}
+
+/*
  * Records the device could not make while the thread ran (its buffer was
  * full) are the session's dropped ones, not silently missing: counted as
  * the thread goes off the CPU.
@@ -361,7 +401,7 @@ TEST_F(testmod, device_records_lost_count_as_dropped)
 	ASSERT_EQ(0, records_on_cpu0(self->tfd, buf, 10, 0));
 	ASSERT_EQ(0, records_on_cpu0(self->tfd, buf, 7,
 				     REFCNT_TEST_RECORDS_LOST));
-	usleep(1000);
+	ASSERT_EQ(0, off_cpu0(1));
 	ASSERT_EQ(0, ioctl(sfd, RCB_COUNT_STATS, &st));
 	close(sfd);
 	EXPECT_EQ(10U, st.samples);
@@ -382,17 +422,16 @@ TEST_F_TIMEOUT(testmod, device_span_ring_full_counts_as_dropped, 120)
 	char *buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	struct rcb_count_stats st = { 0 };
-	int sfd, i;
+	int sfd;
 
 	ASSERT_NE(MAP_FAILED, buf);
 	sfd = device_session(self->d.fd, buf, 4096);
 	ASSERT_LE(0, sfd) TH_LOG("RCB_COUNT_START: %s", strerror(errno));
 	ASSERT_EQ(0, records_on_cpu0(self->tfd, buf, 3, 0));
-	/* Each sleep takes the thread off the CPU and back: a span each. */
-	for (i = 0; i < DR_SWITCHES; i++)
-		usleep(1);
+	/* Each time off the CPU and back: a span each, none retired. */
+	ASSERT_EQ(0, off_cpu0(DR_SWITCHES));
 	ASSERT_EQ(0, records_on_cpu0(self->tfd, buf, 5, 0));
-	usleep(1000);
+	ASSERT_EQ(0, off_cpu0(1));
 	ASSERT_EQ(0, ioctl(sfd, RCB_COUNT_STATS, &st));
 	close(sfd);
 	EXPECT_EQ(3U, st.samples);
