@@ -14,6 +14,7 @@
  *    overflow the PMU made, and each throttle, exactly;
  *  - throttled: perf_event_max_sample_rate lowered to HZ (one sample per
  *    tick and event): perf throttles, refcnt counts and says it;
+ *  - refcnt_run_says_throttled: refcnt-run's report says so too;
  *  - rotation: three events on the PMU's two counters are multiplexed,
  *    each running less than it is enabled.
  */
@@ -261,6 +262,57 @@ TEST_F_TIMEOUT(testpmu, throttled, 300)
 	else
 		EXPECT_EQ((long long)rc_feed_stat("pebs_throttled"),
 			  info_throttled());
+}
+
+/* The first "\"throttled\": N" after the PEBS/IBS feed's name in @path. */
+static long long report_throttled(const char *path)
+{
+	char buf[65536], *p;
+	int n = rc_read_file(path, buf, sizeof(buf));
+
+	if (n < 0)
+		return -1;
+	p = strstr(buf, "{\"name\": \"pebs\"");
+	p = p ? strstr(p, "\"throttled\": ") : NULL;
+	return p ? strtoll(p + strlen("\"throttled\": "), NULL, 10) : -1;
+}
+
+/*
+ * refcnt-run (./tools, as make check's guests have it) says in its report
+ * how often perf throttled the PEBS/IBS feed during its run: in the JSON
+ * under the feed, and a line under it in the text.
+ */
+TEST_F_TIMEOUT(testpmu, refcnt_run_says_throttled, 300)
+{
+	char txt[65536];
+	pid_t pid;
+	int i, status;
+
+	if (access("tools/refcnt-run", X_OK))
+		SKIP(return, "no tools/refcnt-run here");
+	ASSERT_EQ(0, rc_write_file(RATE, "250"));
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "64"));
+	ASSERT_EQ(0, pmu_program(self->base, 1));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		execl("tools/refcnt-run", "refcnt-run", "-q", "--no-track",
+		      "--json-output=/tmp/testpmu-run.json",
+		      "-o", "/tmp/testpmu-run.txt", "--", "sleep", "4",
+		      (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 3; i++) {
+		loads(self->buf, PAGES, LOADS);
+		settle();
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, pmu_program(self->base, 0));
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "0"));
+	EXPECT_EQ(0, status);
+	EXPECT_LT(0, report_throttled("/tmp/testpmu-run.json"));
+	ASSERT_LT(0, rc_read_file("/tmp/testpmu-run.txt", txt, sizeof(txt)));
+	EXPECT_NE(NULL, strstr(txt, "perf throttled its events"));
 }
 
 static int open_event(uint32_t type, uint64_t config)

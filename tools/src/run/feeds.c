@@ -40,7 +40,7 @@ static const char *chosen = "faults";
 struct machine_feeds {
 	long fault_period, pebs_period, hub, hub_period;
 	uint64_t fault_delivered, pebs_delivered, hub_references;
-	uint64_t hubpmu_delivered, hub_overruns;
+	uint64_t hubpmu_delivered, hub_overruns, pebs_throttled;
 };
 static struct machine_feeds mstart, mend;
 struct feed_desc feed_used[4];
@@ -156,6 +156,7 @@ static void read_machine(struct machine_feeds *m)
 	m->hub_references = rt_read_ll(FEED_STATS "hub_references", 0);
 	m->hubpmu_delivered = rt_read_ll(FEED_STATS "hubpmu_delivered", 0);
 	m->hub_overruns = rt_read_ll(FEED_STATS "hub_overruns", 0);
+	m->pebs_throttled = rt_read_ll(FEED_STATS "pebs_throttled", 0);
 }
 
 /*
@@ -283,8 +284,20 @@ static void add_feed(const char *name, long weight, uint64_t delivered,
 	d->weight_unknown = weight < 0;
 	d->delivered = delivered;
 	d->dropped = 0;
+	d->throttled = 0;
 	snprintf(d->what, sizeof(d->what), "%s", what);
 	snprintf(d->meaning, sizeof(d->meaning), "%s", meaning);
+}
+
+/*
+ * The feed just added is the PEBS/IBS feed: the times perf throttled its
+ * events in the run (machine-wide and sessions alike, one statistic).
+ */
+static void pebs_throttled_in_run(void)
+{
+	if (nr_feeds_used && mend.pebs_throttled > mstart.pebs_throttled)
+		feed_used[nr_feeds_used - 1].throttled =
+			mend.pebs_throttled - mstart.pebs_throttled;
 }
 
 static const char *nth(long n)
@@ -303,6 +316,7 @@ static void own_feed(void)
 			 "the command's own PEBS/IBS session: one sample every %ld loads and stores (IBS: ops) of its threads, weighted %ld",
 			 new_pebs, new_pebs);
 		add_feed("pebs", new_pebs, got, what, pebs_meaning());
+		pebs_throttled_in_run();
 	}
 	if (new_period > 0 && !opt.machine_wide) {
 		snprintf(what, sizeof(what),
@@ -357,6 +371,7 @@ void feeds_end(void)
 		add_feed("pebs", mend.pebs_period,
 			 mend.pebs_delivered - mstart.pebs_delivered, what,
 			 pebs_meaning());
+		pebs_throttled_in_run();
 	}
 	if ((opt.machine_wide && new_period > 0) || mend.fault_period > 0) {
 		long p = opt.machine_wide ? new_period : mend.fault_period;

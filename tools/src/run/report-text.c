@@ -356,6 +356,9 @@ void report_text(FILE *f)
 				(unsigned long long)feed_used[i].dropped,
 				(unsigned long long)feed_used[i].dropped *
 				(unsigned long long)feed_used[i].weight);
+		if (feed_used[i].throttled)
+			fprintf(f, "     perf throttled its events %llu times during the run (above kernel.perf_event_max_sample_rate): each time it sampled nothing until the next tick, so counts are short by what it missed; a longer period throttles less\n",
+				(unsigned long long)feed_used[i].throttled);
 	}
 	fprintf(f, "   samples behind a count: references / %ld\n", feed_weight());
 	if (!feed_weight_known())

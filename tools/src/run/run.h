@@ -117,6 +117,8 @@ struct feed_desc {
 	uint64_t delivered;	/* samples that reached a counter in the run */
 	/* Records a device feed could not make in the run (buffers full). */
 	uint64_t dropped;
+	/* Times perf throttled the feed's events in the run (PEBS/IBS). */
+	uint64_t throttled;
 };
 extern struct feed_desc feed_used[4];
 extern int nr_feeds_used;
