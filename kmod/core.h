@@ -540,6 +540,7 @@ u32 *refcnt_counter_word(struct refcnt_node *node, struct refcnt_sparse *sp,
 bool refcnt_defer(struct refcnt_node *node, u64 set, unsigned int src_cnode,
 		  u32 count, const struct refcnt_ctx *ctx);
 void refcnt_defer_replay(struct refcnt_node *node);
+size_t refcnt_defer_bytes(void);
 
 /* fold.c: the threshold interrupt and what else runs in its context */
 void refcnt_raise(struct refcnt_node *node, unsigned long *pending, u64 set);

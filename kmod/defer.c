@@ -23,6 +23,17 @@
 #include "core.h"
 
 /**
+ * refcnt_defer_bytes() - the memory of a node's deferral rings
+ *
+ * Return: bytes: a fixed cost per possible CPU, whatever the node's size;
+ * part of table_bytes.
+ */
+size_t refcnt_defer_bytes(void)
+{
+	return num_possible_cpus() * sizeof(struct refcnt_defer_ring);
+}
+
+/**
  * refcnt_defer() - keep a delivery an NMI cannot count, for the irq_work
  * @node:	the node
  * @set:	the set

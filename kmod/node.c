@@ -121,7 +121,7 @@ static int refcnt_node_alloc(struct refcnt_node *node,
 	refcnt_events_init(&node->events, nid, refcnt_cfg.event_queue_len);
 	node->stats = alloc_percpu(struct refcnt_stats);
 	node->defer = alloc_percpu(struct refcnt_defer_ring);
-	*fixed += num_possible_cpus() * sizeof(struct refcnt_defer_ring);
+	*fixed += refcnt_defer_bytes();
 	node->fold_pending = refcnt_bitmap(node->nr_sets, nid, fixed);
 	node->peg_pending = refcnt_bitmap(node->nr_sets, nid, fixed);
 	node->migrate_pending = refcnt_bitmap(node->nr_sets, nid, fixed);

@@ -87,8 +87,21 @@ static ssize_t table_bytes_show(struct device *d,
 static struct device_attribute dev_attr_table_bytes =
 	__ATTR(table_bytes, REFCNT_STAT_MODE, table_bytes_show, NULL);
 
-/* The statistics, then table_bytes; filled in by refcnt_sysfs_init(). */
-static struct attribute *refcnt_stats_attrs[REFCNT_NR_STATS + 2];
+/* Of table_bytes, the NMI deferral rings': per CPU, not per page. */
+static ssize_t defer_bytes_show(struct device *d,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%zu\n", refcnt_defer_bytes());
+}
+
+static struct device_attribute dev_attr_defer_bytes =
+	__ATTR(defer_bytes, REFCNT_STAT_MODE, defer_bytes_show, NULL);
+
+/*
+ * The statistics, then table_bytes and defer_bytes; filled in by
+ * refcnt_sysfs_init().
+ */
+static struct attribute *refcnt_stats_attrs[REFCNT_NR_STATS + 3];
 
 static const struct attribute_group refcnt_stats_group = {
 	.name = "stats",
@@ -110,7 +123,8 @@ void refcnt_sysfs_init(void)
 	BUILD_BUG_ON(ARRAY_SIZE(refcnt_stat_attrs) != REFCNT_NR_STATS);
 	for (i = 0; i < REFCNT_NR_STATS; i++)
 		refcnt_stats_attrs[i] = &refcnt_stat_attrs[i].dattr.attr;
-	refcnt_stats_attrs[i] = &dev_attr_table_bytes.attr;
+	refcnt_stats_attrs[i++] = &dev_attr_table_bytes.attr;
+	refcnt_stats_attrs[i] = &dev_attr_defer_bytes.attr;
 }
 
 /*
