@@ -349,13 +349,7 @@ void refcnt_pmu_sample_describe(const struct refcnt_pmu_stream *st,
 const struct refcnt_pmu_stream *refcnt_pmu_stream(enum refcnt_pmu_op op);
 #ifdef CONFIG_X86
 void refcnt_pmu_regs(struct pt_regs *regs, u64 ip, bool user);
-u64 refcnt_pmu_probes(void);
 #else
-static inline u64 refcnt_pmu_probes(void)
-{
-	return 0;
-}
-
 /* No PMU refcnt knows elsewhere: registers as zeroed as they come. */
 static inline void refcnt_pmu_regs(struct pt_regs *regs, u64 ip, bool user)
 {

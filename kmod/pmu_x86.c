@@ -5,7 +5,6 @@
  * that no NMI delivered. Built on x86 only (refcnt-$(CONFIG_X86) in
  * Kbuild); elsewhere refcnt.h and feed.h stub it.
  */
-#include <linux/atomic.h>
 #include <linux/err.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -20,9 +19,6 @@
 #include "compat.h"
 #include "refcnt.h"
 #include "feed.h"
-
-/* Probes made since load, for the test module (refcnt_pmu_probes()). */
-static atomic64_t refcnt_pmu_nr_probes = ATOMIC64_INIT(0);
 
 /*
  * The name and perf type of the core PMU perf picks for @cpu: a disabled
@@ -39,7 +35,6 @@ static int refcnt_pmu_probe(unsigned int cpu, u32 *type, char *name,
 	};
 	struct perf_event *ev;
 
-	atomic64_inc(&refcnt_pmu_nr_probes);
 	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
 	if (IS_ERR(ev))
 		return PTR_ERR(ev);
@@ -48,21 +43,6 @@ static int refcnt_pmu_probe(unsigned int cpu, u32 *type, char *name,
 	perf_event_release_kernel(ev);
 	return 0;
 }
-
-/**
- * refcnt_pmu_probes() - the perf events made to find a CPU's core PMU
- *
- * Context: any; for the test rig's test module, a debug counter and no
- * ABI. Each probe costs the DS/PEBS buffers' setup and teardown where no
- * other event is alive.
- *
- * Return: how many since load.
- */
-u64 refcnt_pmu_probes(void)
-{
-	return atomic64_read(&refcnt_pmu_nr_probes);
-}
-EXPORT_SYMBOL_NS_GPL(refcnt_pmu_probes, REFCNT_NS);
 
 /**
  * refcnt_pmu_caps() - what this CPU vendor's samples tell beyond addresses

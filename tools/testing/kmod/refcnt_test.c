@@ -8,7 +8,8 @@
  * increments; REFCNT_TEST_SAMPLES runs synthetic precise memory samples
  * through refcnt_pmu_sample(), the code of the PEBS/IBS overflow handler,
  * as its own feed "test", so that machines without a PMU test that code
- * (and its parameter pmu_probes shows refcnt.ko's core-PMU probes),
+ * (and its parameter pmu_probes counts refcnt.ko's core-PMU probes
+ * through a kprobe),
  * with REFCNT_TEST_SAMPLES_NMI from a real NMI the CPU sends itself, as
  * a PMU overflow arrives;
  * REFCNT_TEST_RECORDS makes the feed a device feed's records of the
@@ -24,6 +25,7 @@
 #include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
 #include <linux/major.h>
@@ -538,11 +540,59 @@ static struct miscdevice refcnt_test_dev = {
 /*
  * pmu_probes: the perf events refcnt.ko has made to learn which core PMU
  * serves a CPU (pmu_x86.c), for the test that starting the PMU feed
- * makes none; read-only.
+ * makes none; read-only. Counted by a kprobe on the kernel's
+ * perf_event_create_kernel_counter(), so that refcnt.ko keeps no count
+ * for the tests: a probe is a disabled cycles event with no overflow
+ * handler, which no feed makes.
  */
+static atomic64_t refcnt_test_nr_probes = ATOMIC64_INIT(0);
+
+#ifdef CONFIG_KPROBES
+static int refcnt_test_probe_seen(struct kprobe *kp, struct pt_regs *regs)
+{
+	const struct perf_event_attr *attr =
+		(void *)regs_get_kernel_argument(regs, 0);
+
+	if (!regs_get_kernel_argument(regs, 3) &&
+	    attr->type == PERF_TYPE_HARDWARE &&
+	    attr->config == PERF_COUNT_HW_CPU_CYCLES && attr->disabled)
+		atomic64_inc(&refcnt_test_nr_probes);
+	return 0;
+}
+
+static struct kprobe refcnt_test_probe_kp = {
+	.symbol_name = "perf_event_create_kernel_counter",
+	.pre_handler = refcnt_test_probe_seen,
+};
+
+static bool refcnt_test_probe_counting;
+
+static void refcnt_test_probes_init(void)
+{
+	int err = register_kprobe(&refcnt_test_probe_kp);
+
+	if (err)
+		pr_info("no kprobe on perf_event_create_kernel_counter (%d): pmu_probes unreadable\n",
+			err);
+	refcnt_test_probe_counting = !err;
+}
+
+static void refcnt_test_probes_exit(void)
+{
+	if (refcnt_test_probe_counting)
+		unregister_kprobe(&refcnt_test_probe_kp);
+}
+#else
+static const bool refcnt_test_probe_counting;
+static void refcnt_test_probes_init(void) { }
+static void refcnt_test_probes_exit(void) { }
+#endif
+
 static int refcnt_test_probes_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%llu\n", refcnt_pmu_probes());
+	if (!refcnt_test_probe_counting)
+		return -EOPNOTSUPP;
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&refcnt_test_nr_probes));
 }
 
 static const struct kernel_param_ops refcnt_test_probes_ops = {
@@ -563,8 +613,10 @@ static int __init refcnt_test_init(void)
 	if (err)
 		goto feed;
 	err = misc_register(&refcnt_test_dev);
-	if (!err)
+	if (!err) {
+		refcnt_test_probes_init();
 		return 0;
+	}
 	refcnt_test_nmi_exit();
 feed:
 	refcnt_feed_unregister(&refcnt_test_feed);
@@ -573,6 +625,7 @@ feed:
 
 static void __exit refcnt_test_exit(void)
 {
+	refcnt_test_probes_exit();
 	misc_deregister(&refcnt_test_dev);
 	refcnt_test_nmi_exit();
 	refcnt_feed_unregister(&refcnt_test_feed);
