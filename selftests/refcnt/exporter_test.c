@@ -291,6 +291,7 @@ static void check_stats(struct __test_metadata *_metadata, const char *text,
 	static const char *const stats[] = {
 		"references", "pegged", "saturated", "folds", "migrations",
 		"events_dropped", "refs_dropped", "discarded", "overflowed",
+		"refs_deferred", "defer_full",
 	};
 	char key[160], path[160];
 	unsigned int k;

@@ -61,6 +61,9 @@ static pmdaMetric metrictab[] = {
 	M(CL_NODE, 9, PM_TYPE_U64, NODE_INDOM, PM_SEM_INSTANT, BYTES),
 	M(CL_NODE, 10, PM_TYPE_U64, NODE_INDOM, PM_SEM_DISCRETE, COUNT),
 	M(CL_NODE, 11, PM_TYPE_U32, NODE_INDOM, PM_SEM_DISCRETE, NONE),
+	/* refcnt.node.{refs_deferred,defer_full}: items after the above */
+	M(CL_NODE, 12, PM_TYPE_U64, NODE_INDOM, PM_SEM_COUNTER, COUNT),
+	M(CL_NODE, 13, PM_TYPE_U64, NODE_INDOM, PM_SEM_COUNTER, COUNT),
 	/* refcnt.node.{local,remote,lost}: the table */
 	M(CL_TABLE, T_LOCAL, PM_TYPE_U64, NODE_INDOM, PM_SEM_COUNTER, COUNT),
 	M(CL_TABLE, T_REMOTE, PM_TYPE_U64, NODE_INDOM, PM_SEM_COUNTER, COUNT),
@@ -196,8 +199,12 @@ static int fetch_node(unsigned int item, unsigned int inst, pmAtomValue *atom)
 
 	if (!n)
 		return PM_ERR_INST;
-	if (item < RS_NR_STATS)
+	if (item <= RS_OVERFLOWED)
 		v = n->stats[item];
+	else if (item == 12)
+		v = n->stats[RS_REFS_DEFERRED];
+	else if (item == 13)
+		v = n->stats[RS_DEFER_FULL];
 	else if (item == 9)
 		v = n->table_bytes;
 	else if (item == 10)

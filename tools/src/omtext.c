@@ -79,6 +79,8 @@ static void node_stats(struct om_out *o, const struct rs_snap *s)
 		"References that never reached a counter: no counter page (stats/refs_dropped).",
 		"Counts removed by RCB_RESET (stats/discarded).",
 		"Lost references no lost count could hold (stats/overflowed).",
+		"References an NMI left for the node's irq_work to count, its counter page missing (stats/refs_deferred).",
+		"References dropped because the CPU's deferral ring was full, part of refs_dropped (stats/defer_full).",
 	};
 	char name[96];
 	int i, k;

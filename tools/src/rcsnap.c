@@ -16,6 +16,7 @@
 const char *const rs_stat_names[RS_NR_STATS] = {
 	"references", "pegged", "saturated", "folds", "migrations",
 	"events_dropped", "refs_dropped", "discarded", "overflowed",
+	"refs_deferred", "defer_full",
 };
 
 const char *const rs_feed_stat_names[RS_NR_FEED_STATS] = {

@@ -16,7 +16,8 @@
 
 static const char *const stat_names[] = {
 	"references", "pegged", "saturated", "folds", "migrations",
-	"events_dropped", "refs_dropped", "discarded",
+	"events_dropped", "refs_dropped", "discarded", "refs_deferred",
+	"defer_full",
 };
 #define NR_STATS (sizeof(stat_names) / sizeof(stat_names[0]))
 

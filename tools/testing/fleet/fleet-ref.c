@@ -199,6 +199,7 @@ static unsigned long long read_u64(const char *path)
 static const char *const stats[] = {
 	"references", "pegged", "saturated", "folds", "migrations",
 	"events_dropped", "refs_dropped", "discarded", "overflowed",
+	"refs_deferred", "defer_full",
 };
 
 static void view_node(int nid)

@@ -155,7 +155,8 @@ int main(int argc, char **argv)
 	ok(strstr(t, "\nrefcnt_lost_references_total{node=\"3\",from_node=\"0-7\"} 6\n") != NULL,
 	   "lost by node and accessing group");
 	ok(strstr(t, "\nrefcnt_node_references_total{node=\"3\"} 100\n") != NULL &&
-	   strstr(t, "\nrefcnt_node_overflowed_total{node=\"3\"} 108\n") != NULL,
+	   strstr(t, "\nrefcnt_node_overflowed_total{node=\"3\"} 108\n") != NULL &&
+	   strstr(t, "\nrefcnt_node_defer_full_total{node=\"3\"} 110\n") != NULL,
 	   "node statistics");
 	ok(strstr(t, "refcnt_node_saturated_total{") == NULL &&
 	   strstr(t, "# TYPE refcnt_node_saturated_total counter\n") != NULL,

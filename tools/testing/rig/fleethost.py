@@ -35,7 +35,7 @@ from .tapout import Writer
 
 PROG = "refcnt-fleet-check"
 OMTEXT_CHECKS = 18
-FAMILIES = 26
+FAMILIES = 28
 NOBODY = "65534"
 DOMAIN = "#define REFCNT 510"
 
