@@ -207,8 +207,22 @@ static ssize_t pebs_throttled_show(struct kobject *kobj,
 static struct kobj_attribute refcnt_pmu_throttled_attr =
 	__ATTR_RO(pebs_throttled);
 
+/*
+ * The kernel's HZ, which user space cannot read elsewhere: perf's limit
+ * is DIV_ROUND_UP(perf_event_max_sample_rate, HZ) samples an event a
+ * tick, and a throttled event loses at most the rest of one.
+ */
+static ssize_t pebs_hz_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%d\n", HZ);
+}
+
+static struct kobj_attribute refcnt_pmu_hz_attr = __ATTR_RO(pebs_hz);
+
 static struct attribute *refcnt_pmu_attrs[] = {
 	&refcnt_pmu_throttled_attr.attr,
+	&refcnt_pmu_hz_attr.attr,
 	NULL
 };
 
@@ -525,8 +539,7 @@ refcnt_pmu_feed_sample(struct refcnt_feed_target *t,
 	bool capped;
 	u64 weight;
 
-	if (unlikely(READ_ONCE(event->hw.interrupts) ==
-		     REFCNT_PERF_MAX_INTERRUPTS))
+	if (unlikely(refcnt_perf_throttling(event)))
 		refcnt_pmu_throttled();
 	weight = refcnt_pmu_event_weight(event, data, &t->mux, &capped);
 	o = refcnt_pmu_sample(t->stream, t->ranges, t->nr_ranges, data, regs,

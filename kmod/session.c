@@ -52,6 +52,7 @@
 #include <linux/uaccess.h>
 #include <uapi/linux/refcnt.h>
 
+#include "compat.h"
 #include "refcnt.h"
 #include "feed.h"
 #include "session.h"
@@ -148,6 +149,8 @@ static void refcnt_session_overflow(struct perf_event *event,
 	u64 in_data, in_instr;
 
 	atomic64_inc(&s->samples);
+	if (unlikely(refcnt_perf_throttling(event)))
+		atomic64_inc(&s->throttled);
 	/* Root's machine-wide feed has the PMU: its samples alone count. */
 	if (st->yields && refcnt_pmu_yielded())
 		return;
@@ -231,7 +234,7 @@ static long refcnt_session_stats(struct refcnt_session *s, void __user *argp)
 
 	if (copy_from_user(&st, argp, sizeof(st)))
 		return -EFAULT;
-	if (st.flags || st.pad || st.dropped || st.reserved)
+	if (st.flags || st.pad || st.dropped || st.throttled)
 		return -EINVAL;
 	refcnt_session_sync(s);
 	st.samples = atomic64_read(&s->samples);
@@ -239,6 +242,7 @@ static long refcnt_session_stats(struct refcnt_session *s, void __user *argp)
 	st.unresolved = atomic64_read(&s->unresolved);
 	st.outside = atomic64_read(&s->outside);
 	st.dropped = atomic64_read(&s->dropped);
+	st.throttled = atomic64_read(&s->throttled);
 	if (copy_to_user(argp, &st, sizeof(st)))
 		return -EFAULT;
 	return 0;

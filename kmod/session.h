@@ -111,6 +111,7 @@ struct refcnt_session {
 	atomic64_t unresolved;
 	atomic64_t outside;
 	atomic64_t dropped;
+	atomic64_t throttled;
 	struct refcnt_session_feed feeds[REFCNT_SESSION_FEEDS];
 	struct perf_event **events;
 	unsigned int nr_events;

@@ -441,7 +441,7 @@ static int fake_count_start(const struct rcb_count *c)
 
 static int fake_count_stats(struct rcb_count_stats *st)
 {
-	if (st->flags || st->pad || st->dropped || st->reserved)
+	if (st->flags || st->pad || st->dropped || st->throttled)
 		return fake_err(EINVAL);
 	st->samples = FAKE_SESSION_SAMPLES;
 	st->delivered = FAKE_SESSION_DELIVERED;

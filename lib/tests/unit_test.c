@@ -752,7 +752,7 @@ static void test_count(void)
 	CHECK(st.samples == FAKE_SESSION_SAMPLES &&
 	      st.delivered == FAKE_SESSION_DELIVERED && st.unresolved == 1 &&
 	      st.outside == 1 && !st.flags && !st.pad && !st.dropped &&
-	      !st.reserved, "stats as reported, the rest zeroed");
+	      !st.throttled, "stats as reported, the rest zeroed");
 	CHECK(refcnt_count_stop(fd) == 0, "stop: %s", strerror(errno));
 	CHECK_ERR(refcnt_count_stats(fd, &st), EBADF);
 	CHECK_ERR(refcnt_count_stop(fd), EBADF);

@@ -512,7 +512,7 @@ TEST_F(count, bad_arguments)
 	EXPECT_EQ(-1, ioctl(sfd, RCB_COUNT_STATS, &st));
 	EXPECT_EQ(EINVAL, errno);
 	st.dropped = 0;
-	st.reserved = 1;
+	st.throttled = 1;
 	EXPECT_EQ(-1, ioctl(sfd, RCB_COUNT_STATS, &st));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, ioctl(sfd, RCB_COUNT_STATS, none));

@@ -88,7 +88,7 @@ TEST_F(lc, count_start_stats_stop)
 	EXPECT_LE((uint64_t)LC_PAGES, st.delivered);
 	EXPECT_EQ(0ULL, st.outside);
 	EXPECT_EQ(0ULL, st.dropped);
-	EXPECT_EQ(0ULL, st.reserved);
+	EXPECT_EQ(0ULL, st.throttled);
 	ASSERT_EQ(0, refcnt_count_stop(fd));
 	lc_touch(b, len);
 	EXPECT_EQ((uint64_t)LC_PAGES, lc_total(a, len));

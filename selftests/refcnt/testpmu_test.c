@@ -14,10 +14,15 @@
  *    overflow the PMU made, and each throttle, exactly;
  *  - throttled: perf_event_max_sample_rate lowered to HZ (one sample per
  *    tick and event): perf throttles, refcnt counts and says it;
- *  - refcnt_run_says_throttled: refcnt-run's report says so too;
+ *  - session_counts_its_throttles: a counting session's own throttles,
+ *    in RCB_COUNT_STATS;
+ *  - refcnt_run_says_throttled: refcnt-run's report says so too, and as
+ *    a share of the run;
  *  - rotation: three events on the PMU's two counters are multiplexed,
  *    each running less than it is enabled.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +31,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <linux/refcnt_hub.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -264,27 +270,77 @@ TEST_F_TIMEOUT(testpmu, throttled, 300)
 			  info_throttled());
 }
 
-/* The first "\"throttled\": N" after the PEBS/IBS feed's name in @path. */
-static long long report_throttled(const char *path)
+/*
+ * A counting session of this thread on the test PMU at one sample a tick:
+ * perf throttles its event, and the session counts each throttle in its
+ * RCB_COUNT_STATS, as many as the feed's pebs_throttled grew by (no other
+ * event samples meanwhile).
+ */
+TEST_F_TIMEOUT(testpmu, session_counts_its_throttles, 300)
 {
-	char buf[65536], *p;
+	struct rcb_count c = { .pebs_period = PERIOD };
+	struct rcb_count_stats st = { 0 };
+	uint64_t before;
+	char dev[64];
+	int fd, sfd, i;
+
+	rc_dev_path(dev, sizeof(dev), 0);
+	fd = open(dev, O_RDONLY);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", dev, strerror(errno));
+	ASSERT_EQ(0, rc_write_file(RATE, "250"));
+	before = rc_feed_stat("pebs_throttled");
+	sfd = ioctl(fd, RCB_COUNT_START, &c);
+	ASSERT_LE(0, sfd) TH_LOG("RCB_COUNT_START: %s", strerror(errno));
+	ASSERT_EQ(0, pmu_program(self->base, 1));
+	for (i = 0; i < 3; i++) {
+		loads(self->buf, PAGES, LOADS);
+		settle();
+	}
+	ASSERT_EQ(0, pmu_program(self->base, 0));
+	settle();
+	ASSERT_EQ(0, ioctl(sfd, RCB_COUNT_STATS, &st));
+	printf("# session: samples %llu delivered %llu throttled %llu; pebs_throttled +%llu\n",
+	       (unsigned long long)st.samples, (unsigned long long)st.delivered,
+	       (unsigned long long)st.throttled,
+	       (unsigned long long)(rc_feed_stat("pebs_throttled") - before));
+	EXPECT_LT(0ULL, st.samples);
+	EXPECT_LT(0ULL, st.throttled);
+	EXPECT_LE(st.throttled, st.samples);
+	EXPECT_EQ(rc_feed_stat("pebs_throttled") - before, st.throttled);
+	close(sfd);
+	close(fd);
+}
+
+/* The number after "\"KEY\": " in the PEBS/IBS feed's entry of @path. */
+static double report_feed_value(const char *path, const char *key)
+{
+	char buf[65536], k[64], *p;
 	int n = rc_read_file(path, buf, sizeof(buf));
 
 	if (n < 0)
 		return -1;
+	snprintf(k, sizeof(k), "\"%s\": ", key);
 	p = strstr(buf, "{\"name\": \"pebs\"");
-	p = p ? strstr(p, "\"throttled\": ") : NULL;
-	return p ? strtoll(p + strlen("\"throttled\": "), NULL, 10) : -1;
+	p = p ? strstr(p, k) : NULL;
+	return p ? strtod(p + strlen(k), NULL) : -1;
+}
+
+/* The first "\"throttled\": N" after the PEBS/IBS feed's name in @path. */
+static long long report_throttled(const char *path)
+{
+	return (long long)report_feed_value(path, "throttled");
 }
 
 /*
  * refcnt-run (./tools, as make check's guests have it) says in its report
  * how often perf throttled the PEBS/IBS feed during its run: in the JSON
- * under the feed, and a line under it in the text.
+ * under the feed, with the share of every CPU's time in the run it took
+ * at most (1/HZ a throttle), and lines under it in the text.
  */
 TEST_F_TIMEOUT(testpmu, refcnt_run_says_throttled, 300)
 {
 	char txt[65536];
+	double share;
 	pid_t pid;
 	int i, status;
 
@@ -311,8 +367,12 @@ TEST_F_TIMEOUT(testpmu, refcnt_run_says_throttled, 300)
 	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "0"));
 	EXPECT_EQ(0, status);
 	EXPECT_LT(0, report_throttled("/tmp/testpmu-run.json"));
+	share = report_feed_value("/tmp/testpmu-run.json", "throttled_share");
+	EXPECT_LT(0, share);
+	EXPECT_GE(1, share);
 	ASSERT_LT(0, rc_read_file("/tmp/testpmu-run.txt", txt, sizeof(txt)));
 	EXPECT_NE(NULL, strstr(txt, "perf throttled its events"));
+	EXPECT_NE(NULL, strstr(txt, "throttled: at most "));
 }
 
 static int open_event(uint32_t type, uint64_t config)

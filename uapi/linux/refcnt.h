@@ -524,7 +524,10 @@ struct rcb_count {
  *		thread came on a CPU more often than the session could follow
  *		before the feed drained. Not in @samples: its totals are short
  *		by up to that many records. 0 from a module before this field
- * @reserved:	must be zero; written as zero
+ * @throttled:	must be zero; out: the times perf throttled the session's
+ *		events (above kernel.perf_event_max_sample_rate): each
+ *		sampled nothing for the rest of a tick, its samples lost
+ *		uncounted. 0 from a module before this field
  *
  * samples = delivered + unresolved + outside once the process is quiet.
  */
@@ -536,7 +539,7 @@ struct rcb_count_stats {
 	__u32 flags;
 	__u32 pad;
 	__u64 dropped;
-	__u64 reserved;
+	__u64 throttled;
 };
 
 /**

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "run.h"
@@ -285,19 +286,67 @@ static void add_feed(const char *name, long weight, uint64_t delivered,
 	d->delivered = delivered;
 	d->dropped = 0;
 	d->throttled = 0;
+	d->throttled_share = -1;
 	snprintf(d->what, sizeof(d->what), "%s", what);
 	snprintf(d->meaning, sizeof(d->meaning), "%s", meaning);
 }
 
 /*
- * The feed just added is the PEBS/IBS feed: the times perf throttled its
- * events in the run (machine-wide and sessions alike, one statistic).
+ * The share of @seconds of sampling that @throttled throttles took at
+ * most (each the rest of one tick, 1/HZ s), capped at 1; -1 when HZ (the
+ * module's pebs_hz) or the time is not known.
+ */
+static double throttled_share(uint64_t throttled, double seconds)
+{
+	long long hz = rt_read_ll(FEED_STATS "pebs_hz", -1);
+	double s;
+
+	if (hz <= 0 || seconds <= 0)
+		return -1;
+	s = (double)throttled / (double)hz / seconds;
+	return s < 1 ? s : 1;
+}
+
+/* The CPU time of the command and its reaped descendants. */
+static double command_cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru))
+		return -1;
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/*
+ * The feed just added is the machine-wide PEBS/IBS feed: the times perf
+ * throttled its events in the run (sessions' too, one statistic), as a
+ * share of every online CPU's time in the run.
  */
 static void pebs_throttled_in_run(void)
 {
-	if (nr_feeds_used && mend.pebs_throttled > mstart.pebs_throttled)
-		feed_used[nr_feeds_used - 1].throttled =
-			mend.pebs_throttled - mstart.pebs_throttled;
+	struct feed_desc *d = &feed_used[nr_feeds_used - 1];
+	double wall = (t_end.tv_sec - t_start.tv_sec) +
+		      (t_end.tv_nsec - t_start.tv_nsec) / 1e9;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (!nr_feeds_used || mend.pebs_throttled <= mstart.pebs_throttled)
+		return;
+	d->throttled = mend.pebs_throttled - mstart.pebs_throttled;
+	d->throttled_share = throttled_share(d->throttled,
+					     wall * (cpus > 0 ? cpus : 1));
+}
+
+/* The command's own PEBS/IBS session: its own throttles, of its CPU time. */
+static void own_pebs_throttled(void)
+{
+	struct feed_desc *d = &feed_used[nr_feeds_used - 1];
+
+	if (!count_done || !count_stats.throttled)
+		return;
+	d->throttled = count_stats.throttled;
+	d->throttled_share = throttled_share(d->throttled,
+					     command_cpu_seconds());
 }
 
 static const char *nth(long n)
@@ -316,7 +365,7 @@ static void own_feed(void)
 			 "the command's own PEBS/IBS session: one sample every %ld loads and stores (IBS: ops) of its threads, weighted %ld",
 			 new_pebs, new_pebs);
 		add_feed("pebs", new_pebs, got, what, pebs_meaning());
-		pebs_throttled_in_run();
+		own_pebs_throttled();
 	}
 	if (new_period > 0 && !opt.machine_wide) {
 		snprintf(what, sizeof(what),

@@ -393,11 +393,17 @@ static void json_feeds_used(FILE *f)
 		feed_weight(), feed_weight_known() ? "true" : "false",
 		counts_exact() ? "true" : "false");
 	for (i = 0; i < nr_feeds_used; i++) {
-		fprintf(f, "%s{\"name\": \"%s\", \"weight\": %ld, \"samples\": %llu, \"dropped\": %llu, \"throttled\": %llu, \"what\": ",
+		fprintf(f, "%s{\"name\": \"%s\", \"weight\": %ld, \"samples\": %llu, \"dropped\": %llu, \"throttled\": %llu",
 			i ? ", " : "", feed_used[i].name, feed_used[i].weight,
 			(unsigned long long)feed_used[i].delivered,
 			(unsigned long long)feed_used[i].dropped,
 			(unsigned long long)feed_used[i].throttled);
+		if (feed_used[i].throttled_share >= 0)
+			fprintf(f, ", \"throttled_share\": %.6f",
+				feed_used[i].throttled_share);
+		else
+			fprintf(f, ", \"throttled_share\": null");
+		fprintf(f, ", \"what\": ");
 		rt_json_str(f, feed_used[i].what);
 		fprintf(f, ", \"meaning\": ");
 		rt_json_str(f, feed_used[i].meaning);

@@ -323,6 +323,18 @@ static void text_proc(FILE *f, const struct proc *p)
 	free(order);
 }
 
+/* What perf's throttling took from a feed, and how much of its time. */
+static void text_throttled(FILE *f, const struct feed_desc *d)
+{
+	fprintf(f, "     perf throttled its events %llu times during the run (above kernel.perf_event_max_sample_rate): each time it sampled nothing until the next tick, so counts are short by what it missed; a longer period throttles less\n",
+		(unsigned long long)d->throttled);
+	if (d->throttled_share >= 0)
+		fprintf(f, "     throttled: at most %.1f%% of the run (of %s)\n",
+			100 * d->throttled_share,
+			strstr(d->what, "machine-wide") ?
+			"every CPU's time" : "the command's CPU time");
+}
+
 struct untraced {
 	FILE *f;
 	int n;
@@ -357,8 +369,7 @@ void report_text(FILE *f)
 				(unsigned long long)feed_used[i].dropped *
 				(unsigned long long)feed_used[i].weight);
 		if (feed_used[i].throttled)
-			fprintf(f, "     perf throttled its events %llu times during the run (above kernel.perf_event_max_sample_rate): each time it sampled nothing until the next tick, so counts are short by what it missed; a longer period throttles less\n",
-				(unsigned long long)feed_used[i].throttled);
+			text_throttled(f, &feed_used[i]);
 	}
 	fprintf(f, "   samples behind a count: references / %ld\n", feed_weight());
 	if (!feed_weight_known())

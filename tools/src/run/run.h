@@ -119,6 +119,12 @@ struct feed_desc {
 	uint64_t dropped;
 	/* Times perf throttled the feed's events in the run (PEBS/IBS). */
 	uint64_t throttled;
+	/*
+	 * At most that share of the time the feed sampled (the command's
+	 * CPU time, or every CPU's for a machine-wide feed) sampled
+	 * nothing: throttled / HZ over it; -1 not known.
+	 */
+	double throttled_share;
 };
 extern struct feed_desc feed_used[4];
 extern int nr_feeds_used;
