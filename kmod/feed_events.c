@@ -43,7 +43,9 @@ static void refcnt_feed_inherit(struct perf_event_attr *attr,
 
 /**
  * refcnt_feed_event_create() - make one event a feed's attr() described
- * @ev:		the event
+ * @ev:		the event, as attr() just filled it in; its attributes take
+ *		@period and @inherit here, not in a copy on the stack under
+ *		perf's own deep calls
  * @period:	its sample period
  * @cpu:	its CPU, or -1 with @task
  * @task:	its task, or NULL for a CPU's event
@@ -57,25 +59,23 @@ static void refcnt_feed_inherit(struct perf_event_attr *attr,
  *
  * Return: the event, or an ERR_PTR().
  */
-struct perf_event *refcnt_feed_event_create(const struct refcnt_feed_event *ev,
+struct perf_event *refcnt_feed_event_create(struct refcnt_feed_event *ev,
 					    unsigned int period, int cpu,
 					    struct task_struct *task,
 					    unsigned int inherit,
 					    perf_overflow_handler_t overflow,
 					    void *context)
 {
-	struct perf_event_attr attr = ev->attr;
 	struct perf_event *event;
 
-	refcnt_feed_inherit(&attr, period, task, inherit);
-	event = perf_event_create_kernel_counter(&attr, cpu, task, overflow,
-						 context);
+	refcnt_feed_inherit(&ev->attr, period, task, inherit);
+	event = perf_event_create_kernel_counter(&ev->attr, cpu, task,
+						 overflow, context);
 	if (!IS_ERR(event) || PTR_ERR(event) != -EINVAL || !ev->has_fallback)
 		return event;
-	attr = ev->fallback;
-	refcnt_feed_inherit(&attr, period, task, inherit);
-	return perf_event_create_kernel_counter(&attr, cpu, task, overflow,
-						context);
+	refcnt_feed_inherit(&ev->fallback, period, task, inherit);
+	return perf_event_create_kernel_counter(&ev->fallback, cpu, task,
+						overflow, context);
 }
 
 /**
@@ -123,22 +123,23 @@ void refcnt_feed_cpu_stop(struct refcnt_feed *feed, unsigned int cpu)
 }
 
 /*
- * Make @feed's events on the online @cpu, sampling every @period. On
- * failure the caller releases those made with refcnt_feed_cpu_stop().
+ * Make @feed's events on the online @cpu, sampling every @period, each
+ * described in @ev. On failure the caller releases those made with
+ * refcnt_feed_cpu_stop().
  * Return: 0, REFCNT_FEED_NO_EVENT (the CPU has none: it is skipped) or
  * a negative errno.
  */
 static int refcnt_feed_cpu_start(struct refcnt_feed *feed, unsigned int cpu,
-				 unsigned int period)
+				 unsigned int period,
+				 struct refcnt_feed_event *ev)
 {
 	unsigned int k, i = cpu * feed->nr_events;
-	struct refcnt_feed_event ev;
 	int err;
 
 	for (k = 0; k < feed->nr_events; k++, i++) {
 		struct perf_event *event;
 
-		err = feed->ops->attr(feed, feed->setup, cpu, k, &ev);
+		err = feed->ops->attr(feed, feed->setup, cpu, k, ev);
 		if (err == REFCNT_FEED_NO_EVENT && !k) {
 			cpumask_set_cpu(cpu, &feed->skipped);
 			return err;
@@ -148,9 +149,9 @@ static int refcnt_feed_cpu_start(struct refcnt_feed *feed, unsigned int cpu,
 		if (err)
 			return err;
 		feed->targets[i] = (struct refcnt_feed_target){
-			.feed = feed, .stream = ev.stream,
+			.feed = feed, .stream = ev->stream,
 		};
-		event = refcnt_feed_event_create(&ev, period, cpu, NULL, 0,
+		event = refcnt_feed_event_create(ev, period, cpu, NULL, 0,
 						 refcnt_feed_overflow,
 						 &feed->targets[i]);
 		if (IS_ERR(event))
@@ -187,24 +188,33 @@ void refcnt_feed_stop(struct refcnt_feed *feed)
  */
 int refcnt_feed_cover(struct refcnt_feed *feed, unsigned int period)
 {
+	struct refcnt_feed_event *ev;
 	unsigned int cpu;
-	int err;
+	int err = 0;
 
+	/* Off the stack: two perf_event_attr, under perf's own deep calls. */
+	ev = kmalloc(sizeof(*ev), GFP_KERNEL);
+	if (!ev)
+		return -ENOMEM;
 	for_each_online_cpu(cpu) {
 		if (cpumask_test_cpu(cpu, &feed->cpus) ||
 		    cpumask_test_cpu(cpu, &feed->skipped) ||
 		    refcnt_feed_cpu_dying(cpu))
 			continue;
-		err = refcnt_feed_cpu_start(feed, cpu, period);
-		if (err == REFCNT_FEED_NO_EVENT)
+		err = refcnt_feed_cpu_start(feed, cpu, period, ev);
+		if (err == REFCNT_FEED_NO_EVENT) {
+			err = 0;
 			continue;
+		}
 		if (err)
 			refcnt_feed_cpu_stop(feed, cpu);
 		/* -ENODEV may also mean no such PMU: only skip a gone CPU. */
 		if (err && (err != -ENODEV || cpu_online(cpu)))
-			return err;
+			break;
+		err = 0;
 	}
-	return 0;
+	kfree(ev);
+	return err;
 }
 
 /*
@@ -365,8 +375,8 @@ bool refcnt_feed_present(struct refcnt_feed *feed)
 {
 	int cpu = cpumask_first(cpu_online_mask);
 	unsigned int period = 1000003;
-	struct refcnt_feed_event fe;
-	struct perf_event *ev;
+	struct refcnt_feed_event *fe;
+	struct perf_event *ev = NULL;
 	void *setup;
 	int err;
 
@@ -375,17 +385,25 @@ bool refcnt_feed_present(struct refcnt_feed *feed)
 	/* Running machine-wide, or holding the PMU against sessions. */
 	if (feed->period)
 		return true;
-	err = refcnt_feed_prepare(feed, true, &period, &setup);
-	if (err == -EBUSY)
-		return true;
-	feed->present = 0;
-	if (err)
+	/* Off the stack, as refcnt_feed_cover()'s; asked again next time. */
+	fe = kmalloc(sizeof(*fe), GFP_KERNEL);
+	if (!fe)
 		return false;
-	err = feed->ops->attr(feed, setup, cpu, 0, &fe);
-	fe.attr.disabled = 1;
-	ev = err ? NULL : refcnt_feed_event_create(&fe, period, cpu, NULL, 0,
-						   NULL, NULL);
-	refcnt_feed_finish(feed, true, setup);
+	err = refcnt_feed_prepare(feed, true, &period, &setup);
+	if (err == -EBUSY) {
+		kfree(fe);
+		return true;
+	}
+	feed->present = 0;
+	if (!err) {
+		err = feed->ops->attr(feed, setup, cpu, 0, fe);
+		fe->attr.disabled = 1;
+		ev = err ? NULL : refcnt_feed_event_create(fe, period, cpu,
+							   NULL, 0, NULL,
+							   NULL);
+		refcnt_feed_finish(feed, true, setup);
+	}
+	kfree(fe);
 	if (IS_ERR_OR_NULL(ev))
 		return false;
 	perf_event_release_kernel(ev);

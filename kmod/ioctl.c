@@ -93,7 +93,8 @@ static long refcnt_slot_get(struct refcnt_file *rf, void __user *argp)
 				       rf->node->nr_slots));
 }
 
-static long refcnt_slot_query(struct refcnt_file *rf, void __user *argp)
+static noinline_for_stack long
+refcnt_slot_query(struct refcnt_file *rf, void __user *argp)
 {
 	struct rcb_slot_query q;
 	int err;
@@ -131,7 +132,8 @@ static bool refcnt_sets_in_node(const struct refcnt_node *node, u64 first,
 	return !check_add_overflow(first, nr, &end) && end <= node->nr_sets;
 }
 
-static long refcnt_sets_read(struct refcnt_file *rf, void __user *argp)
+static noinline_for_stack long
+refcnt_sets_read(struct refcnt_file *rf, void __user *argp)
 {
 	unsigned int cps = refcnt_topo.counters_per_set;
 	struct refcnt_node *node = rf->node;
@@ -192,7 +194,8 @@ static unsigned int refcnt_range_query_size(unsigned int cmd)
  * ours must be zero: EINVAL, as for a reserved field, since E2BIG means
  * here that the range needs more entries.
  */
-static long refcnt_range_query_ioctl(void __user *argp, unsigned int usize)
+static noinline_for_stack long
+refcnt_range_query_ioctl(void __user *argp, unsigned int usize)
 {
 	struct rcb_range_query q;
 	int err;
@@ -270,8 +273,8 @@ static long refcnt_sets_fold(struct refcnt_node *node,
  * retired one. The argument is read before: no user memory is touched
  * with the rwsem held.
  */
-static long refcnt_ioctl_change(struct refcnt_file *rf, unsigned int cmd,
-				void __user *argp)
+static noinline_for_stack long
+refcnt_ioctl_change(struct refcnt_file *rf, unsigned int cmd, void __user *argp)
 {
 	struct rcb_thresholds t = {};
 	struct rcb_sets_fold f = {};
@@ -297,6 +300,11 @@ static long refcnt_ioctl_change(struct refcnt_file *rf, unsigned int cmd,
 	return ret;
 }
 
+/*
+ * The handlers with arguments on the stack are noinline_for_stack: inlined
+ * here, their frames added up in refcnt_ioctl()'s, above every command's
+ * calls (RCB_INJECT's folds the deepest).
+ */
 static long refcnt_ioctl_cmd(struct refcnt_file *rf, unsigned int cmd,
 			     void __user *argp)
 {

@@ -78,13 +78,10 @@ static void refcnt_layout_carry(int nid, struct refcnt_node *old,
 	if (!carry && !succ)
 		carry = kzalloc(sizeof(*carry), GFP_KERNEL);
 	refcnt_carry[nid] = carry;
-	if (carry || succ) {
-		refcnt_node_retire(old, succ, carry);
-	} else {
-		/* No memory to remember it in: the statistics restart. */
+	/* No memory to remember it in: the statistics restart. */
+	if (!carry && !succ)
 		pr_warn("node %d: statistics of its memory lost\n", nid);
-		refcnt_node_retire(old, NULL, &(struct refcnt_stats){});
-	}
+	refcnt_node_retire(old, succ, carry);
 }
 
 /* Replace the layout of @nid with one of its online memory now. */
@@ -174,18 +171,18 @@ static void refcnt_layout_block(unsigned long action,
 {
 	u64 start = PFN_PHYS(mn->start_pfn);
 	u64 end = PFN_PHYS(mn->start_pfn + mn->nr_pages);
-	nodemask_t nodes = refcnt_layout_stale;
+	int online = action == MEM_ONLINE ? pfn_to_nid(mn->start_pfn) : -1;
 	int nid;
 
-	if (action == MEM_ONLINE) {
-		node_set(pfn_to_nid(mn->start_pfn), nodes);
-	} else {
-		for (nid = 0; nid < MAX_NUMNODES; nid++)
-			if (refcnt_layout_holds(nid, start, end))
-				node_set(nid, nodes);
-	}
-	for_each_node_mask(nid, nodes)
-		refcnt_layout_follow(nid);
+	/*
+	 * Node by node, not through a nodemask_t on the stack (128 bytes
+	 * with 1,024 nodes) above the retirement's folds: following one
+	 * node changes only its own bit of refcnt_layout_stale.
+	 */
+	for (nid = 0; nid < MAX_NUMNODES; nid++)
+		if (node_isset(nid, refcnt_layout_stale) || nid == online ||
+		    (online < 0 && refcnt_layout_holds(nid, start, end)))
+			refcnt_layout_follow(nid);
 }
 
 static int refcnt_memory_callback(struct notifier_block *nb,

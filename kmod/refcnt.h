@@ -62,7 +62,7 @@ void refcnt_feed_put(struct refcnt_feed *feed);
 /* How a task's event is inherited (refcnt_feed_event_create()). */
 #define REFCNT_FEED_INHERIT		0x1	/* by new threads */
 #define REFCNT_FEED_INHERIT_CHILDREN	0x2	/* and by child processes */
-struct perf_event *refcnt_feed_event_create(const struct refcnt_feed_event *ev,
+struct perf_event *refcnt_feed_event_create(struct refcnt_feed_event *ev,
 					    unsigned int period, int cpu,
 					    struct task_struct *task,
 					    unsigned int inherit,

@@ -193,9 +193,13 @@ static u64 refcnt_move_counts(struct refcnt_node *old,
 	return dropped;
 }
 
-/* Tell the readers of @old: the layout of its node changed. */
-static void refcnt_layout_event(struct refcnt_node *old,
-				const struct refcnt_node *succ)
+/*
+ * Tell the readers of @old: the layout of its node changed. Not inlined:
+ * its record would sit in refcnt_node_retire()'s frame, above the folds
+ * refcnt_node_sync() runs.
+ */
+static noinline_for_stack void
+refcnt_layout_event(struct refcnt_node *old, const struct refcnt_node *succ)
 {
 	struct rcb_event ev = {
 		.type = RCB_EVENT_LAYOUT,
@@ -208,30 +212,36 @@ static void refcnt_layout_event(struct refcnt_node *old,
 		this_cpu_inc(old->stats->events_dropped);
 }
 
-/**
- * refcnt_node_retire() - hand a replaced layout's counts to its successor
- * @old:	the layout replaced; no feed reaches it any more (it is in no
- *		slot index, and a grace period has passed)
- * @succ:	the layout of the same node that replaces it, or NULL when
- *		the node has no memory online any more
- * @carry:	without @succ, filled in with @old's statistics, for the
- *		node's next layout to inherit
- *
- * Process context. Counts of hardware pages @succ still counts move to
- * it; the others are dropped and added to 'offlined', so that @succ (or
- * @carry) keeps references = extended + hardware + lost + discarded +
- * overflowed + offlined. @old is marked retired and otherwise left as it
- * is: the files open on it see its last counts.
+/*
+ * @old's statistics, @dropped added to 'offlined', to @succ's inherited
+ * ones or into @carry (if any). Not inlined, for its sum, as above.
  */
-void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
-			struct refcnt_stats *carry)
+static noinline_for_stack void refcnt_retire_stats(struct refcnt_node *old,
+						   struct refcnt_node *succ,
+						   struct refcnt_stats *carry,
+						   u64 dropped)
 {
 	struct refcnt_stats sum;
+
+	refcnt_node_stats(old, &sum);
+	sum.offlined += dropped;
+	if (succ)
+		refcnt_stats_add(&succ->inherited, &sum);
+	else if (carry)
+		*carry = sum;
+}
+
+/*
+ * Move @old's counts to @succ (or drop them) under both fold_locks;
+ * returns what was dropped. Not inlined: its locals (the counter pages
+ * looked at) would sit in refcnt_node_retire()'s frame, above the folds
+ * refcnt_node_sync() runs.
+ */
+static noinline_for_stack u64 refcnt_move_all(struct refcnt_node *old,
+					      struct refcnt_node *succ)
+{
 	u64 dropped;
 
-	/* What NMIs deferred, and the pending folds, first. */
-	irq_work_sync(&old->irq_work);
-	refcnt_node_sync(old);
 	mutex_lock(&old->fold_lock);
 	if (succ)
 		mutex_lock_nested(&succ->fold_lock, SINGLE_DEPTH_NESTING);
@@ -251,13 +261,34 @@ void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
 	if (succ)
 		mutex_unlock(&succ->fold_lock);
 	mutex_unlock(&old->fold_lock);
+	return dropped;
+}
 
-	refcnt_node_stats(old, &sum);
-	sum.offlined += dropped;
-	if (succ)
-		refcnt_stats_add(&succ->inherited, &sum);
-	else
-		*carry = sum;
+/**
+ * refcnt_node_retire() - hand a replaced layout's counts to its successor
+ * @old:	the layout replaced; no feed reaches it any more (it is in no
+ *		slot index, and a grace period has passed)
+ * @succ:	the layout of the same node that replaces it, or NULL when
+ *		the node has no memory online any more
+ * @carry:	without @succ, filled in with @old's statistics, for the
+ *		node's next layout to inherit; NULL drops them
+ *
+ * Process context. Counts of hardware pages @succ still counts move to
+ * it; the others are dropped and added to 'offlined', so that @succ (or
+ * @carry) keeps references = extended + hardware + lost + discarded +
+ * overflowed + offlined. @old is marked retired and otherwise left as it
+ * is: the files open on it see its last counts.
+ */
+void refcnt_node_retire(struct refcnt_node *old, struct refcnt_node *succ,
+			struct refcnt_stats *carry)
+{
+	u64 dropped;
+
+	/* What NMIs deferred, and the pending folds, first. */
+	irq_work_sync(&old->irq_work);
+	refcnt_node_sync(old);
+	dropped = refcnt_move_all(old, succ);
+	refcnt_retire_stats(old, succ, carry, dropped);
 	refcnt_layout_event(old, succ);
 	/* After the record: a reader that finds none left stops there. */
 	WRITE_ONCE(old->retired, true);

@@ -3,6 +3,7 @@
  * librefcnt: the range query (RCB_RANGE_QUERY) and chunked walks of a
  * range.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -25,6 +26,23 @@ int refcnt__entries(uint64_t vaddr, uint64_t len, uint64_t gran, size_t *nr)
 	return 0;
 }
 
+/*
+ * RCB_RANGE_QUERY as the first struct rcb_range_query numbered it, before
+ * reserved[2]: a module older than that knows only this command (ENOTTY
+ * for the sized one), and every later module takes it too (abi.rst).
+ */
+#define REFCNT_RANGE_QUERY_VER0	_IOC(_IOC_DIR(RCB_RANGE_QUERY),		\
+				     _IOC_TYPE(RCB_RANGE_QUERY),	\
+				     _IOC_NR(RCB_RANGE_QUERY),		\
+				     RCB_RANGE_QUERY_SIZE_VER0)
+
+/*
+ * Set once the module answered the 48-byte command after refusing the
+ * sized one: there is one module per machine, and a newer one loaded
+ * later takes the 48-byte command as well, so the process keeps it.
+ */
+static int refcnt_query_ver0;
+
 int refcnt__query(int fd, pid_t pid, uint64_t vaddr, uint64_t len,
 		  unsigned int flags, void *out, size_t cap, size_t *nr)
 {
@@ -36,8 +54,19 @@ int refcnt__query(int fd, pid_t pid, uint64_t vaddr, uint64_t len,
 		.pid = pid,
 		.flags = flags,
 	};
+	int ret;
 
-	if (ioctl(fd, RCB_RANGE_QUERY, &q))
+	if (!__atomic_load_n(&refcnt_query_ver0, __ATOMIC_RELAXED)) {
+		ret = ioctl(fd, RCB_RANGE_QUERY, &q);
+		if (!ret || errno != ENOTTY)
+			goto out;
+	}
+	/* Nothing this library asks for lies past the first 48 bytes. */
+	ret = ioctl(fd, REFCNT_RANGE_QUERY_VER0, &q);
+	if (!ret || errno != ENOTTY)
+		__atomic_store_n(&refcnt_query_ver0, 1, __ATOMIC_RELAXED);
+out:
+	if (ret)
 		return -1;
 	*nr = (size_t)q.nr_entries;
 	return 0;

@@ -498,6 +498,22 @@ static int fake_feeds_get(struct rcb_feeds_query *q)
 	return 0;
 }
 
+/*
+ * The first RCB_RANGE_QUERY: as the module reads a smaller struct, the
+ * fields past its 48 bytes are zero and only 48 bytes are written back.
+ */
+static int fake_range_query_ver0(void *arg)
+{
+	struct rcb_range_query q = { 0 };
+	int ret;
+
+	fake_stats.range_queries_ver0++;
+	memcpy(&q, arg, RCB_RANGE_QUERY_SIZE_VER0);
+	ret = fake_range_query(&q);
+	memcpy(arg, &q, RCB_RANGE_QUERY_SIZE_VER0);
+	return ret;
+}
+
 int __wrap_ioctl(int fd, unsigned long req, ...)
 {
 	const struct fake_node *n;
@@ -584,7 +600,13 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	case RCB_SYNC:
 		return 0;
 	case RCB_RANGE_QUERY:
+		if (fake_cfg.range_query_ver0_only) {
+			fake_stats.range_queries_refused++;
+			return fake_err(ENOTTY);
+		}
 		return fake_range_query(arg);
+	case FAKE_RANGE_QUERY_VER0:
+		return fake_range_query_ver0(arg);
 	case RCB_COUNT_START:
 		return fake_count_start(arg);
 	case RCB_FEEDS_GET:

@@ -29,10 +29,17 @@ struct fake_config {
 	/* /sys/module/refcnt/parameters/{fault,pebs}_period; or missing */
 	unsigned int fault_period, pebs_period;
 	int params_missing;
+	/*
+	 * A module before struct rcb_range_query grew reserved[2]: only
+	 * the first, 48-byte RCB_RANGE_QUERY; the sized one is ENOTTY.
+	 */
+	int range_query_ver0_only;
 };
 
 struct fake_stats {
 	unsigned long range_queries;	/* RCB_RANGE_QUERY calls */
+	unsigned long range_queries_ver0;	/* of them, the 48-byte one */
+	unsigned long range_queries_refused;	/* ENOTTY: an old module */
 	uint64_t max_buf_entries;	/* largest buf_entries seen */
 	unsigned long opens, closes_expected;
 	int last_pid;
@@ -45,6 +52,12 @@ struct fake_stats {
 /* What RCB_COUNT_STATS reports on a fake session. */
 #define FAKE_SESSION_SAMPLES	7
 #define FAKE_SESSION_DELIVERED	5
+
+/* RCB_RANGE_QUERY numbered with the first struct's size. */
+#define FAKE_RANGE_QUERY_VER0	_IOC(_IOC_DIR(RCB_RANGE_QUERY),		\
+				     _IOC_TYPE(RCB_RANGE_QUERY),	\
+				     _IOC_NR(RCB_RANGE_QUERY),		\
+				     RCB_RANGE_QUERY_SIZE_VER0)
 
 extern struct fake_config fake_cfg;
 extern struct fake_stats fake_stats;

@@ -245,6 +245,67 @@ static void test_range(void)
 	}
 	CHECK_ERR(refcnt_node_range_query(NULL, 0, 0x20000, 1, 0, e, 1, &nr),
 		  EINVAL);
+	/* A module that has the sized command gets it. */
+	CHECK(fake_stats.range_queries_ver0 == 0 &&
+	      fake_stats.range_queries_refused == 0,
+	      "%lu 48-byte queries, %lu refused",
+	      fake_stats.range_queries_ver0, fake_stats.range_queries_refused);
+	NO_LEAK();
+}
+
+/*
+ * A module older than struct rcb_range_query's reserved[2] gives ENOTTY
+ * to the sized command: the library asks again with the 48-byte one, and
+ * from then on asks only with that, which every module takes. The
+ * library remembers it for the process, so main() runs this test last.
+ */
+static void test_range_old_module(void)
+{
+	struct rcb_page_counters e[40];
+	struct refcnt_node *n;
+	size_t nr = 0, i;
+	int ok = 1;
+
+	fake_reset();
+	fake_cfg.range_query_ver0_only = 1;
+	CHECK(refcnt_range_query(0, 0x10010, 0x5000, RCB_RANGE_EXTENDED, e, 40,
+				 &nr) == 0 && nr == 6,
+	      "query on an old module: nr %zu, %s", nr, strerror(errno));
+	for (i = 0; i < 6; i++)
+		ok &= check_entry(0x10000 + i * 0x1000, 1, &e[i]);
+	CHECK(ok, "entries through the 48-byte command match the fake");
+	CHECK(fake_stats.range_queries_refused == 1 &&
+	      fake_stats.range_queries_ver0 == 1,
+	      "%lu sized queries refused, %lu 48-byte ones (want 1, 1)",
+	      fake_stats.range_queries_refused, fake_stats.range_queries_ver0);
+
+	/* Remembered: the 48-byte command at once, its E2BIG as ever. */
+	nr = 0;
+	CHECK_ERR(refcnt_range_query(0, 0x10010, 0x5000, 0, e, 5, &nr), E2BIG);
+	CHECK(nr == 6, "E2BIG gives the entries needed: %zu", nr);
+	n = refcnt_node_open(5, 0);
+	CHECK(n, "open");
+	if (n) {
+		CHECK(refcnt_node_range_query(n, 0, 0x20000, 0x3000, 0, e, 40,
+					      &nr) == 0 && nr == 3, "node query");
+		ok = 1;
+		for (i = 0; i < 3; i++)
+			ok &= check_entry(0x20000 + i * 0x1000, 0, &e[i]);
+		CHECK(ok, "node query entries");
+		refcnt_node_close(n);
+	}
+	CHECK(fake_stats.range_queries_refused == 1 &&
+	      fake_stats.range_queries_ver0 == 3,
+	      "%lu sized queries refused, %lu 48-byte ones (want 1, 3)",
+	      fake_stats.range_queries_refused, fake_stats.range_queries_ver0);
+
+	/* A newer module (reloaded) takes the 48-byte command too. */
+	fake_cfg.range_query_ver0_only = 0;
+	CHECK(refcnt_range_query(0, 0x10000, 0x1000, 0, e, 40, &nr) == 0 &&
+	      nr == 1 && check_entry(0x10000, 0, &e[0]),
+	      "query on a newer module after an old one");
+	CHECK(fake_stats.range_queries_ver0 == 4, "%lu 48-byte queries",
+	      fake_stats.range_queries_ver0);
 	NO_LEAK();
 }
 
@@ -869,6 +930,8 @@ int main(void)
 	test_numa();
 	test_count();
 	test_count_open();
+	/* Last: the library remembers an old module for the process. */
+	test_range_old_module();
 
 	fstat(errfd, &st);
 	dup2(saved, 2);

@@ -8,7 +8,8 @@
  * without a PMU (one line in the log) and its settings' bad values, and
  * NUMA-balancing hinting faults that keep references
  * flowing without migrating pages (MPOL_BIND | MPOL_F_NUMA_BALANCING),
- * and the range query sees the pages NUMA balancing made PROT_NONE.
+ * and the range query sees the pages NUMA balancing made PROT_NONE;
+ * RCB_FEEDS_GET's probe of a feed that is off.
  */
 #include <sched.h>
 #include <sys/resource.h>
@@ -737,6 +738,60 @@ TEST_F(feeds, pebs_without_pmu_is_refused)
 	EXPECT_TRUE(rc_exists(RC_FEEDDIR "/pebs_throttled"));
 	/* Everything else keeps working. */
 	EXPECT_EQ(0, ioctl(self->fd, RCB_INFO_GET, &self->info));
+}
+
+/* @name's entry of RCB_FEEDS_GET on @fd, zeroed if it has none. */
+static int rc_feed_info(int fd, const char *name, struct rcb_feed_info *out)
+{
+	struct rcb_feed_info fi[16];
+	struct rcb_feeds_query q = { .feeds = (uintptr_t)fi, .nr_feeds = 16 };
+	unsigned int i;
+
+	memset(out, 0, sizeof(*out));
+	if (ioctl(fd, RCB_FEEDS_GET, &q))
+		return -errno;
+	for (i = 0; i < q.nr_feeds && i < 16; i++)
+		if (!strcmp(fi[i].name, name))
+			*out = fi[i];
+	return 0;
+}
+
+/*
+ * RCB_FEEDS_GET says whether the machine can run a feed that is off: it
+ * makes a disabled event (the fault feed's software one), or the PMU
+ * feed's planners refuse it as pebs_period does. Asked twice: the
+ * answer is remembered.
+ */
+TEST_F(feeds, feeds_get_probes_what_is_off)
+{
+	struct rc_knob pebs = { 0 };
+	struct rcb_feed_info fi;
+	bool pmu;
+	int pass, err;
+
+	ASSERT_EQ(0, rc_knob_set(&self->fault_period,
+				 RC_PARAMDIR "/fault_period", "0"));
+	err = rc_knob_set(&pebs, RC_PARAMDIR "/pebs_period", "10007");
+	pmu = !err;
+	rc_knob_restore(&pebs);
+	if (!pmu)
+		ASSERT_EQ(-EOPNOTSUPP, err);
+	for (pass = 0; pass < 2; pass++) {
+		ASSERT_EQ(0, rc_feed_info(self->fd, "fault", &fi));
+		EXPECT_STREQ("fault", fi.name);
+		EXPECT_EQ(RCB_FEED_PRESENT, fi.state) TH_LOG("pass %d", pass);
+		EXPECT_EQ(0U, fi.period);
+		ASSERT_EQ(0, rc_feed_info(self->fd, "pebs", &fi));
+		EXPECT_STREQ("pebs", fi.name);
+		EXPECT_EQ(pmu ? RCB_FEED_PRESENT : 0U, fi.state)
+			TH_LOG("pass %d, PMU %d", pass, pmu);
+	}
+	/* On: present, on, at its period. */
+	ASSERT_EQ(0, rc_knob_set(&self->fault_period,
+				 RC_PARAMDIR "/fault_period", "3"));
+	ASSERT_EQ(0, rc_feed_info(self->fd, "fault", &fi));
+	EXPECT_EQ(RCB_FEED_PRESENT | RCB_FEED_ON, fi.state);
+	EXPECT_EQ(3U, fi.period);
 }
 
 /*
