@@ -98,10 +98,9 @@ static int refcnt_layout_change(int nid)
 	err = refcnt_slots_index(refcnt_nodes, MAX_NUMNODES);
 	if (err) {
 		/*
-		 * Never published nor opened: nothing else holds it. (No test
-		 * makes this allocation of a few slots fail: none of the
-		 * guest kernels has fault injection, and refcnt.ko has no
-		 * test hooks.)
+		 * Never published nor opened: nothing else holds it. (The
+		 * debug kernel's fail-nth fails this allocation of a few
+		 * slots: hotplug_test's failed_layout_change_leaves_no_orphan.)
 		 */
 		refcnt_nodes[nid] = old;
 		refcnt_node_put(succ);

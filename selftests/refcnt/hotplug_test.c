@@ -22,14 +22,17 @@
  * load (refcnt-vm --dimm into the 'cxl' topology's empty node) gets its
  * device when they come online, counts its references exactly, and loses
  * the device when they go; a file open meanwhile stays safe on its
- * frozen layout. Unloading while memory comes and goes is safe. A node
- * new since the load (refcnt-vm --hotplug-mem plugs a dimm into a node
- * that was offline) gets a device without a cnodeid and counts exactly.
+ * frozen layout. A layout change failing at any of its allocations
+ * (fail-nth, the debug kernel's fault injection) leaves no file on a
+ * layout the slot index never published. Unloading while memory comes
+ * and goes is safe. A node new since the load (refcnt-vm --hotplug-mem
+ * plugs a dimm into a node that was offline) gets a device without a
+ * cnodeid and counts exactly.
  *
  * Needs a CPU besides CPU 0 that can go offline (every make check
  * topology has 2 or more CPUs), a memory block that can (an idle node's
  * movable pages migrate) and, for the cxl fixture, a node whose memory is
- * all offline at load; SKIPs without.
+ * all offline at load; SKIPs without, and without fault injection.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -724,6 +727,209 @@ TEST_F_TIMEOUT(mem, hotplug_during_parked_query, 600)
 	munmap((void *)e, out_len);
 	munmap(p, n * pg);
 	close(uffd);
+}
+
+/*
+ * A layout change that fails at any of its allocations leaves no layout
+ * behind that a file holds but the slot index never published: the
+ * block's offline is walked with fail-nth (the notifier runs in the
+ * writer's task), failing its n-th slab allocation for n = 1, 2, ...
+ * until it completes without one, while a thread opens the node's device
+ * over and over. After each attempt a file opened meanwhile has the
+ * published generation (and is current) or an older one (and is
+ * retired), the node's device answers, and the block comes back.
+ * The last allocation before the new layout is published, the index's,
+ * is failed RC_FAILNTH_AGAIN times more: an open lands in the window
+ * only now and then (about one attempt in two on the module before
+ * 5d97871, whose device got the new layout before the index was built).
+ * Needs fault injection (CONFIG_FAILSLAB, its debugfs knobs): the debug
+ * kernel has it, Debian's do not (SKIP).
+ */
+#define RC_FAILNTH		"/proc/thread-self/fail-nth"
+#define RC_FAILSLAB		"/sys/kernel/debug/failslab"
+#define RC_FAILNTH_MAX		2000
+#define RC_FAILNTH_AGAIN	20
+#define RC_OPENER_KEEP		32
+
+struct opener {
+	int nid;
+	uint64_t gen;		/* the published generation before the attempt */
+	int fds[RC_OPENER_KEEP];	/* files of another generation */
+	int nfds;
+	int last;		/* the last file opened on @gen */
+	volatile unsigned long opens;
+	volatile int err;
+	volatile bool stop;
+};
+
+static void *opener(void *arg)
+{
+	struct opener *o = arg;
+	struct rcb_info info;
+	int fd;
+
+	while (!o->stop) {
+		fd = rc_open_node(o->nid, O_RDONLY | O_NONBLOCK);
+		if (fd < 0 || ioctl(fd, RCB_INFO_GET, &info)) {
+			o->err = -errno;
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		o->opens++;
+		if (info.rcb_generation == o->gen) {
+			if (o->last >= 0)
+				close(o->last);
+			o->last = fd;
+		} else if (o->nfds < RC_OPENER_KEEP) {
+			o->fds[o->nfds++] = fd;
+		} else {
+			close(fd);
+		}
+	}
+	return NULL;
+}
+
+/* Attempts after which a file held a layout never published. */
+static int orphaned;
+
+/*
+ * A file opened during the change: published and current, or retired.
+ * Return: whether its layout was never published.
+ */
+static bool expect_not_orphan(struct __test_metadata *_metadata, int fd,
+			      uint64_t published, int n)
+{
+	struct rcb_info info;
+
+	memset(&info, 0, sizeof(info));
+	EXPECT_EQ(0, ioctl(fd, RCB_INFO_GET, &info))
+		TH_LOG("RCB_INFO_GET: %s", strerror(errno));
+	EXPECT_LE(info.rcb_generation, published)
+		TH_LOG("fail-nth=%d: a file opened during the change holds generation %llu, never published (the node's is %llu)",
+		       n, (unsigned long long)info.rcb_generation,
+		       (unsigned long long)published);
+	EXPECT_EQ(info.rcb_generation < published ? RCB_INFO_RETIRED : 0U,
+		  info.rcb_flags)
+		TH_LOG("fail-nth=%d: generation %llu (the node's: %llu)", n,
+		       (unsigned long long)info.rcb_generation,
+		       (unsigned long long)published);
+	return info.rcb_generation > published;
+}
+
+/*
+ * Offline the fixture's block failing the n-th slab allocation of this
+ * task, check what files opened meanwhile hold, put the block back.
+ * Return: 1 if the fault was injected, 0 if the offline ran without, and
+ * in *@kept whether the block went offline but the layout stayed.
+ */
+static int offline_failing(struct __test_metadata *_metadata,
+			   struct mem_ctx *m, int nid, int n, bool *kept)
+{
+	struct opener o = { .nid = nid, .last = -1 };
+	char path[96], left[32] = "";
+	struct rc_set set;
+	struct rc_dev now;
+	pthread_t t;
+	int fnfd, ofd, i, injected, err = 0;
+	bool orphan = false;
+
+	ASSERT_EQ(0, rcd_open(&now, nid));
+	o.gen = now.info.rcb_generation;
+	rcd_close(&now);
+	snprintf(path, sizeof(path), RC_SYSMEM "/memory%d/online", m->block);
+	ofd = open(path, O_WRONLY);
+	fnfd = open(RC_FAILNTH, O_RDWR);
+	ASSERT_LE(0, ofd);
+	ASSERT_LE(0, fnfd);
+	ASSERT_EQ(0, pthread_create(&t, NULL, opener, &o));
+	while (!o.opens && !o.err)
+		sched_yield();
+	snprintf(left, sizeof(left), "%d", n);
+	ASSERT_EQ((ssize_t)strlen(left), write(fnfd, left, strlen(left)));
+	if (pwrite(ofd, "0\n", 2, 0) != 2)
+		err = -errno;
+	ASSERT_LT(0, pread(fnfd, left, sizeof(left) - 1, 0));
+	injected = atoi(left) == 0;
+	if (!injected)
+		ASSERT_EQ(1, write(fnfd, "0", 1));
+	o.stop = true;
+	pthread_join(t, NULL);
+	close(fnfd);
+	close(ofd);
+	ASSERT_EQ(0, o.err) TH_LOG("fail-nth=%d: open: %s", n, strerror(-o.err));
+	/* Only a fault injected fails it (ENOMEM; EBUSY if migration did). */
+	if (err)
+		ASSERT_TRUE(injected) TH_LOG("offline: %s", strerror(-err));
+
+	/* The device answers with the published layout. */
+	ASSERT_EQ(0, rcd_open(&now, nid)) TH_LOG("fail-nth=%d", n);
+	EXPECT_EQ(0U, now.info.rcb_flags);
+	EXPECT_EQ(0, rcd_read_set(&now, 0, &set));
+	*kept = !block_is_online(m->block) &&
+		now.info.rcb_generation == o.gen;
+	for (i = 0; i < o.nfds; i++) {
+		orphan |= expect_not_orphan(_metadata, o.fds[i],
+					    now.info.rcb_generation, n);
+		close(o.fds[i]);
+	}
+	if (o.last >= 0) {
+		orphan |= expect_not_orphan(_metadata, o.last,
+					    now.info.rcb_generation, n);
+		close(o.last);
+	}
+	orphaned += orphan;
+	rcd_close(&now);
+	if (!block_is_online(m->block))
+		ASSERT_EQ(0, block_online(m->block, true));
+	return injected;
+}
+
+TEST_F_TIMEOUT(mem, failed_layout_change_leaves_no_orphan, 600)
+{
+	struct rc_knob wait = { 0 }, verbose = { 0 }, console = { 0 };
+	int n, i, last_kept = 0, nkept = 0, again = 0;
+	uint64_t t0 = rc_now_ns();
+	bool kept;
+
+	if (!rc_exists(RC_FAILNTH))
+		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION): no %s",
+		     RC_FAILNTH);
+	if (!rc_exists(RC_FAILSLAB "/ignore-gfp-wait"))
+		SKIP(return, "no %s (CONFIG_FAILSLAB, CONFIG_FAULT_INJECTION_DEBUG_FS)",
+		     RC_FAILSLAB);
+	/*
+	 * GFP_KERNEL allocations too. A notice for each failure, no stack
+	 * dump, on the console: written there by the failing task, it holds
+	 * the change where it failed long enough for an open to land there.
+	 */
+	ASSERT_EQ(0, rc_knob_set(&wait, RC_FAILSLAB "/ignore-gfp-wait", "N"));
+	ASSERT_EQ(0, rc_knob_set(&verbose, RC_FAILSLAB "/verbose", "1"));
+	ASSERT_EQ(0, rc_knob_set(&console, "/proc/sys/kernel/printk", "7"));
+
+	for (n = 1; n <= RC_FAILNTH_MAX; n++) {
+		if (!offline_failing(_metadata, &self->m, self->d.nid, n, &kept))
+			break;
+		if (kept) {
+			last_kept = n;
+			nkept++;
+		}
+	}
+	EXPECT_GE(RC_FAILNTH_MAX, n);
+	/* The walk reached the layout change's allocations. */
+	ASSERT_LT(0, last_kept);
+	/* The same allocation, unless the kernel's own vary in number. */
+	for (i = 0; i < RC_FAILNTH_AGAIN; i++) {
+		ASSERT_EQ(1, offline_failing(_metadata, &self->m, self->d.nid,
+					     last_kept, &kept));
+		again += kept;
+	}
+	rc_knob_restore(&console);
+	rc_knob_restore(&verbose);
+	rc_knob_restore(&wait);
+	printf("# fail-nth over the offline of block %d (node %d): %d allocations failed in turn, %d of them kept the layout, the last (%d) failed %d times more (%d kept it); %d attempts left a file on an unpublished layout; %.1f s\n",
+	       self->m.block, self->d.nid, n - 1, nkept, last_kept,
+	       RC_FAILNTH_AGAIN, again, orphaned, (rc_now_ns() - t0) / 1e9);
 }
 
 /* ------------------------------------------------------------- cxl */
