@@ -197,6 +197,27 @@ static int check_entry(uint64_t h, int ext, const struct rcb_page_counters *e)
 	return 1;
 }
 
+/*
+ * Node 5's query of the three pages from 0x20000 through a handle, its
+ * entries checked: the handle, to close, or NULL.
+ */
+static struct refcnt_node *node_query_checked(struct rcb_page_counters *e)
+{
+	struct refcnt_node *n = refcnt_node_open(5, 0);
+	size_t nr = 0, i;
+	int ok = 1;
+
+	CHECK(n, "open");
+	if (!n)
+		return NULL;
+	CHECK(refcnt_node_range_query(n, 0, 0x20000, 0x3000, 0, e, 40,
+				      &nr) == 0 && nr == 3, "node query");
+	for (i = 0; i < 3; i++)
+		ok &= check_entry(0x20000 + i * 0x1000, 0, &e[i]);
+	CHECK(ok, "node query entries");
+	return n;
+}
+
 static void test_range(void)
 {
 	struct rcb_page_counters e[40];
@@ -228,15 +249,8 @@ static void test_range(void)
 	CHECK_ERR(refcnt_range_query(0, 0x10010, 1, 0, e, 5, NULL), EFAULT);
 	CHECK_ERR(refcnt_range_query(99999, 0x10010, 1, 0, e, 5, &nr), ESRCH);
 
-	n = refcnt_node_open(5, 0);
-	CHECK(n, "open");
+	n = node_query_checked(e);
 	if (n) {
-		CHECK(refcnt_node_range_query(n, 0, 0x20000, 0x3000, 0, e, 40,
-					      &nr) == 0 && nr == 3, "node query");
-		ok = 1;
-		for (i = 0; i < 3; i++)
-			ok &= check_entry(0x20000 + i * 0x1000, 0, &e[i]);
-		CHECK(ok, "node query entries");
 		nr = 0;
 		CHECK_ERR(refcnt_node_range_query(n, 0, 0x20001, 0x3000, 0, e, 3,
 						  &nr), E2BIG);
@@ -283,17 +297,9 @@ static void test_range_old_module(void)
 	nr = 0;
 	CHECK_ERR(refcnt_range_query(0, 0x10010, 0x5000, 0, e, 5, &nr), E2BIG);
 	CHECK(nr == 6, "E2BIG gives the entries needed: %zu", nr);
-	n = refcnt_node_open(5, 0);
-	CHECK(n, "open");
-	if (n) {
-		CHECK(refcnt_node_range_query(n, 0, 0x20000, 0x3000, 0, e, 40,
-					      &nr) == 0 && nr == 3, "node query");
-		ok = 1;
-		for (i = 0; i < 3; i++)
-			ok &= check_entry(0x20000 + i * 0x1000, 0, &e[i]);
-		CHECK(ok, "node query entries");
+	n = node_query_checked(e);
+	if (n)
 		refcnt_node_close(n);
-	}
 	CHECK(fake_stats.range_queries_refused == 1 &&
 	      fake_stats.range_queries_ver0 == 3,
 	      "%lu sized queries refused, %lu 48-byte ones (want 1, 3)",

@@ -104,6 +104,27 @@ static void settle(void)
 	usleep(200 * 1000);
 }
 
+/*
+ * ROUNDS rounds of the loads with the emulated PMU on, each delivered,
+ * then the PMU off and its last samples taken: 0, or -1 if the device
+ * did not take a setting.
+ */
+static int sampled_loads(unsigned char *base, char *buf, int rounds)
+{
+	int i;
+
+	if (pmu_program(base, 1))
+		return -1;
+	for (i = 0; i < rounds; i++) {
+		loads(buf, PAGES, LOADS);
+		settle();
+	}
+	if (pmu_program(base, 0))
+		return -1;
+	settle();
+	return 0;
+}
+
 FIXTURE(testpmu) {
 	unsigned char *base;
 	size_t size;
@@ -174,17 +195,10 @@ static void run(struct __test_metadata *_metadata,
 		FIXTURE_DATA(testpmu) *self, struct counts *d, int rounds)
 {
 	struct counts a, b;
-	int i;
 
 	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "64"));
 	counts(&a);
-	ASSERT_EQ(0, pmu_program(self->base, 1));
-	for (i = 0; i < rounds; i++) {
-		loads(self->buf, PAGES, LOADS);
-		settle();
-	}
-	ASSERT_EQ(0, pmu_program(self->base, 0));
-	settle();
+	ASSERT_EQ(0, sampled_loads(self->base, self->buf, rounds));
 	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "0"));
 	counts(&b);
 	d->records = b.records - a.records;
@@ -282,7 +296,7 @@ TEST_F_TIMEOUT(testpmu, session_counts_its_throttles, 300)
 	struct rcb_count_stats st = { 0 };
 	uint64_t before;
 	char dev[64];
-	int fd, sfd, i;
+	int fd, sfd;
 
 	rc_dev_path(dev, sizeof(dev), 0);
 	fd = open(dev, O_RDONLY);
@@ -291,13 +305,7 @@ TEST_F_TIMEOUT(testpmu, session_counts_its_throttles, 300)
 	before = rc_feed_stat("pebs_throttled");
 	sfd = ioctl(fd, RCB_COUNT_START, &c);
 	ASSERT_LE(0, sfd) TH_LOG("RCB_COUNT_START: %s", strerror(errno));
-	ASSERT_EQ(0, pmu_program(self->base, 1));
-	for (i = 0; i < 3; i++) {
-		loads(self->buf, PAGES, LOADS);
-		settle();
-	}
-	ASSERT_EQ(0, pmu_program(self->base, 0));
-	settle();
+	ASSERT_EQ(0, sampled_loads(self->base, self->buf, 3));
 	ASSERT_EQ(0, ioctl(sfd, RCB_COUNT_STATS, &st));
 	printf("# session: samples %llu delivered %llu throttled %llu; pebs_throttled +%llu\n",
 	       (unsigned long long)st.samples, (unsigned long long)st.delivered,
@@ -403,13 +411,7 @@ TEST_F_TIMEOUT(testpmu, rotation, 300)
 		fd[i] = open_event(type, 1);
 		ASSERT_LE(0, fd[i]);
 	}
-	ASSERT_EQ(0, pmu_program(self->base, 1));
-	for (i = 0; i < 5; i++) {
-		loads(self->buf, PAGES, LOADS);
-		settle();
-	}
-	ASSERT_EQ(0, pmu_program(self->base, 0));
-	settle();
+	ASSERT_EQ(0, sampled_loads(self->base, self->buf, 5));
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ((ssize_t)sizeof(v[i]), read(fd[i], v[i], sizeof(v[i])));
 		printf("# event %d: count %llu enabled %llu running %llu\n", i,
