@@ -42,6 +42,8 @@
 #   make cross-arm64      refcnt.ko for Debian's arm64 kernels (W=1, sparse),
 #                         librefcnt and the tools, cross-built into
 #                         build/arm64/ (tools/testing/refcnt-cross)
+#   make cross-arm64-guest  the same, with the arm64 guest's kernels,
+#                         busybox and selftests (refcnt-vm --arch arm64)
 #
 # The kselftest harness and checkpatch.pl come from Debian's linux-source-6.1
 # package; they are extracted into build/, never copied into the tree.
@@ -425,9 +427,15 @@ deb-check:
 # arm64, cross-built: Debian's arm64 headers of the guest kernels and the
 # tools' arm64 libraries fetched (never installed) into build/arm64/, then
 # make module, lib and tools with ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-.
-.PHONY: cross-arm64
+.PHONY: cross-arm64 cross-arm64-guest
 cross-arm64:
 	@tools/testing/refcnt-cross arm64
+
+# The same, and what refcnt-vm --arch arm64 boots and runs: Debian's arm64
+# kernel images, busybox-static and the selftests cross-built (make
+# check-long's arm64 guest).
+cross-arm64-guest: cross-arm64
+	@tools/testing/refcnt-cross arm64-guest
 
 # Build kmod/ through DKMS against every guest kernel's headers.
 dkms-check:

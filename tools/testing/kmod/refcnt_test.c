@@ -369,6 +369,11 @@ static long refcnt_test_samples(void __user *argp)
 	    (!(f.flags & REFCNT_TEST_SAMPLES_NMI) ||
 	     f.nr_samples > REFCNT_TEST_SAMPLES_IRQS_OFF_MAX))
 		return -EINVAL;
+#ifndef PERF_EFLAGS_EXACT
+	/* Only x86's registers say whether they are the sample's. */
+	if (f.flags & REFCNT_TEST_SAMPLES_INEXACT)
+		return -EOPNOTSUPP;
+#endif
 	s = kvmalloc_array(f.nr_samples, sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;

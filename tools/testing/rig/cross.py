@@ -14,7 +14,16 @@ packages, the machine's apt) into toolchain/, run from there; the headers
 an apt state of its own (apt/) that knows only arm64 and the machine's
 sources. The headers' scripts/ and tools/ link to linux-kbuild-X.Y, host
 programs (fixdep, modpost): the host's amd64 package, a dependency of the
-amd64 headers the rig installs, or that package unpacked beside them."""
+amd64 headers the rig installs, or that package unpacked beside them.
+
+refcnt-cross arm64-guest (make cross-arm64-guest, after make
+cross-arm64) adds what an arm64
+guest of refcnt-vm --arch arm64 needs, fetched the same way and cached
+under build/arm64/: Debian's arm64 kernel images of those releases
+(kernels/, their Image and the two modules of the guest's kernel-log
+console), busybox-static (busybox/), and the selftests cross-built
+(selftests/).  refcnt-vm fetches a kernel or busybox itself when it is
+missing."""
 from __future__ import annotations
 
 import glob
@@ -27,7 +36,7 @@ import time
 import zlib
 from typing import Dict, List, Sequence
 
-from . import debpkg
+from . import debpkg, guestlibs
 from .debpkg import SetupError
 from .setup import Setup
 
@@ -57,6 +66,14 @@ SYSROOT_PKGS = ("libnuma-dev", "libnuma1", "libpng-dev", "zlib1g-dev",
                 "libmicrohttpd-dev", "libmicrohttpd12", "libgnutls30",
                 "libp11-kit0", "libidn2-0", "libunistring2", "libtasn1-6",
                 "libnettle8", "libhogweed6", "libgmp10", "libffi8")
+
+
+# The guest's userland.
+BUSYBOX_PKGS = ("busybox-static",)
+# The guest's second console, a virtio console on virtio-mmio, where /init
+# writes the full kernel log (QEMU's virt machine has one UART): modules
+# in Debian's arm64 kernels, loaded by /init, virtio_mmio first.
+KLOG_MODULES = ("drivers/virtio/virtio_mmio", "drivers/char/virtio_console")
 
 
 def say(msg: str) -> None:
@@ -288,6 +305,168 @@ def toolchain_env(paths: Paths) -> Dict[str, str]:
     return env
 
 
+# --- the arm64 guest's pieces ------------------------------------------
+
+
+def lists(paths: Paths) -> List[str]:
+    """apt's options for the arm64 lists, updated first if there are
+    none yet."""
+    if not glob.glob(os.path.join(paths.apt, "lists", "*Packages*")):
+        apt_update(paths.apt)
+    return apt_opts(paths.apt)
+
+
+def kernel_dir(paths: Paths, release: str) -> str:
+    return os.path.join(paths.top, "kernels", release)
+
+
+def image(paths: Paths, release: str) -> str:
+    """RELEASE's (e.g. 6.1.0-56-arm64) Image, unpacked from Debian's
+    package once, with the kernel-log console's modules that are not
+    built in (decompressed: busybox's insmod reads them as they are) in
+    modules/, numbered in load order."""
+    kd = kernel_dir(paths, release)
+    out = os.path.join(kd, f"boot/vmlinuz-{release}")
+    stamp = os.path.join(kd, stamp_name([release, *KLOG_MODULES]))
+    if os.path.exists(stamp) and os.path.isfile(out):
+        return out
+    shutil.rmtree(kd, ignore_errors=True)
+    os.makedirs(kd)
+    opts = lists(paths)
+    tmp = tempfile.mkdtemp(prefix=".dl.", dir=paths.top)
+    try:
+        try:
+            debs = debpkg.download_all(tmp, [f"linux-image-{release}"], opts)
+        except SetupError:
+            apt_update(paths.apt)
+            debs = debpkg.download_all(tmp, [f"linux-image-{release}"], opts)
+        # Every virtio module (a pattern that matches nothing fails tar):
+        # what KLOG_MODULES names of them, the others are built in.
+        mods = f"./lib/modules/{release}/kernel/drivers/*/virtio_*.ko*"
+        if not extract(debs[0], kd, [f"./boot/vmlinuz-{release}", mods]):
+            raise SetupError(f"{debs[0]}: no vmlinuz-{release} or no "
+                             "virtio modules")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(os.path.join(kd, "modules"))
+    for i, m in enumerate(KLOG_MODULES):
+        for ko in glob.glob(os.path.join(kd, "lib/modules", release,
+                                         "kernel", m + ".ko*")):
+            plain_module(ko, os.path.join(kd, "modules", f"{i}-"
+                                          f"{os.path.basename(m)}.ko"))
+    open(stamp, "w").close()
+    say(f"unpacked {out}")
+    return out
+
+
+def extract(deb: str, into: str, members: Sequence[str]) -> bool:
+    """dpkg-deb --fsys-tarfile DEB | tar -x MEMBERS (wildcards)."""
+    p = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", deb],
+                         stdout=subprocess.PIPE)
+    rc = subprocess.call(["tar", "-x", "-C", into, "--wildcards", *members],
+                         stdin=p.stdout)
+    p.wait()
+    return rc == 0 and p.returncode == 0
+
+
+def plain_module(src: str, out: str) -> None:
+    """SRC (.ko, .ko.xz or .ko.zst) as a plain .ko."""
+    dec = {".xz": ["xz", "-dc"], ".zst": ["zstd", "-dcq"]}.get(
+        os.path.splitext(src)[1])
+    if dec is None:
+        shutil.copy(src, out)
+        return
+    with open(out, "wb") as f:
+        if subprocess.call([*dec, src], stdout=f) != 0:
+            raise SetupError(f"cannot decompress {src}")
+
+
+def klog_modules(paths: Paths, release: str) -> List[str]:
+    """The kernel-log console's modules of RELEASE (those not built in),
+    in load order."""
+    return sorted(glob.glob(os.path.join(kernel_dir(paths, release),
+                                         "modules", "*.ko")))
+
+
+def busybox(paths: Paths) -> str:
+    """busybox-static for arm64, unpacked once."""
+    d = os.path.join(paths.top, "busybox")
+    if not os.path.exists(os.path.join(d, stamp_name(BUSYBOX_PKGS))):
+        unpack(paths, d, BUSYBOX_PKGS, lists(paths))
+    return os.path.join(d, "bin/busybox")
+
+
+def needed(path: str) -> List[str]:
+    """The DT_NEEDED names of ELF file PATH (the host's readelf reads
+    arm64's)."""
+    r = subprocess.run(["readelf", "-dW", path], capture_output=True,
+                       text=True, errors="replace")
+    return [ln.rsplit("[", 1)[1].rstrip("]") for ln in r.stdout.splitlines()
+            if "(NEEDED)" in ln and "[" in ln]
+
+
+def guest_libs(paths: Paths) -> List[str]:
+    """refcnt-vm --file arguments for the dynamic arm64 tools
+    (refcnt-exporter links libmicrohttpd): their libraries, from the
+    sysroot and the cross libc, in the guest's /lib/TRIPLET/ where its
+    loader looks, and the loader in /lib (its PT_INTERP)."""
+    dirs = [os.path.join(paths.sysroot, "usr/lib", TRIPLET),
+            os.path.join(paths.sysroot, "lib", TRIPLET),
+            os.path.join(paths.toolchain, "usr", TRIPLET, "lib")]
+    todo = [p for p in glob.glob(os.path.join(paths.top, "tools", "*"))
+            if os.path.isfile(p) and guestlibs.is_dynamic_program(p)]
+    found: Dict[str, str] = {}
+    while todo:
+        for name in needed(todo.pop()):
+            if name in found:
+                continue
+            for d in dirs:
+                if os.path.exists(os.path.join(d, name)):
+                    found[name] = os.path.realpath(os.path.join(d, name))
+                    todo.append(found[name])
+                    break
+    out: List[str] = []
+    for name, src in sorted(found.items()):
+        where = "/lib" if name.startswith("ld-linux") else f"/lib/{TRIPLET}"
+        out += ["--file", f"{src}:{where}/{name}"]
+    return out
+
+
+def make_selftests(root: str, paths: Paths) -> List[str]:
+    """The selftests as make selftests builds them (static, -Werror),
+    with the cross compiler, against the arm64 librefcnt.a and the
+    sysroot's libnuma.a; no -m32 build (the 32-bit ABI tests are listed
+    skipped)."""
+    sr = paths.sysroot
+    tools = make_tools(root, paths)
+    return [*tools[:tools.index("lib")], "selftests",
+            *tools[tools.index("tools") + 1:],
+            f"CROSS_FLAGS=-isystem {sr}/usr/include "
+            f"-isystem {sr}/usr/include/{TRIPLET} -L{sr}/usr/lib/{TRIPLET}"]
+
+
+def guest(root: str, build: str) -> int:
+    """The guest's kernels, busybox and the selftests (the module and
+    the tools are make cross-arm64's)."""
+    paths = Paths(build)
+    toolchain(paths)
+    for b in [k.removesuffix("-amd64") for k in Setup(root).kernels()]:
+        image(paths, f"{b}-{ARCH}")
+    bb = busybox(paths)
+    say("the selftests, static, for arm64")
+    if subprocess.call(make_selftests(root, paths),
+                       env=toolchain_env(paths)) != 0:
+        return 1
+    bins = [os.path.join(paths.top, "selftests", t) for t in
+            ("counters_test", "devices_test")]
+    bad = not_arm64([bb, *bins])
+    if bad:
+        raise SetupError(f"not arm64 or missing: {' '.join(bad)}")
+    say(f"the arm64 guest's kernels, busybox and selftests in "
+        f"{paths.top}")
+    return 0
+
+
 def run(root: str, build: str) -> int:
     t0 = time.time()
     paths = Paths(build)
@@ -312,12 +491,14 @@ def run(root: str, build: str) -> int:
 
 
 def main(argv: Sequence[str], root: str) -> int:
-    if list(argv) != [ARCH]:
-        print(f"usage: {PROG} {ARCH}", file=sys.stderr)
+    if list(argv) not in ([ARCH], [ARCH + "-guest"]):
+        print(f"usage: {PROG} {ARCH}|{ARCH}-guest", file=sys.stderr)
         return 2
     build = os.environ.get("REFCNT_BUILD_DIR") or os.path.join(root, "build")
     try:
-        return run(root, build)
+        if argv[0] == ARCH:
+            return run(root, build)
+        return guest(root, build)
     except (SetupError, OSError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1

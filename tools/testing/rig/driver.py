@@ -59,8 +59,10 @@ long variants and every selftest on one, four and 72 on both kernels, the
 hub tests on 72 nodes and on the second kernel, the PAPI guest tests in
 boots of their own, the fleet tests on both kernels, the object reports'
 bad input and redis-server, every hub test on the debug kernel, the
-KCSAN kernel with the selftests on four, and the Debian packages
-installed, used, removed and purged in the Debian guest.
+KCSAN kernel with the selftests on four, the Debian packages
+installed, used, removed and purged in the Debian guest, and an arm64
+guest (refcnt-vm --arch arm64) running the cross-built selftests on
+Debian's arm64 kernels with a CPU-less memory node.
 Each host step is one test; each guest run adds its TAP results.  Ends
 with "N passed, N failed, N skipped"; exit status 0 iff nothing failed.
 

@@ -13,8 +13,10 @@ import subprocess
 import sys
 from typing import IO, List, Optional
 
+from . import cross
+from .debpkg import SetupError
 from .msg import Error
-from .vmargs import TOOLS, Vm
+from .vmargs import QEMU, TOOLS, Vm
 
 # Guest-side files: tools/testing/guest/.
 GUEST = os.path.join(TOOLS, "guest")
@@ -25,6 +27,10 @@ DEFAULT_CMD = ('for f in online possible has_memory has_normal_memory '
 PASSWD = ("root:x:0:0:root:/root:/bin/sh\n"
           "nobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n")
 GROUP = "root:x:0:\nnogroup:x:65534:\n"
+# Where /init writes the full kernel log (a file on the host): the second
+# serial port, or on arm64 (QEMU's virt machine has one UART) a virtio
+# console.
+KLOG_TTY = {"x86_64": "/dev/ttyS1", "arm64": "/dev/hvc0"}
 
 
 def sq(word: str) -> str:
@@ -69,7 +75,12 @@ def sched_pin(v: Vm) -> str:
     return binary
 
 
-def busybox() -> str:
+def busybox(v: Vm) -> str:
+    if v.arch == "arm64":
+        try:
+            return cross.busybox(cross.Paths(v.build))
+        except (SetupError, OSError) as e:
+            raise Error(f"no arm64 busybox-static: {e}") from None
     bb = shutil.which("busybox") or "/bin/busybox"
     if not os.access(bb, os.X_OK):
         raise Error("busybox not found (install busybox-static: "
@@ -104,7 +115,7 @@ def skeleton(v: Vm, root: str) -> None:
     for d in ("bin", "sbin", "usr/bin", "usr/sbin", "etc", "proc", "sys",
               "dev", "tmp", "root", "refcnt", "mnt", "etc/refcnt-vm"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
-    shutil.copy(busybox(), f"{root}/bin/busybox")
+    shutil.copy(busybox(v), f"{root}/bin/busybox")
     write(f"{root}/etc/passwd", PASSWD)
     write(f"{root}/etc/group", GROUP)
     write(f"{root}/etc/shells", "/bin/sh\n")
@@ -116,8 +127,14 @@ def skeleton(v: Vm, root: str) -> None:
             beside = os.path.join(os.path.dirname(v.module), f)
             if os.path.isfile(beside):
                 shutil.copy(beside, f"{root}/refcnt/{f}")
-    if v.accel == "tcg":
+    # x86's: arm64 patches a static key's branch in one write, no
+    # breakpoint for TCG to replay.
+    if v.accel == "tcg" and v.arch == "x86_64":
         shutil.copy(sched_pin(v), f"{root}/etc/refcnt-vm/sched-pin")
+    if v.klog_mods:
+        os.makedirs(f"{root}/etc/refcnt-vm/klog")
+        for m in v.klog_mods:
+            shutil.copy(m, f"{root}/etc/refcnt-vm/klog/")
     # The end of the run turns the hub device off with it (/init).
     hub_pmu = os.path.join(v.build, "truth/hub-pmu")
     if v.hub_period and os.access(hub_pmu, os.X_OK):
@@ -132,7 +149,7 @@ def settings(v: Vm, root: str) -> None:
     load = int(bool(v.module) and not v.noload)
     write(f"{e}/env", f"NONCE={sq(v.nonce)}\nLOAD={load}\n"
           f"UNLOAD={int(not v.nounload)}\nMODPARAMS={sq(v.modparams)}\n"
-          f"HUB={int(bool(v.hub_period))}\n")
+          f"HUB={int(bool(v.hub_period))}\nKLOG_TTY={KLOG_TTY[v.arch]}\n")
     write(f"{e}/dimms", "".join(f"{d.node} {d.mb}\n" for d in v.dimms))
     if v.hotplug_mb > 0:
         write(f"{e}/hotplug-mem", f"{v.hotplug_mb}\n")
@@ -267,7 +284,7 @@ def stream(src: IO[bytes], out: IO[bytes], quiet: bool) -> None:
 
 def run(v: Vm, qemu: List[str], serial: str) -> int:
     """QEMU under timeout -k 5 (124 or 137: timed out); its status."""
-    cmd = ["timeout", "-k", "5", v.timeout, "qemu-system-x86_64", *qemu]
+    cmd = ["timeout", "-k", "5", v.timeout, QEMU[v.arch], *qemu]
     with open(f"{v.tmp}/qemu.err", "wb") as err, open(serial, "wb") as out:
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=err)

@@ -14,7 +14,8 @@ import subprocess
 import tempfile
 from typing import List, Optional
 
-from . import topology
+from . import cross, topology
+from .debpkg import SetupError
 from .msg import Error, say
 from .vmargs import TOOLS, Vm
 
@@ -47,6 +48,8 @@ def resolve_kernel(v: Vm) -> None:
             raise Error("cannot resolve the default kernel (run "
                         "'tools/testing/refcnt-setup deps' as root)")
         v.kernel = ks.split("\n")[0]
+        if v.arch == "arm64":
+            v.kernel = v.kernel.removesuffix("-amd64") + "-arm64"
     if "/" in v.kernel or os.path.isfile(v.kernel):
         if not os.access(v.kernel, os.R_OK):
             raise Error(f"--kernel: cannot read {v.kernel}")
@@ -54,11 +57,30 @@ def resolve_kernel(v: Vm) -> None:
         v.kver = kernel_release(v.vmlinuz)
         return
     v.kver = v.kernel
+    if v.arch == "arm64":
+        v.vmlinuz = arm64_image(v)
+        return
     z = tool("refcnt-setup", "vmlinuz", v.kver)
     if z is None:
         raise Error(f"no vmlinuz for kernel {v.kver} (run "
                     "'tools/testing/refcnt-setup deps' as root)")
     v.vmlinuz = z
+
+
+def arm64_image(v: Vm) -> str:
+    """Debian's arm64 Image of release v.kver and its kernel-log console
+    modules, fetched into build/arm64/kernels/ on first use
+    (rig/cross.py)."""
+    if not v.kver.endswith("-arm64"):
+        raise Error(f"--arch arm64: kernel {v.kver} is not an arm64 "
+                    "release (e.g. 6.1.0-56-arm64) or an Image path")
+    paths = cross.Paths(v.build)
+    try:
+        image = cross.image(paths, v.kver)
+    except (SetupError, OSError) as e:
+        raise Error(f"no arm64 Image of {v.kver}: {e}") from None
+    v.klog_mods = cross.klog_modules(paths, v.kver)
+    return image
 
 
 def has_pvh_note(path: str) -> bool:
@@ -473,12 +495,40 @@ def debian_resolve(v: Vm, md: str, name: str, seen: set[str]) -> None:
 
 
 def boot_image(v: Vm) -> str:
-    p = pvh_image(v, v.vmlinuz) if v.pvh else None
+    p = pvh_image(v, v.vmlinuz) if v.pvh and v.arch == "x86_64" else None
     return p or v.vmlinuz
+
+
+# arm64's CPU: every feature QEMU has, with pointer authentication's
+# cheap implementation-defined algorithm (QARMA's costs TCG dearly).
+ARM64_CPU = "max,pauth-impdef=on"
+
+
+def arm64_args(v: Vm) -> List[str]:
+    """An aarch64 guest under TCG: QEMU's virt machine with a GICv3 (more
+    than 8 CPUs), its PL011 UART the console and a virtio console the
+    kernel log's file (/init loads its modules: v.klog_mods); NUMA from
+    the device tree QEMU writes."""
+    a = ["-accel", "tcg,thread=multi"]
+    a += topology.memory_args(v.topo, v.dimms, v.hotplug_mb)
+    a += ["-machine", "virt,gic-version=3", "-cpu", ARM64_CPU,
+          "-nodefaults", "-no-user-config", "-no-reboot", "-display", "none",
+          "-monitor", "none", "-nic", "none",
+          "-chardev", "stdio,id=con", "-serial", "chardev:con",
+          "-device", "virtio-serial-device",
+          "-chardev", f"file,id=klog,path={v.tmp}/dmesg.log",
+          "-device", "virtconsole,chardev=klog",
+          "-kernel", boot_image(v), "-initrd", f"{v.tmp}/initrd.gz",
+          "-append", v.append]
+    a += topology.cpu_args(v.topo, "")
+    a += topology.numa_args(v.topo, False)
+    return a + v.qemu_extra
 
 
 def args(v: Vm) -> List[str]:
     """QEMU's arguments, after the options' setup and the initramfs."""
+    if v.arch == "arm64":
+        return arm64_args(v)
     kvm = v.accel == "kvm"
     cpu_model = "host" if kvm else "max"
     a = ["-accel", "kvm" if kvm else "tcg,thread=multi"]

@@ -22,6 +22,7 @@ from .debpkg import PROG, SetupError, say
 # start from a bare Debian 12.
 BASE_PKGS: Tuple[str, ...] = (
     "qemu-system-x86",      # the guests
+    "qemu-system-arm",      # refcnt-vm --arch arm64 (make check-long)
     "busybox-static",       # their userland
     "cpio",                 # the initramfs
     "libnuma-dev",          # librefcnt and the selftests

@@ -101,9 +101,9 @@ def parse_item(item: str) -> Tuple[int, int, int]:
     return rep, mb, cpus
 
 
-def parse(spec: str, mem_extra: int = 0) -> Topology:
+def parse(spec: str, mem_extra: int = 0, arch: str = "x86_64") -> Topology:
     """A preset or node list; MEM_EXTRA MiB more on node 0.  The CPU
-    slots laid out."""
+    slots laid out for ARCH."""
     items = split_items(PRESETS.get(spec, spec).split("\n")[0])
     if not items:
         raise Error("--topology: empty spec")
@@ -124,12 +124,15 @@ def parse(spec: str, mem_extra: int = 0) -> Topology:
     if sum(mem) <= 0:
         raise Error("--topology: no node has memory")
     t = Topology(mem, cpus)
-    layout_cpus(t)
+    layout_cpus(t, arch == "x86_64")
     return t
 
 
-def layout_cpus(t: Topology) -> None:
-    """QEMU CPU slots, one socket per CPU.  Why placeholders: Linux
+def layout_cpus(t: Topology, placeholders: bool = True) -> None:
+    """QEMU CPU slots, one socket per CPU, and (PLACEHOLDERS, x86) the
+    absent ones.  arm64 needs none: its guest reads the nodes from the
+    device tree by their numa-node-id, whatever their order, and QEMU's
+    virt machine has no CPU hotplug.  Why placeholders on x86: Linux
     numbers NUMA nodes in the order their proximity domains first appear
     in the ACPI SRAT, and it parses all CPU entries before all memory
     entries.  A CPU-less node followed by a node with CPUs would
@@ -141,16 +144,16 @@ def layout_cpus(t: Topology) -> None:
     boot hangs in stop_machine), so with placeholders we make at least 9
     slots, which selects "physical flat" mode; the padding slots are
     absent CPUs of node 0."""
-    placeholders = 0
+    absent = 0
     for n, c in enumerate(t.cpus):
         if c > 0:
             t.slot_node += [n] * c
             t.slot_present += [True] * c
-        elif any(later > 0 for later in t.cpus[n + 1:]):
+        elif placeholders and any(later > 0 for later in t.cpus[n + 1:]):
             t.slot_node.append(n)
             t.slot_present.append(False)
-            placeholders += 1
-    if placeholders:
+            absent += 1
+    if absent:
         while len(t.slot_node) < 9:
             t.slot_node.append(0)
             t.slot_present.append(False)

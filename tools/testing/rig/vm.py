@@ -28,7 +28,7 @@ DIE_STATUS = 2
 def options(v: Vm, argv: List[str]) -> None:
     """The options, the topology and the dimms into V."""
     vmargs.parse(argv, v)
-    v.topo = topology.parse(v.topology, v.mem_extra)
+    v.topo = topology.parse(v.topology, v.mem_extra, v.arch)
     v.dimms = [topology.parse_dimm(d, v.topo) for d in v.dimm_args]
     if v.icount and sum(v.topo.cpus) > 1:
         # Seen with 6.1 and 6.12 guests, any -cpu model, shift 0 to 6:
@@ -46,8 +46,9 @@ def setup(v: Vm, argv: List[str]) -> None:
     created."""
     options(v, argv)
     qemu.resolve_kernel(v)
-    if shutil.which("qemu-system-x86_64") is None:
-        raise Error("qemu-system-x86_64 not found (run "
+    if shutil.which(vmargs.QEMU[v.arch]) is None:
+        raise Error(f"{vmargs.QEMU[v.arch]} not found (Debian's "
+                    f"{vmargs.QEMU_PKG[v.arch]}: run "
                     "'tools/testing/refcnt-setup deps' as root)")
 
 

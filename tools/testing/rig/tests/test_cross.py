@@ -75,6 +75,30 @@ class Build(unittest.TestCase):
         lib = "/b/arm64/sysroot/usr/lib/aarch64-linux-gnu"
         self.assertIn(f"LDFLAGS=-L{lib} -Wl,-rpath-link={lib}", t)
 
+    def test_selftests_command_line(self) -> None:
+        p = cross.Paths("/b")
+        m = cross.make_selftests("/r", p)
+        self.assertEqual(m[:6], ["make", "--no-print-directory", "-C", "/r",
+                                 "selftests", "BUILD=/b/arm64"])
+        self.assertNotIn("tools", m)
+        sr = "/b/arm64/sysroot/usr"
+        self.assertIn(f"CROSS_FLAGS=-isystem {sr}/include -isystem "
+                      f"{sr}/include/aarch64-linux-gnu "
+                      f"-L{sr}/lib/aarch64-linux-gnu", m)
+
+    def test_klog_modules_in_load_order(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            p = cross.Paths(d)
+            mods = os.path.join(cross.kernel_dir(p, "6.1.0-56-arm64"),
+                                "modules")
+            os.makedirs(mods)
+            for n in ("1-virtio_console.ko", "0-virtio_mmio.ko"):
+                open(os.path.join(mods, n), "w").close()
+            self.assertEqual(
+                [os.path.basename(m) for m in
+                 cross.klog_modules(p, "6.1.0-56-arm64")],
+                ["0-virtio_mmio.ko", "1-virtio_console.ko"])
+
     def test_elf_machine(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             arm, x86, txt = (os.path.join(d, n) for n in ("a", "x", "t"))

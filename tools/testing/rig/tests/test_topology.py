@@ -15,10 +15,10 @@ from rig.vmargs import Vm
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
 
-def golden() -> Dict[str, List[str]]:
+def golden(name_: str = "topology-golden.txt") -> Dict[str, List[str]]:
     cases: Dict[str, List[str]] = {}
     name = ""
-    with open(os.path.join(DATA, "topology-golden.txt")) as f:
+    with open(os.path.join(DATA, name_)) as f:
         for line in f.read().splitlines():
             if line.startswith("== "):
                 name = line[3:]
@@ -45,6 +45,44 @@ class Golden(unittest.TestCase):
         for spec, want in cases.items():
             with self.subTest(spec=spec):
                 self.assertEqual(args_of(spec), want)
+
+
+class Arm64(unittest.TestCase):
+    """--arch arm64: QEMU's virt machine (tests/data/
+    topology-golden-arm64.txt), nodes from the device tree by id."""
+
+    def test_golden(self) -> None:
+        for spec, want in golden("topology-golden-arm64.txt").items():
+            with self.subTest(spec=spec):
+                self.assertEqual(args_of(spec), want)
+
+    def test_no_placeholder_slots(self) -> None:
+        t = topology.parse("four", 0, "arm64")
+        self.assertEqual(t.slot_node, [0, 1, 4])
+        self.assertEqual(t.slot_present, [True] * 3)
+        self.assertEqual(topology.parse("four").slot_node,
+                         [0, 1, 2, 3, 4, 0, 0, 0, 0])
+
+    def test_console_and_tcg(self) -> None:
+        v = Vm(build="/nonexistent")
+        vm.options(v, ["--arch", "arm64"])
+        self.assertEqual(v.accel, "tcg")
+        self.assertTrue(v.append.startswith("console=ttyAMA0 panic=-1 "))
+
+    def test_refused(self) -> None:
+        for argv, msg in (
+                (["--arch", "sparc"], "--arch: 'sparc' is not x86_64 or "
+                 "arm64"),
+                (["--accel", "kvm"], "--arch arm64 runs under TCG"),
+                (["--hmat"], "--hmat is not supported with --arch arm64"),
+                (["--hub"], "--hub is not supported with --arch arm64"),
+                (["--dimm", "1:128M"], "--dimm is not supported"),
+                (["--truth", "t"], "--truth is not supported")):
+            with self.subTest(argv=argv):
+                v = Vm(build="/nonexistent")
+                with self.assertRaises(Error) as e:
+                    vm.options(v, ["--arch", "arm64", *argv])
+                self.assertIn(msg, str(e.exception))
 
 
 class Language(unittest.TestCase):

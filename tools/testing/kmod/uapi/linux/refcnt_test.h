@@ -106,7 +106,10 @@ struct refcnt_test_samples {
 
 /* IBS ops (REFCNT_PMU_OPS' stream), not PEBS loads. */
 #define REFCNT_TEST_SAMPLES_OPS		(1U << 0)
-/* Registers without PERF_EFLAGS_EXACT: IBS's invalid RIP, PEBS at 1. */
+/*
+ * Registers without PERF_EFLAGS_EXACT: IBS's invalid RIP, PEBS at 1
+ * (x86; elsewhere EOPNOTSUPP: no such flag).
+ */
 #define REFCNT_TEST_SAMPLES_INEXACT	(1U << 1)
 /* The registers' mode is the kernel's (the NMI's CS, for an inexact op). */
 #define REFCNT_TEST_SAMPLES_KERNEL	(1U << 2)
