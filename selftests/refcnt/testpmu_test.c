@@ -19,7 +19,11 @@
  *  - refcnt_run_says_throttled: refcnt-run's report says so too, and as
  *    a share of the run;
  *  - rotation: three events on the PMU's two counters are multiplexed,
- *    each running less than it is enabled.
+ *    each running less than it is enabled;
+ *  - session_and_machine_feed_exclude: the machine-wide feed and a root
+ *    session never share the PMU (EBUSY either way);
+ *  - cpu_offline_and_back: CPU 1 taken offline and back while the feed
+ *    runs, and its samples count again after.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -305,7 +309,7 @@ TEST_F_TIMEOUT(testpmu, session_counts_its_throttles, 300)
 	before = rc_feed_stat("pebs_throttled");
 	sfd = ioctl(fd, RCB_COUNT_START, &c);
 	ASSERT_LE(0, sfd) TH_LOG("RCB_COUNT_START: %s", strerror(errno));
-	ASSERT_EQ(0, sampled_loads(self->base, self->buf, 3));
+	ASSERT_EQ(0, sampled_loads(self->base, self->buf, 5));
 	ASSERT_EQ(0, ioctl(sfd, RCB_COUNT_STATS, &st));
 	printf("# session: samples %llu delivered %llu throttled %llu; pebs_throttled +%llu\n",
 	       (unsigned long long)st.samples, (unsigned long long)st.delivered,
@@ -428,6 +432,89 @@ TEST_F_TIMEOUT(testpmu, rotation, 300)
 	EXPECT_LT(0ULL, v[0][0] + v[1][0] + v[2][0]);
 	for (i = 0; i < 3; i++)
 		close(fd[i]);
+}
+
+/* A PEBS/IBS counting session of this process, or -errno. */
+static int pebs_session(int fd)
+{
+	struct rcb_count c = { .pebs_period = PERIOD };
+	int sfd = ioctl(fd, RCB_COUNT_START, &c);
+
+	return sfd < 0 ? -errno : sfd;
+}
+
+/*
+ * The machine-wide feed and a session of a caller with CAP_SYS_ADMIN
+ * never share the PMU (abi.rst): a session asked for while pebs_period
+ * is on gets EBUSY, and pebs_period cannot be turned on while such a
+ * session holds the PMU, until it closes.
+ */
+TEST_F_TIMEOUT(testpmu, session_and_machine_feed_exclude, 120)
+{
+	char dev[64];
+	int fd, sfd;
+
+	rc_dev_path(dev, sizeof(dev), 0);
+	fd = open(dev, O_RDONLY);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", dev, strerror(errno));
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "64"));
+	EXPECT_EQ(-EBUSY, pebs_session(fd));
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "0"));
+	sfd = pebs_session(fd);
+	ASSERT_LE(0, sfd) TH_LOG("RCB_COUNT_START: %s", strerror(-sfd));
+	EXPECT_EQ(-EBUSY, rc_write_file(PEBS_PERIOD, "64"));
+	close(sfd);
+	EXPECT_EQ(0, rc_write_file(PEBS_PERIOD, "64"));
+	EXPECT_EQ(0, rc_write_file(PEBS_PERIOD, "0"));
+	close(fd);
+}
+
+#define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
+
+static int run_on(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one);
+}
+
+/*
+ * CPU 1 goes offline and comes back while the machine-wide feed runs:
+ * perf core removes its event and refcnt's hotplug callbacks make a new
+ * one, so loads on CPU 1 after it are sampled and counted again, every
+ * overflow of the PMU one sample of the feed throughout.
+ */
+TEST_F_TIMEOUT(testpmu, cpu_offline_and_back, 300)
+{
+	struct counts a, b, c;
+
+	if (access(CPU1_ONLINE, W_OK))
+		SKIP(return, "CPU 1 cannot go offline here");
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "64"));
+	ASSERT_EQ(0, run_on(1));
+	counts(&a);
+	ASSERT_EQ(0, sampled_loads(self->base, self->buf, 1));
+	ASSERT_EQ(0, run_on(0));
+	ASSERT_EQ(0, rc_write_file(CPU1_ONLINE, "0"));
+	ASSERT_EQ(0, sampled_loads(self->base, self->buf, 1));
+	ASSERT_EQ(0, rc_write_file(CPU1_ONLINE, "1"));
+	counts(&b);
+	ASSERT_EQ(0, run_on(1));
+	ASSERT_EQ(0, sampled_loads(self->base, self->buf, 1));
+	ASSERT_EQ(0, run_on(0));
+	counts(&c);
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "0"));
+	printf("# before and while CPU 1 was off: overflows %llu samples %llu; on CPU 1 after: overflows %llu samples %llu\n",
+	       (unsigned long long)(b.overflows - a.overflows),
+	       (unsigned long long)(b.samples - a.samples),
+	       (unsigned long long)(c.overflows - b.overflows),
+	       (unsigned long long)(c.samples - b.samples));
+	EXPECT_LT(0ULL, b.samples - a.samples);
+	EXPECT_EQ(b.overflows - a.overflows, b.samples - a.samples);
+	EXPECT_LT(0ULL, c.samples - b.samples);
+	EXPECT_EQ(c.overflows - b.overflows, c.samples - b.samples);
 }
 
 TEST_HARNESS_MAIN
