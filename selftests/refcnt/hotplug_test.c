@@ -1590,6 +1590,80 @@ TEST_F_TIMEOUT(cxl, query_parked_over_hot_remove, 300)
 	close(fd);
 }
 
+/*
+ * Memory hotplug comes in between the rounds of an RCB_INJECT batch
+ * (Documentation/design.rst, "Long operations"). A batch of
+ * RCB_INJECT_MAX entries into node 0 is made to take seconds once it
+ * delivers (its thread SCHED_IDLE on a CPU then kept busy:
+ * rc_hog_start()), and a block of the dimm node goes offline: it returns
+ * while node 0's references are still short of the batch's, its
+ * down_write having waited for one round at most. A batch that held the
+ * layout rwsem from its first entry to its last kept the offline waiting
+ * until all had counted.
+ */
+struct slow_inject {
+	int fd;
+	const struct rcb_ref *refs;
+	uint32_t nr;
+	int ret;
+};
+
+static void *slow_inject_run(void *arg)
+{
+	struct slow_inject *s = arg;
+
+	s->ret = rc_idle(0) ?: rc_inject(s->fd, s->refs, s->nr, 0);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(cxl, offline_between_inject_rounds, 300)
+{
+	struct slow_inject s = { .nr = RCB_INJECT_MAX };
+	uint64_t base, seen, at, end, t0, t1, t2;
+	struct rcb_ref *refs;
+	struct rc_hog hog;
+	struct rc_dev d0;
+	int cpu0, cpu;
+	pthread_t th;
+
+	/* The last CPU; ours too: a host that stops it stops all of us. */
+	rc_two_cpus(&cpu0, &cpu);
+	ASSERT_EQ(0, rcd_open_clean(&d0, 0));
+	refs = rcd_spread_refs(&d0, s.nr);
+	ASSERT_NE(NULL, refs);
+	/* Its counter pages made: the batch's time is the same each run. */
+	ASSERT_EQ(0, rc_inject(d0.fd, refs, s.nr, 0));
+	/* Online, to go offline: the shorter, and not the first (longer). */
+	ASSERT_EQ(0, blocks_state(self->blocks, 1, true));
+	ASSERT_EQ(0, blocks_state(self->blocks, 1, false));
+	ASSERT_EQ(0, blocks_state(self->blocks, 1, true));
+	ASSERT_EQ(0, rc_pin(cpu));
+	ASSERT_EQ(0, rc_stat(0, "references", &base));
+	s.fd = d0.fd;
+	s.refs = refs;
+	t0 = rc_now_ns();
+	/* Our CPU, and what we leave of it until it delivers; then little. */
+	ASSERT_EQ(0, pthread_create(&th, NULL, slow_inject_run, &s));
+	EXPECT_EQ(0, rc_references_past(0, base, 120, &seen));
+	ASSERT_EQ(0, rc_hog_start(&hog, cpu));
+	t1 = rc_now_ns();
+	EXPECT_EQ(0, blocks_state(self->blocks, 1, false));
+	t2 = rc_now_ns();
+	EXPECT_EQ(0, rc_stat(0, "references", &at));
+	rc_hog_stop(&hog);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, s.ret) TH_LOG("RCB_INJECT: %s", strerror(-s.ret));
+	ASSERT_EQ(0, rc_stat(0, "references", &end));
+	EXPECT_EQ(base + s.nr, end);
+	TH_LOG("batch of %u delivering after %.0f ms (%llu counted); the offline took %.0f ms, %llu entries still to count when it returned",
+	       s.nr, (t1 - t0) / 1e6, (unsigned long long)(seen - base),
+	       (t2 - t1) / 1e6, (unsigned long long)(base + s.nr - at));
+	EXPECT_GT(base + s.nr, at)
+		TH_LOG("the offline waited for the whole batch");
+	EXPECT_EQ(0, rcd_close_clean(&d0));
+	free(refs);
+}
+
 /* ------------------------------------------------------------ late */
 
 /*

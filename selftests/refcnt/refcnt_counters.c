@@ -428,3 +428,122 @@ int rc_inject_pegging(int fd, uint64_t paddr, uint32_t src_cnodeid,
 	free(refs);
 	return ret;
 }
+
+/* ------------------------------------------------------ a CPU kept busy */
+
+/* The first and last CPU we may run on; -ENODEV if they are one. */
+int rc_two_cpus(int *first, int *last)
+{
+	cpu_set_t set;
+	int cpu, n = 0;
+
+	*first = *last = 0;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -errno;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		if (!n++)
+			*first = cpu;
+		*last = cpu;
+	}
+	return n >= 2 ? 0 : -ENODEV;
+}
+
+int rc_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+int rc_idle(pid_t tid)
+{
+	struct sched_param p = { 0 };
+
+	/* Linux: policy and priority are a thread's, even in a syscall. */
+	return sched_setscheduler(tid, SCHED_IDLE, &p) ? -errno : 0;
+}
+
+static void *rc_hog_run(void *arg)
+{
+	struct rc_hog *h = arg;
+
+	if (rc_pin(h->cpu))
+		return NULL;
+	__atomic_add_fetch(&h->spinning, 1, __ATOMIC_SEQ_CST);
+	while (!h->stop)
+		;
+	return arg;
+}
+
+int rc_hog_start(struct rc_hog *h, int cpu)
+{
+	int i, err;
+
+	h->cpu = cpu;
+	h->stop = false;
+	h->spinning = 0;
+	for (i = 0; i < RC_HOGS; i++) {
+		err = pthread_create(&h->th[i], NULL, rc_hog_run, h);
+		if (err) {
+			h->stop = true;
+			while (i--)
+				pthread_join(h->th[i], NULL);
+			return -err;
+		}
+	}
+	while (__atomic_load_n(&h->spinning, __ATOMIC_SEQ_CST) < RC_HOGS)
+		usleep(1000);
+	return 0;
+}
+
+void rc_hog_stop(struct rc_hog *h)
+{
+	int i;
+
+	h->stop = true;
+	for (i = 0; i < RC_HOGS; i++)
+		pthread_join(h->th[i], NULL);
+}
+
+/*
+ * @nr entries of one reference each, spread over every page of @d's
+ * counters (so that a batch finds them cold after a reset), from every
+ * cnodeid. NULL if out of memory.
+ */
+struct rcb_ref *rcd_spread_refs(const struct rc_dev *d, uint32_t nr)
+{
+	struct rcb_ref *refs = calloc(nr, sizeof(*refs));
+	uint64_t sets = d->info.rcb_sw_sets, r = 0x5eed;
+	uint32_t i;
+
+	for (i = 0; refs && i < nr; i++) {
+		refs[i].paddr = rcd_set_paddr(d, (i * 977ULL +
+						  rc_rand(&r) % 977) % sets);
+		refs[i].src_cnodeid = i % d->info.rcb_num_cnodes;
+		refs[i].count = 1;
+	}
+	return refs;
+}
+
+/*
+ * Wait up to @secs for node @nid's references to pass @than (*@now: the
+ * last seen). 0, -ETIMEDOUT, or -EIO if unreadable.
+ */
+int rc_references_past(int nid, uint64_t than, int secs, uint64_t *now)
+{
+	uint64_t end = rc_now_ns() + secs * 1000000000ULL;
+
+	do {
+		if (rc_stat(nid, "references", now))
+			return -EIO;
+		if (*now > than)
+			return 0;
+		/* Short: a SCHED_IDLE caller on our CPU runs meanwhile. */
+		usleep(200);
+	} while (rc_now_ns() < end);
+	return -ETIMEDOUT;
+}

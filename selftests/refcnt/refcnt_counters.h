@@ -97,4 +97,30 @@ uint64_t rc_now_ns(void);
 uint64_t rc_rand(uint64_t *s);		/* xorshift64* */
 int rc_mem_nodes(struct rc_nodes *mem);
 
+/*
+ * Long work made longer, whatever the machine's speed: RC_HOGS threads
+ * spinning on a CPU at normal priority (rc_hog_start()) leave a
+ * SCHED_IDLE thread there (rc_idle()) a tick of it now and then, so that
+ * a call it makes takes tens of times its time, mostly preempted in the
+ * kernel. Started once the call is under way (the test watching it from
+ * that CPU preempts it at once), they slow what is left of it. The test
+ * runs beside it in step, when the host stops the CPU as when the guest
+ * does.
+ */
+#define RC_HOGS		2
+
+struct rc_hog {
+	pthread_t th[RC_HOGS];
+	int cpu, spinning;
+	volatile bool stop;
+};
+
+int rc_two_cpus(int *first, int *last);	/* of our affinity; -ENODEV: one */
+int rc_pin(int cpu);			/* the calling thread: 0 or -errno */
+int rc_idle(pid_t tid);			/* SCHED_IDLE (0: us): 0 or -errno */
+int rc_hog_start(struct rc_hog *h, int cpu);
+void rc_hog_stop(struct rc_hog *h);
+struct rcb_ref *rcd_spread_refs(const struct rc_dev *d, uint32_t nr);
+int rc_references_past(int nid, uint64_t than, int secs, uint64_t *now);
+
 #endif /* REFCNT_COUNTERS_H */

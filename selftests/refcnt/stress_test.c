@@ -574,4 +574,154 @@ TEST_F_TIMEOUT(stress, inject_races_reset, 300)
 		TH_LOG("a kernel report while injection raced resets");
 }
 
+/*
+ * A reset waits for its grace period with no lock held (Documentation/
+ * design.rst, "Reset and RCU"): RCB_SETS_READ of one set in a loop
+ * beside RCB_RESET in a loop, for RESET_READ_NS. A grace period is long
+ * beside the read of a set, so many reads run wholly within the first
+ * half of a reset: several in the median reset. A reset that held
+ * fold_lock across its grace periods let at most one through there (one
+ * that came before the reset took the lock); the others waited for it
+ * to end.
+ */
+#define RESET_READ_NS	2000000000ULL
+#define RESET_MAX	4096
+#define RESET_READS	(1 << 20)
+
+struct reset_reads {
+	int fd, cpu;
+	volatile int stop;
+	uint64_t seq;		/* odd while a reset runs: reset seq / 2 */
+	uint64_t start[RESET_MAX], end[RESET_MAX];
+	int err;
+};
+
+static void *reset_loop(void *arg)
+{
+	struct reset_reads *rr = arg;
+	uint64_t i;
+
+	rr->err = rc_pin(rr->cpu);
+	for (i = 0; !rr->err && i < RESET_MAX && !rr->stop; i++) {
+		rr->start[i] = rc_now_ns();
+		__atomic_add_fetch(&rr->seq, 1, __ATOMIC_SEQ_CST);
+		rr->err = rc_reset(rr->fd);
+		__atomic_add_fetch(&rr->seq, 1, __ATOMIC_SEQ_CST);
+		rr->end[i] = rc_now_ns();
+		if (rr->err)
+			break;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(stress, reads_go_on_during_reset, 120)
+{
+	struct stress *st = &self->st;
+	struct reset_reads *rr = calloc(1, sizeof(*rr));
+	uint64_t *done = calloc(RESET_READS, 2 * sizeof(uint64_t));
+	uint32_t hw[RCB_MAX_COUNTERS], ext[RCB_MAX_COUNTERS];
+	uint32_t lost[RCB_MAX_COUNTERS];
+	uint64_t reads = 0, within = 0, early = 0, resets, ns = 0, end, i;
+	uint64_t *per;
+	pthread_t th;
+	int cpu;
+
+	ASSERT_TRUE(rr && done);
+	/* Apart: neither thread's time is in the other's. */
+	if (rc_two_cpus(&cpu, &rr->cpu))
+		SKIP(return, "one CPU");
+	ASSERT_EQ(0, rc_pin(cpu));
+	rr->fd = st->d[0].fd;
+	ASSERT_EQ(0, pthread_create(&th, NULL, reset_loop, rr));
+	end = rc_now_ns() + RESET_READ_NS;
+	while (rc_now_ns() < end && within < RESET_READS) {
+		uint64_t s0 = __atomic_load_n(&rr->seq, __ATOMIC_SEQ_CST);
+
+		ASSERT_EQ(0, rc_read_sets(rr->fd, 0, 1, hw, ext, lost));
+		reads++;
+		/* Begun and ended within reset s0 / 2: when it ended. */
+		if (s0 & 1 && s0 == __atomic_load_n(&rr->seq, __ATOMIC_SEQ_CST)) {
+			done[2 * within] = s0 / 2;
+			done[2 * within++ + 1] = rc_now_ns();
+		}
+	}
+	rr->stop = 1;
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, rr->err) TH_LOG("RCB_RESET: %s", strerror(-rr->err));
+	resets = rr->seq / 2;
+	ASSERT_LT(0ULL, resets);
+	per = calloc(resets, sizeof(*per));
+	ASSERT_NE(NULL, per);
+	for (i = 0; i < resets; i++)
+		ns += rr->end[i] - rr->start[i];
+	for (i = 0; i < within; i++) {
+		uint64_t r = done[2 * i];
+
+		if (done[2 * i + 1] - rr->start[r] <
+		    (rr->end[r] - rr->start[r]) / 2) {
+			per[r]++;
+			early++;
+		}
+	}
+	/* The median: the guest's CPUs are threads of a busy host. */
+	qsort(per, resets, sizeof(*per), rc_cmp_u64);
+	TH_LOG("%llu resets of %.2f ms on average; %llu reads of a set, %llu wholly within a reset, %llu in its first half: %llu in the median reset's",
+	       U64(resets), ns / 1e6 / resets, U64(reads), U64(within),
+	       U64(early), U64(per[resets / 2]));
+	EXPECT_LE(4ULL, per[resets / 2])
+		TH_LOG("reads waited for the resets' grace periods");
+	free(per);
+	free(done);
+	free(rr);
+}
+
+/*
+ * A fatal signal ends an RCB_INJECT batch between its rounds
+ * (Documentation/design.rst, "Long operations"). A child's batch of
+ * RCB_INJECT_MAX single references, SCHED_IDLE on our CPU (so that it
+ * stands still while we look), is killed once the node's references
+ * move: when the child is gone, the node has counted a round or so
+ * more, fewer references than the batch has entries. A batch that
+ * looked for the signal only at its end counted them all.
+ */
+TEST_F_TIMEOUT(stress, inject_killed_between_rounds, 300)
+{
+	struct stress *st = &self->st;
+	const struct rc_dev *d = &st->d[0];
+	uint32_t nr = RCB_INJECT_MAX;
+	uint64_t base, seen, end, t0, t1, t2;
+	struct rcb_ref *refs;
+	int cpu0, cpu, status;
+	pid_t pid;
+
+	/* The last CPU; ours too: a host that stops it stops all of us. */
+	rc_two_cpus(&cpu0, &cpu);
+	refs = rcd_spread_refs(d, nr);
+	ASSERT_NE(NULL, refs);
+	/* Its counter pages made: the batch's time is the same each run. */
+	ASSERT_EQ(0, rc_inject(d->fd, refs, nr, 0));
+	ASSERT_EQ(0, rc_pin(cpu));
+	ASSERT_EQ(0, rc_stat(d->nid, "references", &base));
+	t0 = rc_now_ns();
+	/* Our CPU, what we leave of it: none while we look and kill. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(rc_idle(0) ? 2 : rc_inject(d->fd, refs, nr, 0) ? 3 : 0);
+	EXPECT_EQ(0, rc_references_past(d->nid, base, 120, &seen));
+	t1 = rc_now_ns();
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	t2 = rc_now_ns();
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		TH_LOG("child status %#x", status);
+	ASSERT_EQ(0, rc_stat(d->nid, "references", &end));
+	TH_LOG("node%d: batch of %u delivering after %.0f ms (%llu counted), killed: gone %.0f ms later with %llu counted",
+	       d->nid, nr, (t1 - t0) / 1e6, U64(seen - base),
+	       (t2 - t1) / 1e6, U64(end - base));
+	EXPECT_GT(base + nr, end)
+		TH_LOG("the batch went on to its end after the signal");
+	free(refs);
+}
+
 RC_HARNESS_MAIN
