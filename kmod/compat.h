@@ -58,12 +58,6 @@ static inline u32 refcnt_kernel_version(void)
  */
 #define REFCNT_PERF_MAX_INTERRUPTS	(~0ULL)
 
-/* In the overflow handler: this sample made perf throttle @event. */
-static inline bool refcnt_perf_throttling(const struct perf_event *event)
-{
-	return READ_ONCE(event->hw.interrupts) == REFCNT_PERF_MAX_INTERRUPTS;
-}
-
 /* 6.3 made vma->vm_flags read-only behind vm_flags_{set,clear,mod}(). */
 static inline void refcnt_vm_flags_mod(struct vm_area_struct *vma,
 				       vm_flags_t set, vm_flags_t clear)

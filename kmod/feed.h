@@ -41,11 +41,18 @@
 #include <linux/types.h>
 #include <uapi/linux/refcnt.h>
 
+#include "compat.h"
 #include "pmu.h"
 #include "reference.h"
 
 struct refcnt_feed;
 struct refcnt_spans;
+
+/* In an overflow handler: this sample made perf throttle @event. */
+static inline bool refcnt_perf_throttling(const struct perf_event *event)
+{
+	return READ_ONCE(event->hw.interrupts) == REFCNT_PERF_MAX_INTERRUPTS;
+}
 
 /* struct refcnt_sample.kind: what the reference was, when the feed knows. */
 #define REFCNT_SAMPLE_LOAD	1

@@ -44,6 +44,10 @@
  *		one with -EINVAL); 0 for none
  * @aux:	PMU_FL_MEM_LOADS_AUX: the kernel gives mem-loads a data source
  *		only behind a mem-loads-aux group leader
+ * @l3_miss:	MEM_LOAD_RETIRED.L3_MISS (MEM_LOAD_UOPS_RETIRED.L3_MISS on
+ *		Haswell and Broadwell): every retired load that missed the
+ *		L3, a PEBS DataLA event (ds.c's 0xd1 constraints); 0 where
+ *		the core has none with a data address
  */
 struct refcnt_intel_core {
 	const char *name;
@@ -52,6 +56,7 @@ struct refcnt_intel_core {
 	u16 stores;
 	u8 min_period;
 	bool aux;
+	u16 l3_miss;
 };
 
 /* nhm_limit_period(): 32, for every event (6.1, 6.12). */
@@ -70,22 +75,22 @@ static const struct refcnt_intel_core refcnt_intel_snb = {
 
 /* hsw_limit_period(): 32, for every event but INST_RETIRED.ALL. */
 static const struct refcnt_intel_core refcnt_intel_hsw = {
-	"haswell", 0x01cd, 0x81d0, 0x82d0, 32, false
+	"haswell", 0x01cd, 0x81d0, 0x82d0, 32, false, 0x20d1
 };
 
 /* Broadwell to Rocket Lake: MEM_{UOPS,INST}_RETIRED.ALL_{LOADS,STORES}. */
 static const struct refcnt_intel_core refcnt_intel_skl = {
-	"broadwell-icelake", 0x01cd, 0x81d0, 0x82d0, 0, false
+	"broadwell-icelake", 0x01cd, 0x81d0, 0x82d0, 0, false, 0x20d1
 };
 
 /* Sapphire and Emerald Rapids, Alder and Raptor Lake's P-cores. */
 static const struct refcnt_intel_core refcnt_intel_glc_aux = {
-	"golden cove", 0x01cd, 0x81d0, 0x02cd, 0, true
+	"golden cove", 0x01cd, 0x81d0, 0x02cd, 0, true, 0x20d1
 };
 
 /* Granite Rapids; Meteor, Lunar and Arrow Lake's P-cores. */
 static const struct refcnt_intel_core refcnt_intel_glc = {
-	"golden cove+", 0x01cd, 0x81d0, 0x02cd, 0, false
+	"golden cove+", 0x01cd, 0x81d0, 0x02cd, 0, false, 0x20d1
 };
 
 /* Gracemont, Crestmont, Skymont: MEM_UOPS_RETIRED.LOAD_LATENCY, STORE_LATENCY. */
@@ -210,8 +215,8 @@ static int refcnt_intel_check(const struct refcnt_intel_core *c,
 		*why = "only the load-latency event has data addresses here: set pebs_ldlat";
 		return -EINVAL;
 	}
-	if (p->memside && !p->ldlat) {
-		*why = "memory-side mode needs a load-latency threshold (pebs_ldlat)";
+	if (p->memside && !p->ldlat && !c->l3_miss) {
+		*why = "memory-side mode needs a load-latency threshold (pebs_ldlat) on this core";
 		return -EINVAL;
 	}
 	return 0;
@@ -236,6 +241,27 @@ static void refcnt_intel_attr(struct perf_event_attr *attr, u32 type,
 	attr->wakeup_events = 1;
 }
 
+/*
+ * Memory-side mode where the core has MEM_LOAD_RETIRED.L3_MISS: every
+ * retired load that missed the L3 counts, so a sample stands for the
+ * period's loads, each gone beyond the caches. The load-latency event
+ * tags loads at random and wants an aux leader for its data source on
+ * some cores; this one needs neither a threshold nor a data source (its
+ * record has no level to test), and no store can miss the L3 as a load.
+ */
+static void refcnt_intel_plan_l3_miss(const struct refcnt_intel_core *c,
+				      const struct refcnt_pmu_cpu *cpu,
+				      const struct refcnt_pmu_params *p,
+				      struct refcnt_pmu_plan *plan)
+{
+	struct refcnt_pmu_event *ev = &plan->ev[plan->nr++];
+
+	refcnt_intel_attr(&ev->attr, cpu->pmu_type, c->l3_miss, p->period);
+	ev->stream.op = REFCNT_PMU_LOADS;
+	if (p->ldlat)
+		plan->note = "memory-side on MEM_LOAD_RETIRED.L3_MISS: pebs_ldlat not used";
+}
+
 /**
  * refcnt_intel_plan() - the PEBS events for one Intel CPU
  * @cpu:	the CPU; @cpu->pmu and @cpu->pmu_type name its core PMU
@@ -243,7 +269,9 @@ static void refcnt_intel_attr(struct perf_event_attr *attr, u32 type,
  * @plan:	filled in
  * @why:	on error (and for @plan->note), the reason
  *
- * mem-loads, with the threshold @p->ldlat, or with none every retired
+ * In memory-side mode, every load that missed the L3 where the core has
+ * the event (refcnt_intel_plan_l3_miss()). Else mem-loads, with the
+ * threshold @p->ldlat, or with none every retired
  * load; mem-stores beside it, except in memory-side mode, where a store
  * could never count (its record has no data source beyond L1). The data
  * source is asked for with the threshold, except where the kernel wants
@@ -281,6 +309,10 @@ int refcnt_intel_plan(const struct refcnt_pmu_cpu *cpu,
 	err = refcnt_intel_check(c, p, why);
 	if (err)
 		return err;
+	if (p->memside && c->l3_miss) {
+		refcnt_intel_plan_l3_miss(c, cpu, p, plan);
+		return 0;
+	}
 
 	src = p->ldlat && !c->aux;
 	ev = &plan->ev[plan->nr++];

@@ -254,13 +254,74 @@ TEST(intel_skylake_attributes)
 	EXPECT_EQ(0x81d0ULL, plan.ev[0].attr.config);
 	EXPECT_EQ(0ULL, plan.ev[0].attr.config1);
 	EXPECT_EQ(PERF_SAMPLE_ADDR, plan.ev[0].attr.sample_type);
-	/* Memory-side: loads beyond the caches only, no stores. */
-	p.ldlat = 128;
+	/*
+	 * Memory-side: every load that missed the L3, MEM_LOAD_RETIRED.L3_MISS,
+	 * no threshold, no data source to test, no stores.
+	 */
+	p.ldlat = 0;
 	p.memside = true;
 	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
 	ASSERT_EQ(1U, plan.nr);
-	EXPECT_EQ(REFCNT_PMU_MEMSIDE, plan.ev[0].stream.flags);
+	EXPECT_EQ(0x20d1ULL, plan.ev[0].attr.config);
+	EXPECT_EQ(0ULL, plan.ev[0].attr.config1);
+	EXPECT_EQ(PERF_SAMPLE_ADDR, plan.ev[0].attr.sample_type);
+	EXPECT_EQ(REFCNT_PMU_LOADS, plan.ev[0].stream.op);
+	EXPECT_EQ(0, plan.ev[0].stream.flags);
 	EXPECT_EQ(NULL, plan.note);
+	/* A threshold has nothing to filter there: the note says so. */
+	p.ldlat = 128;
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(0x20d1ULL, plan.ev[0].attr.config);
+	EXPECT_NE(NULL, plan.note);
+}
+
+/*
+ * Memory-side mode on every Intel generation and kernel: where the core
+ * has MEM_LOAD_RETIRED.L3_MISS with a data address (Haswell on, the
+ * P-cores), that event alone, which each kernel's rules take as a PEBS
+ * DataLA load; elsewhere (Nehalem to Ivy Bridge, the E-cores) the
+ * load-latency event, which needs pebs_ldlat.
+ */
+TEST(intel_memside_on_l3_miss)
+{
+	const struct refcnt_pmu_params p = { .period = 10007, .memside = true };
+	struct refcnt_pmu_plan plan;
+	struct refcnt_pmu_cpu d;
+	struct machine m;
+	const char *why;
+	unsigned int i, l3 = 0, other = 0;
+	int k, cpu, pmu, err, events;
+
+	for (k = 0; k < NR_KRN; k++)
+		for (i = 0; i < ARRAY_SIZE(intel_models); i++) {
+			machine_intel(&m, k, intel_models[i]);
+			for (pmu = 0; pmu < m.nr_pmus; pmu++) {
+				for (cpu = 0; m.cpu_pmu[cpu] != pmu; cpu++)
+					;
+				describe(k, &m, cpu, &d);
+				err = refcnt_pmu_plan(&d, &p, &plan, &why);
+				if (err) {
+					EXPECT_NE(NULL, why);
+					other++;
+					continue;
+				}
+				ASSERT_EQ(1U, plan.nr);
+				EXPECT_EQ(0x20d1ULL, plan.ev[0].attr.config)
+					TH_LOG("%s %s %s", m.name, krn_name[k],
+					       m.pmu[pmu].name);
+				EXPECT_EQ(0, plan.ev[0].stream.flags);
+				l3++;
+			}
+			/* The rules take each plan, as a CPU and a task event. */
+			err = plan_machine(_metadata, k, &m, &p, false, &events);
+			if (!err)
+				plan_machine(_metadata, k, &m, &p, true, &events);
+		}
+	TH_LOG("%u core PMUs sample L3 misses, %u need pebs_ldlat or have no events",
+	       l3, other);
+	/* Every model of the table from Haswell on, on each kernel that knows it. */
+	EXPECT_LT(0U, l3);
+	EXPECT_LT(0U, other);
 }
 
 /*
@@ -310,14 +371,14 @@ TEST(intel_rules_catch_the_old_attributes)
 }
 
 /*
- * Where the kernel wants the mem-loads-aux leader, the plan asks for no
- * data source (the kernel would refuse a kernel counter with -ENODATA):
- * memory-side by the latency threshold alone, and the note says so.
+ * Where the kernel wants the mem-loads-aux leader, the load-latency
+ * event asks for no data source (the kernel would refuse a kernel
+ * counter with -ENODATA). Memory-side mode no longer needs it there:
+ * MEM_LOAD_RETIRED.L3_MISS needs neither the leader nor a data source.
  */
 TEST(intel_mem_loads_aux)
 {
-	struct refcnt_pmu_params p = { .period = 1000, .ldlat = 128,
-				       .memside = true };
+	struct refcnt_pmu_params p = { .period = 1000, .ldlat = 128 };
 	struct refcnt_pmu_plan plan;
 	struct refcnt_pmu_cpu d;
 	struct machine m;
@@ -326,16 +387,21 @@ TEST(intel_mem_loads_aux)
 	machine_intel(&m, K6_12, 0x8f);
 	describe(K6_12, &m, 0, &d);
 	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(0x01cdULL, plan.ev[0].attr.config);
 	EXPECT_EQ(0ULL, plan.ev[0].attr.sample_type & PERF_SAMPLE_DATA_SRC);
 	EXPECT_EQ(0, plan.ev[0].stream.flags);
-	EXPECT_NE(NULL, plan.note);
+	p.memside = true;
+	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	ASSERT_EQ(1U, plan.nr);
+	EXPECT_EQ(0x20d1ULL, plan.ev[0].attr.config);
+	EXPECT_EQ(0ULL, plan.ev[0].attr.sample_type & PERF_SAMPLE_DATA_SRC);
 	/* Granite Rapids' kernel (6.12) does not set PMU_FL_MEM_LOADS_AUX. */
+	p.memside = false;
 	machine_intel(&m, K6_12, 0xad);
 	describe(K6_12, &m, 0, &d);
 	ASSERT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
 	EXPECT_EQ(PERF_SAMPLE_DATA_SRC,
 		  plan.ev[0].attr.sample_type & PERF_SAMPLE_DATA_SRC);
-	EXPECT_EQ(REFCNT_PMU_MEMSIDE, plan.ev[0].stream.flags);
 }
 
 /*
@@ -416,11 +482,20 @@ TEST(intel_bad_input)
 	EXPECT_EQ(0, refcnt_pmu_ldlat_check(3));
 	EXPECT_EQ(0, refcnt_pmu_ldlat_check(65535));
 	EXPECT_EQ(0, refcnt_pmu_ldlat_check(0));
-	/* Memory-side needs the load-latency event's data source. */
+	/*
+	 * Memory-side on a core without MEM_LOAD_RETIRED.L3_MISS (Alder
+	 * Lake N's Gracemont) needs the load-latency event's data source.
+	 */
+	machine_intel(&m, K6_1, 0xbe);
+	describe(K6_1, &m, 0, &d);
 	p.ldlat = 0;
 	p.memside = true;
 	EXPECT_EQ(-EINVAL, refcnt_pmu_plan(&d, &p, &plan, &why));
 	EXPECT_NE(NULL, why);
+	p.ldlat = 30;
+	EXPECT_EQ(0, refcnt_pmu_plan(&d, &p, &plan, &why));
+	EXPECT_EQ(REFCNT_PMU_MEMSIDE, plan.ev[0].stream.flags);
+	p.ldlat = 0;
 	/* Every load needs a DataLA event: Sandy Bridge has none. */
 	machine_intel(&m, K6_1, 0x2a);
 	describe(K6_1, &m, 0, &d);

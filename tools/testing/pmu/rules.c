@@ -48,6 +48,9 @@ static const struct pebs_c hsw_pebs[] = {
 	{ 0x01cd, false, PEBS_LDLAT },
 	{ 0x81d0, false, PEBS_LD_HSW },		/* ..._DATALA_LD/_XLD */
 	{ 0x82d0, false, PEBS_ST_HSW },		/* ..._DATALA_ST/_XST */
+	/* MEM_LOAD_[UOPS_]RETIRED.L3_MISS: DATALA_XLD(0xd1) on Haswell,
+	 * DATALA_LD(0xd1) to Skylake, DATALA_LD_RANGE(0xd1, 0xd4) on Ice Lake */
+	{ 0x20d1, false, PEBS_LD_HSW },
 	{ 0 }
 };
 
@@ -56,6 +59,7 @@ static const struct pebs_c glc_pebs[] = {
 	{ 0x02cd, false, PEBS_STLAT },		/* INTEL_PSD_CONSTRAINT */
 	{ 0x81d0, false, PEBS_LD_HSW },
 	{ 0x82d0, false, PEBS_ST_HSW },
+	{ 0x20d1, false, PEBS_LD_HSW },		/* DATALA_LD_RANGE(0xd1, 0xd4) */
 	{ 0 }
 };
 
@@ -64,6 +68,7 @@ static const struct pebs_c lnc_pebs[] = {
 	{ 0x02cd, false, PEBS_LAT_HYBRID },	/* INTEL_HYBRID_STLAT_CONSTRAINT */
 	{ 0x81d0, false, PEBS_LD_HSW },
 	{ 0x82d0, false, PEBS_ST_HSW },
+	{ 0x20d1, false, PEBS_LD_HSW },		/* DATALA_LD_RANGE(0xd1, 0xd4) */
 	{ 0 }
 };
 
