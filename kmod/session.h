@@ -86,6 +86,8 @@ enum refcnt_total {
  * @dropped:	records of its device feeds made while its threads ran
  *		that reach no total: the device could not make them, or
  *		the thread's span did not fit in the CPU's ring
+ * @throttled:	times perf throttled one of its events (the samples
+ *		left of that tick are lost)
  * @feeds:	the feeds of perf events it may run
  * @events:	@nr_events perf events, those of the process's threads (and
  *		the device feeds' scheduling events); perf owns the ones
