@@ -18,6 +18,9 @@
  *    in RCB_COUNT_STATS;
  *  - refcnt_run_says_throttled: refcnt-run's report says so too, and as
  *    a share of the run;
+ *  - nmi_samples_over_cold_memory_not_dropped: samples in NMI for pages
+ *    with no counter page yet wait and count (refs_dropped 0 without
+ *    prealloc);
  *  - rotation: three events on the PMU's two counters are multiplexed,
  *    each running less than it is enabled;
  *  - session_and_machine_feed_exclude: the machine-wide feed and a root
@@ -40,6 +43,7 @@
 #include <sys/syscall.h>
 
 #include "refcnt_helpers.h"
+#include "refcnt_counters.h"
 #include "harness_filter.h"
 #include "hub-map.h"
 
@@ -236,6 +240,31 @@ TEST_F_TIMEOUT(testpmu, samples, 300)
 	EXPECT_EQ(d.overflows, d.samples);
 	EXPECT_LT(0ULL, d.delivered);
 	EXPECT_EQ(d.throttled, d.pebs_throttled);
+}
+
+/*
+ * The node just reset has no counter page: the first sample of each set
+ * arrives in NMI, which cannot allocate one, so it waits in the CPU's
+ * deferral ring and irq_work counts it. Nothing is dropped without
+ * prealloc=1, and refs_deferred says what waited.
+ */
+TEST_F_TIMEOUT(testpmu, nmi_samples_over_cold_memory_not_dropped, 300)
+{
+	uint64_t dropped0, dropped1, deferred0, deferred1;
+	struct counts d;
+
+	ASSERT_EQ(0, rc_reset_node(0));
+	ASSERT_EQ(0, rc_stat(0, "refs_dropped", &dropped0));
+	ASSERT_EQ(0, rc_stat(0, "refs_deferred", &deferred0));
+	run(_metadata, self, &d, 1);
+	ASSERT_EQ(0, rc_stat(0, "refs_dropped", &dropped1));
+	ASSERT_EQ(0, rc_stat(0, "refs_deferred", &deferred1));
+	printf("# node 0: refs_deferred +%llu, refs_dropped +%llu\n",
+	       (unsigned long long)(deferred1 - deferred0),
+	       (unsigned long long)(dropped1 - dropped0));
+	EXPECT_EQ(d.overflows, d.samples);
+	EXPECT_LT(deferred0, deferred1);
+	EXPECT_EQ(dropped0, dropped1);
 }
 
 /*
