@@ -328,12 +328,9 @@ TEST_F_TIMEOUT(testpmu, session_counts_its_throttles, 300)
 	struct rcb_count c = { .pebs_period = PERIOD };
 	struct rcb_count_stats st = { 0 };
 	uint64_t before;
-	char dev[64];
-	int fd, sfd;
+	int fd = rc_open_node(0, O_RDONLY), sfd;
 
-	rc_dev_path(dev, sizeof(dev), 0);
-	fd = open(dev, O_RDONLY);
-	ASSERT_LE(0, fd) TH_LOG("%s: %s", dev, strerror(errno));
+	ASSERT_LE(0, fd) TH_LOG("node 0's device: %s", strerror(errno));
 	ASSERT_EQ(0, rc_write_file(RATE, "250"));
 	before = rc_feed_stat("pebs_throttled");
 	sfd = ioctl(fd, RCB_COUNT_START, &c);
@@ -480,12 +477,9 @@ static int pebs_session(int fd)
  */
 TEST_F_TIMEOUT(testpmu, session_and_machine_feed_exclude, 120)
 {
-	char dev[64];
-	int fd, sfd;
+	int fd = rc_open_node(0, O_RDONLY), sfd;
 
-	rc_dev_path(dev, sizeof(dev), 0);
-	fd = open(dev, O_RDONLY);
-	ASSERT_LE(0, fd) TH_LOG("%s: %s", dev, strerror(errno));
+	ASSERT_LE(0, fd) TH_LOG("node 0's device: %s", strerror(errno));
 	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "64"));
 	EXPECT_EQ(-EBUSY, pebs_session(fd));
 	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "0"));
