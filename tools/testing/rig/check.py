@@ -18,6 +18,7 @@ from . import kernels as K
 from . import papicheck
 from .hostcmd import Die
 from .kernels import Kernel
+from .results import seconds
 from .run import Runner, tail
 from .suite import Step
 
@@ -162,6 +163,22 @@ class Check:
             f"debug-kernel: building in the background (log {log})")
         self.r.start_background("debug-kernel",
                                 [self.tool("refcnt-debug-kernel"), "build"],
+                                log, nice=0)
+
+    def kcsan_kernel_start(self) -> None:
+        """check-long: the KCSAN kernel's build, started now in the
+        background; it waits for the debug kernel's (one build at a
+        time: the cache's lock), so the two build one after the other
+        beside the guests instead of the KCSAN one in the foreground."""
+        if K.built_dir(self.cfg.root, "kcsan") is not None:
+            return
+        log = self.r.log_path("debug-kernel-kcsan")
+        self.r.results.progress(
+            f"debug-kernel-kcsan: building in the background after the "
+            f"debug kernel (log {log})")
+        self.r.start_background("debug-kernel-kcsan",
+                                [self.tool("refcnt-debug-kernel"),
+                                 "--variant", "kcsan", "build"],
                                 log, nice=0)
 
     def debug_kernel_wait(self) -> Optional[Kernel]:
@@ -500,14 +517,35 @@ class Check:
     def kcsan_run(self) -> None:
         """check-long: the KCSAN kernel built in the foreground, the module
         against it, the selftests on four."""
-        if not self.r.step("debug-kernel-kcsan",
-                           [self.tool("refcnt-debug-kernel"), "--variant",
-                            "kcsan", "build"]):
+        if not self.kcsan_kernel_wait():
             return
         k = K.built(self.cfg.root, "kcsan")
         if k is None or not self.module(k):
             return
         self.guest_run(k, "four", cmd="./run_tests.sh", env=DEBUG_VARIANTS)
+
+    def kcsan_kernel_wait(self) -> bool:
+        """The background build's end (one step), or, without it (--only,
+        or cached), the build in the foreground."""
+        cmd = [self.tool("refcnt-debug-kernel"), "--variant", "kcsan",
+               "build"]
+        if "debug-kernel-kcsan" not in self.r.background:
+            return self.r.step("debug-kernel-kcsan", cmd)
+        t0 = time.time()
+        self.r.results.progress("debug-kernel-kcsan: waiting for the build")
+        rc = self.r.wait_background("debug-kernel-kcsan")
+        built = int(time.time() - self.debug_t0)
+        if rc == 0:
+            self.r.results.passed(
+                f"debug-kernel-kcsan: built (background; {built}s after "
+                f"the start, {seconds(t0)} waited for)")
+            return True
+        log = self.r.log_path("debug-kernel-kcsan")
+        self.r.results.failed(
+            f"debug-kernel-kcsan: exit {rc}",
+            f"debug-kernel-kcsan: exit {rc}; last lines of {log}:")
+        self.r.say("\n".join("    | " + line for line in tail(log)))
+        return False
 
     def arm64_run(self, release: str) -> None:
         """check-long: an aarch64 guest of Debian's arm64 RELEASE (QEMU's
@@ -694,7 +732,14 @@ def plan(c: Check) -> List[Step]:
     if cfg.debug:
         steps += debug_steps(c)
     if cfg.long:
-        steps.append(Step("kcsan", (), 3000, action=c.kcsan_run))
+        # The KCSAN kernel's build, queued behind the debug kernel's.
+        steps.insert(1 if cfg.debug else 0,
+                     Step("kcsan-kernel-build",
+                          ("debug-kernel-build",) if cfg.debug else (),
+                          estimate=1200, background=True,
+                          action=c.kcsan_kernel_start))
+        steps.append(Step("kcsan", ("kcsan-kernel-build",), 1200,
+                          action=c.kcsan_run))
         steps += arm64_steps(c)
     return steps
 

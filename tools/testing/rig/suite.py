@@ -69,19 +69,26 @@ class Slot:
 def schedule(steps: Sequence[Step], cpus: int = 2,
              lanes: int = 2) -> List[Slot]:
     """Lay the plan out in time on CPUS CPUs: background steps from the
-    start, beside the rest (their estimates were measured so); the main
-    lane's steps one after the other, each once its needs are done; with
-    two LANES, the side lane's likewise, from the end of the background
-    steps (rig.execute), else in the main lane.  With more than two CPUs
+    start, or from the end of the background steps they need, beside the
+    rest (their estimates were measured so); the main lane's steps one
+    after the other, each once its needs are done; with two LANES, the
+    side lane's likewise, from the end of the background steps that
+    need none (rig.execute), else in the main lane.  With more than two CPUs
     a background step gets the CPUs beyond two and ends sooner."""
     plan = order(steps)
     end: Dict[str, int] = {}
     slots: List[Slot] = []
     for s in plan:
         if s.background:
-            end[s.name] = s.estimate * 2 // max(cpus, 2)
-            slots.append(Slot(s.name, 0, end[s.name]))
-    side_t = max(end.values(), default=0)
+            # One background step may wait for another (the kernel
+            # builds share a lock).
+            start = max([end[n] for n in s.needs if n in end], default=0)
+            end[s.name] = start + s.estimate * 2 // max(cpus, 2)
+            slots.append(Slot(s.name, start, end[s.name]))
+    # The side lane waits for the debug kernel's build, not for what is
+    # queued behind it (rig.driver).
+    side_t = max((end[s.name] for s in plan if s.background and not s.needs),
+                 default=0)
     lane_t = {"main": 0, "side": side_t}
     for s in plan:
         if s.background:

@@ -151,6 +151,20 @@ class CheckPlan(unittest.TestCase):
                   "hub debug/four", "kcsan"):
             self.assertIn(n, names)
 
+    def test_check_long_builds_kcsan_in_the_background(self) -> None:
+        steps = make_plan(long=True)
+        self.assertEqual([s.name for s in steps if s.background][:2],
+                         ["debug-kernel-build", "kcsan-kernel-build"])
+        by = {s.name: s for s in suite.schedule(steps, cpus=2)}
+        # Queued behind the debug kernel (one build at a time), and done
+        # before the step that needs it.
+        self.assertEqual(by["kcsan-kernel-build"].start,
+                         by["debug-kernel-build"].end)
+        self.assertLessEqual(by["kcsan-kernel-build"].end,
+                             by["kcsan"].start)
+        needs = {s.name: s.needs for s in steps}
+        self.assertEqual(needs["kcsan"], ("kcsan-kernel-build",))
+
     def test_topologies_and_no_debug(self) -> None:
         names = [s.name for s in make_plan(debug=False,
                                            topologies=["four-dense"])]
