@@ -18,6 +18,8 @@
  *    in RCB_COUNT_STATS;
  *  - refcnt_run_says_throttled: refcnt-run's report says so too, and as
  *    a share of the run;
+ *  - refcnt_run_safe_min_period: refcnt-run refuses a period below the
+ *    one perf_event_max_sample_rate makes safe, and raises its default;
  *  - nmi_samples_over_cold_memory_not_dropped: samples in NMI for pages
  *    with no counter page yet wait and count (refs_dropped 0 without
  *    prealloc);
@@ -411,6 +413,77 @@ TEST_F_TIMEOUT(testpmu, refcnt_run_says_throttled, 300)
 	ASSERT_LT(0, rc_read_file("/tmp/testpmu-run.txt", txt, sizeof(txt)));
 	EXPECT_NE(NULL, strstr(txt, "perf throttled its events"));
 	EXPECT_NE(NULL, strstr(txt, "throttled: at most "));
+}
+
+/*
+ * The safe minimum period as refcnt-run derives it: the CPUs' top clock
+ * (cpufreq's, else /proc/cpuinfo's highest "cpu MHz") over @rate samples
+ * a second; 0 if the clock is unknown.
+ */
+static long round_up(double v)
+{
+	long n = (long)v;
+
+	return n < v ? n + 1 : n;
+}
+
+static long safe_min_period(long rate)
+{
+	uint64_t khz = 0;
+	double mhz, max = 0;
+	char line[256];
+	FILE *f;
+
+	if (!rc_read_u64("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", &khz) &&
+	    khz)
+		return round_up(khz * 1e3 / rate);
+	f = fopen("/proc/cpuinfo", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "cpu MHz : %lf", &mhz) == 1 && mhz > max)
+			max = mhz;
+	fclose(f);
+	return round_up(max * 1e6 / rate);
+}
+
+/*
+ * refcnt-run derives the session's safe minimum period from
+ * perf_event_max_sample_rate: a --pebs-period below it is refused with
+ * one line (exit 125), and the default (10000) is raised to it, said in
+ * one line, the session sampling at that period.
+ */
+TEST_F_TIMEOUT(testpmu, refcnt_run_safe_min_period, 300)
+{
+	char err[4096], want[256];
+	long min;
+	int st;
+
+	if (access("tools/refcnt-run", X_OK))
+		SKIP(return, "no tools/refcnt-run here");
+	ASSERT_EQ(0, rc_write_file(RATE, "1000"));
+	min = safe_min_period(1000);
+	ASSERT_LT(10000, min);
+	st = system("tools/refcnt-run -q --feed=pebs --pebs-period=64 -o /dev/null -- true 2>/tmp/testpmu-min.err");
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(125, WEXITSTATUS(st));
+	ASSERT_LT(0, rc_read_file("/tmp/testpmu-min.err", err, sizeof(err)));
+	snprintf(want, sizeof(want),
+		 "--pebs-period=64 is below the safe minimum %ld: perf throttles an event past 1000 samples/s",
+		 min);
+	EXPECT_NE(NULL, strstr(err, want)) TH_LOG("%s", err);
+	EXPECT_EQ(NULL, strchr(err, '\n') ? strchr(strchr(err, '\n') + 1, '\n') : NULL)
+		TH_LOG("more than one line: %s", err);
+
+	st = system("tools/refcnt-run --feed=pebs --json-output=/tmp/testpmu-min.json -o /dev/null -- true 2>/tmp/testpmu-min.err");
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	ASSERT_LT(0, rc_read_file("/tmp/testpmu-min.err", err, sizeof(err)));
+	snprintf(want, sizeof(want),
+		 "PEBS/IBS period %ld instead of 10000: the safe minimum at 1000 samples/s",
+		 min);
+	EXPECT_NE(NULL, strstr(err, want)) TH_LOG("%s", err);
+	EXPECT_EQ(min, (long)report_feed_value("/tmp/testpmu-min.json", "weight"));
 }
 
 static int open_event(uint32_t type, uint64_t config)

@@ -179,6 +179,7 @@ static int parse_number_option(int c, const char *arg)
 	case O_PEBS_PERIOD:
 		if (parse_long(arg, 0, 1, UINT32_MAX, &opt.pebs_period))
 			return opt_err("--pebs-period=%s: not a number >= 1", arg);
+		opt.pebs_period_set = 1;
 		return 0;
 	case O_OBJECTS:
 		if (parse_long(arg, 0, 0, LONG_MAX, &opt.max_objects))

@@ -215,6 +215,10 @@ static int choose_feed(void)
 	}
 	if (auto_ || !strcmp(f, "pebs")) {
 		err = pebs_works();
+		if (!err)
+			err = pebs_period_check();
+		if (err == -EINVAL)
+			return err;
 		if (!err) {
 			chosen = "pebs";
 			new_period = 0;

@@ -68,6 +68,7 @@ struct run_opts {
 	int quiet;
 	const char *feed;	/* --feed: auto, hub, pebs, hinting, faults */
 	long pebs_period;	/* --pebs-period */
+	int pebs_period_set;	/* given, not the default */
 	int no_track;
 	uint64_t track_threshold;
 	const char *html;
@@ -91,6 +92,20 @@ int reset_counters(void);
 int cnode_of_nid(int nid);
 int counter_nid(int c);
 int nearest_mem_nid(int nid);
+
+/* ------------------------------------------------------------ period.c */
+
+/*
+ * The PEBS/IBS period below which perf may throttle an event that occurs
+ * once a cycle: the CPUs' top clock over kernel.perf_event_max_sample_rate
+ * (*@rate, *@hz); 0 when either is unknown.
+ */
+long pebs_safe_min_period(long *rate, double *hz);
+/*
+ * The command's session period against it: refused (-EINVAL, said) when
+ * --pebs-period asked for less, the default raised to it (said).
+ */
+int pebs_period_check(void);
 
 /* ------------------------------------------------------------ feeds.c */
 
