@@ -4,17 +4,28 @@ the guest's env file and the table's head, against golden outputs (first
 made by the bash refcnt-placement with a stand-in refcnt-vm that played
 back placement-serial.log: REFCNT_PLACEMENT_KERNEL=6.1.0-56-amd64,
 _SECONDS=5, _WORKLOADS="phase shared", _MODES="none nb1", _VARIANTS
-empty; since then with the instruction clock and repeats)."""
+empty; since then with the instruction clock and repeats); and
+placement/placement-score's medians, spreads, verdicts and goals on a
+made-up guest log and truth series (placement-score-*)."""
 from __future__ import annotations
 
+import contextlib
+import importlib.machinery
+import importlib.util
+import io
+import json
 import os
+import tempfile
 import unittest
-from typing import List
+from types import ModuleType
+from typing import Any, Dict, List, Tuple
 
 from rig import hostcmd as H
 from rig import placement as P
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
+SCORE = os.path.join(os.path.dirname(__file__), "..", "..", "placement",
+                     "placement-score")
 ENV = {"REFCNT_PLACEMENT_SECONDS": "5",
        "REFCNT_PLACEMENT_WORKLOADS": "phase shared",
        "REFCNT_PLACEMENT_MODES": "none nb1", "REFCNT_PLACEMENT_VARIANTS": ""}
@@ -102,3 +113,133 @@ class Placement(unittest.TestCase):
         self.assertEqual("".join(ln + "\n" for ln in
                                  P.header(serial, P.Config.from_env(ENV))),
                          read("placement-header-icount.golden"))
+
+
+def load_score() -> ModuleType:
+    """placement/placement-score, a script without .py, as a module."""
+    loader = importlib.machinery.SourceFileLoader("placement_score", SCORE)
+    spec = importlib.util.spec_from_loader("placement_score", loader)
+    assert spec is not None
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+S = load_score()
+LOG = os.path.join(DATA, "placement-score.log")
+SERIES = os.path.join(DATA, "placement-score.series")
+
+
+def score(log: str = LOG) -> Tuple[int, str, Dict[str, Any]]:
+    """placement-score's status, stdout and JSON on LOG and SERIES."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = S.main(["--json", f"{tmp}/p.json", log, SERIES])
+        with open(f"{tmp}/p.json") as f:
+            return rc, out.getvalue(), json.load(f)
+
+
+class Score(unittest.TestCase):
+    """placement-score-log and -series: stress-ng VM misplaced on two
+    nodes (one CPU) under none, nb1, nb2 (not run), refcntd-pebs,
+    refcntd-ibs (its second repeat gave no figure, after its window) and
+    refcntd-hub, three repeats, the rows in the guest's order each
+    repeat.  Each run's window has 8 series lines 0.5 s apart (4 s of
+    host time) for a guest's 8.00 s, each line the same misses: remote%
+    is constant through a run (none 80, 78, 82; nb1 30, 34, 26; pebs 20,
+    22, 21; ibs 40, -, 44; hub 28, 30, 33)."""
+
+    def rows(self, j: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+        return {r["mode"]: r for r in j["rows"]}
+
+    def test_table(self) -> None:
+        rc, out, _ = score()
+        self.assertEqual(rc, 0)
+        self.assertEqual(out, read("placement-score.golden"))
+
+    def test_medians_and_spreads(self) -> None:
+        rows = self.rows(score()[2])
+        nb1 = rows["nb1"]
+        self.assertEqual((nb1["n"], nb1["runs"], nb1["repeats"]),
+                         (3, ["2", "7", "12"], ["1", "2", "3"]))
+        self.assertAlmostEqual(nb1["median"]["remote"], 0.30)
+        self.assertAlmostEqual(nb1["spread"]["remote"], 0.04)
+        self.assertEqual((nb1["min"]["pages_moved"], nb1["median"]["pages_moved"],
+                          nb1["max"]["pages_moved"], nb1["spread"]["pages_moved"]),
+                         (100, 110, 120, 10))
+        # t90 from the unbinding (0.5, 0.2, 1.0 s) to the first second of
+        # guest time whose locality is final: 0.5, 0.8, 0.0.
+        self.assertAlmostEqual(nb1["median"]["t90"], 0.5)
+        self.assertAlmostEqual(nb1["spread"]["t90"], 0.4)
+        ibs = rows["refcntd-ibs"]
+        self.assertEqual((ibs["n"], ibs["runs"]), (2, ["4", None, "14"]))
+        self.assertAlmostEqual(ibs["median"]["remote"], 0.42)
+        self.assertEqual((rows["nb2"]["n"], rows["nb2"]["na"]),
+                         (0, "one memory tier (0): nothing to promote from"))
+
+    def test_every_repeat_in_the_json(self) -> None:
+        runs = score()[2]["runs"]
+        self.assertEqual(len(runs), 18)
+        by_run = {r["run"]: r for r in runs if "run" in r}
+        self.assertEqual(sorted(by_run, key=int), [str(k) for k in range(1, 16) if k != 9])
+        # Run 10 is window 10, the window of the repeat that gave no
+        # figure (9) skipped: hub's second repeat, 30% remote.
+        self.assertEqual((by_run["10"]["mode"], by_run["10"]["repeat"]), ("refcntd-hub", "2"))
+        self.assertAlmostEqual(by_run["10"]["remote"], 0.30)
+        self.assertAlmostEqual(by_run["13"]["remote"], 0.21)
+
+    def test_verdicts_against_nb1(self) -> None:
+        rows = self.rows(score()[2])
+        # pebs 21+-1 against 30+-4: 9 > 5; ibs 42+-2: 12 > 6; hub 30+-2.5:
+        # the same median.
+        self.assertEqual([rows[m].get("verdict") for m in
+                          ("none", "nb1", "refcntd-pebs", "refcntd-ibs", "refcntd-hub")],
+                         [None, None, "better", "worse", "same"])
+
+    def test_compare(self) -> None:
+        def row(n: int, median: float, spread: float) -> Dict[str, Any]:
+            return {"n": n, "stats": {"remote": {"median": median, "spread": spread}}}
+
+        self.assertEqual(S.compare(row(3, 0.20, 0.02), row(3, 0.30, 0.08)), "same")
+        self.assertEqual(S.compare(row(3, 0.20, 0.02), row(3, 0.30, 0.07)), "better")
+        self.assertEqual(S.compare(row(3, 0.40, 0.0), row(3, 0.30, 0.0)), "worse")
+        self.assertIsNone(S.compare(row(1, 0.10, 0.0), row(3, 0.30, 0.0)))
+        self.assertIsNone(S.compare({"n": 3, "stats": {}}, row(3, 0.30, 0.0)))
+
+    def test_goals_are_printed_not_asserted(self) -> None:
+        rc, out, _ = score()
+        goals = out[out.index("Goals"):].split("\n")
+        self.assertEqual(rc, 0)
+        self.assertIn("  stressng-vm   misplaced refcntd-pebs  NOT met: t90 0.8+-0.2 > "
+                      "nb1's 0.5+-0.4", goals)
+        self.assertIn("  stressng-vm   misplaced refcntd-hub   NOT met: remote% 30.0+-2.5 "
+                      "vs nb1's 30.0+-4.0: same", goals)
+
+    def test_guest_clock(self) -> None:
+        """A run's times are the guest's: its 8.00 s over the window's 4 s
+        of host time."""
+        nodes, lines, period = S.parse_series(SERIES)
+        dist = {0: [10, 30], 1: [30, 10]}
+        host = S.score_run(2, lines, nodes, period, dist)
+        guest = S.score_run(2, lines, nodes, period, dist, 8.0)
+        self.assertEqual((host["dur"], guest["dur"], guest["clock_scale"]), (4.0, 8.0, 2.0))
+        self.assertEqual([t for t, _ in guest["curve"]], [1.0 * k for k in range(1, 9)])
+        self.assertEqual(S.t90(guest, 0.2), 0.8)
+        self.assertEqual(S.t90(host, 0.2), 0.3)
+
+    def test_one_repeat_has_no_verdict(self) -> None:
+        """A log of before repeats (no repeat=): repeat 1, no spread."""
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(f"{tmp}/old.log", "w") as f:
+                for ln in read("placement-score.log").split("\n"):
+                    if ln.startswith("result repeat=1 "):
+                        f.write("result " + ln[len("result repeat=1 "):] + "\n")
+                    elif not ln.startswith("result "):
+                        f.write(ln + "\n")
+            rc, out, j = score(f"{tmp}/old.log")
+        rows = self.rows(j)
+        self.assertEqual((rc, rows["nb1"]["n"], rows["nb1"]["repeats"]), (0, 1, ["1"]))
+        self.assertNotIn("verdict", rows["refcntd-pebs"])
+        self.assertIn(" 30.0 ", out)
+        self.assertNotIn("+-", out.split("\n")[2])
