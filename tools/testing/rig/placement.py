@@ -32,14 +32,14 @@ instruction, so that NUMA balancing's scans, DAMON's intervals and
 refcntd's timers see as many instructions per second as on hardware).
 Icount costs: QEMU runs every vCPU round-robin on one host thread (no
 MTTCG), so k busy vCPUs would each run at 1/k of 10^9 / 2^SHIFT
-instructions per virtual second, and Debian's QEMU 7.2 hangs Linux's SMP
-bring-up on it: the topology is 512M/1,256M/0, one vCPU (node 0: the CPU
-and 512M; node 1: 256M, no CPU, the lower memory tier), and the
-workloads that need two nodes with CPUs (phase, shared) are not run.
-REFCNT_PLACEMENT_ICOUNT=off runs at wall-clock time on the tiered
-topology (nodes 0 and 1: CPU and 512M each; node 2: 256M, no CPU),
-where a TCG vCPU does 50-100x fewer instructions per second than
-hardware and time-driven mechanisms look that much stronger.  The boot
+instructions per virtual second.  The topology is tiered (nodes 0 and 1:
+CPU and 512M each; node 2: 256M, no CPU, a lower memory tier); on 6.1,
+which cannot bring up a second CPU on the instruction clock (refcnt-vm
+--icount), it is 512M/1,256M/0 (node 0: the CPU and 512M; node 1: 256M,
+no CPU), and the workloads that need two nodes with CPUs (phase, shared)
+are not run.  REFCNT_PLACEMENT_ICOUNT=off runs at wall-clock time, where
+a TCG vCPU does 50-100x fewer instructions per second than hardware and
+time-driven mechanisms look that much stronger.  The boot
 has the truth plugin with its LLC model and its series, and the hub
 device at period 64.  tools/testing/placement/placement-guest runs every
 workload, misplaced (its memory bound to the CPU-less node away from its
@@ -102,17 +102,16 @@ MODES = ("none nb1 nb2 damon interleave refcntd-fault refcntd-pebs "
 PKGS = "hpcc stress-ng redis-server redis-tools likwid numactl"
 HUB_PERIOD = 64
 # The clock: QEMU's instruction clock at this shift (refcnt-vm --icount),
-# or "off" for wall-clock time.  Under icount the topology has one CPU:
-# Debian's QEMU 7.2 hangs Linux's SMP bring-up on a fixed-shift icount
-# (rig/vm.py), so node 0 has the CPU and node 1 is the CPU-less lower
-# tier; under wall-clock time, the tiered preset.
+# or "off" for wall-clock time.  The tiered preset, but under icount on
+# 6.1, which hangs bringing up a second CPU there (rig/vm.py): one CPU,
+# node 0 with the CPU and node 1 the CPU-less lower tier.
 ICOUNT = "0"
 TOPOLOGY = "tiered"
 ICOUNT_TOPOLOGY = "512M/1,256M/0"
 REPEATS = 3
 # A time-bound run's default length under icount, in instructions of the
-# whole machine: the program gets most of its one vCPU, so at least the
-# issue's 2 x 10^9.
+# whole machine: the program's threads on node 0's vCPU get most of
+# them (an idle vCPU takes no turns), so at least the issue's 2 x 10^9.
 INSNS_PER_RUN = 5 * 10**9
 # The guest's timeout: per run, the work-bound programs' allowance (hpcc
 # takes minutes) plus, under icount, the virtual seconds at a host rate
@@ -165,8 +164,10 @@ class Config:
         return len(self.workloads.split()) * len(self.variants.split()) * \
             len(self.modes.split()) * self.repeats
 
-    def topology(self) -> str:
-        return TOPOLOGY if self.icount == "off" else ICOUNT_TOPOLOGY
+    def topology(self, kver: str) -> str:
+        if self.icount != "off" and re.match(r"6\.1\.", kver):
+            return ICOUNT_TOPOLOGY
+        return TOPOLOGY
 
     def clock(self) -> str:
         """The clock the runs are timed by, as the table's head says it."""
@@ -217,7 +218,8 @@ def vm_cmd(root: str, build: str, kver: str, c: Config) -> List[str]:
     """refcnt-vm's command line."""
     out = f"{build}/placement"
     clock = [] if c.icount == "off" else ["--icount", c.icount]
-    return [H.refcnt_vm(root), "--kernel", kver, "--topology", c.topology(),
+    return [H.refcnt_vm(root), "--kernel", kver, "--topology",
+            c.topology(kver),
             "--hmat"] + clock + [
             "--no-debug", "--debian-pkgs", PKGS,
             "--module", f"{build}/{kver}/refcnt.ko",
@@ -230,16 +232,16 @@ def vm_cmd(root: str, build: str, kver: str, c: Config) -> List[str]:
             "--", "bash /refcnt/placement/placement-guest"]
 
 
-def header(serial: Sequence[str], c: Config) -> List[str]:
+def header(serial: Sequence[str], c: Config, kver: str) -> List[str]:
     """The table's head: the machine, and the guest's lines that say
     what it was (kept as the serial log has them)."""
-    if c.icount == "off":
+    if c.topology(kver) == TOPOLOGY:
         lines = ["# tiered with HMAT: nodes 0-1 512M and a CPU each, node 2 "
                  "256M and no CPU;",
                  "# threads on node 0; misplaced = memory bound to node 2, "
                  "then unbound"]
     else:
-        lines = [f"# {ICOUNT_TOPOLOGY} with HMAT (one vCPU: icount): node 0 "
+        lines = [f"# {ICOUNT_TOPOLOGY} with HMAT (one vCPU: icount on 6.1): node 0 "
                  "512M and the CPU, node 1 256M and no CPU;",
                  "# threads on node 0; misplaced = memory bound to node 1, "
                  "then unbound"]
@@ -321,7 +323,7 @@ def boot(root: str, build: str, kver: str, c: Config) -> None:
     with open(f"{out}/guest/env", "w") as e:
         e.write(c.guest_env())
     step(f"the Debian guest ({PKGS}): {c.runs()} runs of about {c.secs}s "
-         f"({c.clock()}), {kver}, {c.topology()} with HMAT, truth and hub")
+         f"({c.clock()}), {kver}, {c.topology(kver)} with HMAT, truth and hub")
     if H.call(vm_cmd(root, build, kver, c), both=f"{out}/guest.log",
               cwd=root) != 0:
         step(f"the guest failed, see {out}/guest.log and {out}/serial.log "
@@ -349,7 +351,7 @@ def main(argv: Sequence[str], root: str) -> int:
         results = H.results_start(build, root, "placement", kver, PROG,
                                   c.command())
         tee = H.Tee(results)
-        for ln in header(raw_lines(f"{out}/serial.log"), c):
+        for ln in header(raw_lines(f"{out}/serial.log"), c, kver):
             tee(ln)
         sys.stdout.flush()
         r = subprocess.run(["python3", f"{root}/tools/testing/placement/"

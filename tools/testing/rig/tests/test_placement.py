@@ -99,6 +99,12 @@ class Placement(unittest.TestCase):
                          ["/r/tools/testing/refcnt-vm"] +
                          golden_args("placement-vm-args-icount.golden"))
 
+    def test_command_line_icount_6_12_tiered(self) -> None:
+        args = P.vm_cmd("/r", "/b", "6.12.95+deb12-amd64",
+                        P.Config.from_env(ENV))
+        self.assertEqual(args[args.index("--topology") + 1], "tiered")
+        self.assertEqual(args[args.index("--icount") + 1], "0")
+
     def test_command_line_wall_clock(self) -> None:
         self.assertEqual(P.vm_cmd("/r", "/b", "6.1.0-56-amd64",
                                   P.Config.from_env(WALL)),
@@ -108,11 +114,22 @@ class Placement(unittest.TestCase):
     def test_header(self) -> None:
         serial = P.raw_lines(os.path.join(DATA, "placement-serial.log"))
         self.assertEqual("".join(ln + "\n" for ln in
-                                 P.header(serial, P.Config.from_env(WALL))),
+                                 P.header(serial, P.Config.from_env(WALL),
+                                          K612)),
                          read("placement-header.golden"))
         self.assertEqual("".join(ln + "\n" for ln in
-                                 P.header(serial, P.Config.from_env(ENV))),
+                                 P.header(serial, P.Config.from_env(ENV),
+                                          "6.1.0-56-amd64")),
                          read("placement-header-icount.golden"))
+        # 6.12 on the instruction clock: the tiered machine, two CPUs.
+        tiered = P.header(serial, P.Config.from_env(ENV), K612)
+        self.assertEqual(tiered[:2], P.header(serial, P.Config.from_env(WALL),
+                                              K612)[:2])
+        self.assertEqual(tiered[-2], "# clock: icount shift 0 (virtual "
+                         "time, 1 ns per instruction)")
+
+
+K612 = "6.12.95+deb12-amd64"
 
 
 def load_score() -> ModuleType:
