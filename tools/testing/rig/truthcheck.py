@@ -27,6 +27,11 @@ truth-check: the tests of the refcnt-truth QEMU plugin, as TAP.
    references from A and none from another node on each page, at the
    address /proc/self/pagemap gave (one guest boot per topology); and in
    the LLC view (--truth-llc 4M:16) exactly one miss per page
+ - string instructions as hardware makes their references: in the same
+   boot, truth-exact -s S makes S rounds of rep stosb and rep movsq on
+   other pages of each pair; the truth must show a reference per cache
+   line each instruction touched (2 x 64 S on a destination page, 64 S
+   on a source page), not one per element as TCG runs them
  - the cost counter (make accuracy's cost%) is exact: in the same boot,
    truth-exact -c names a 4-instruction function to it and calls it C
    times in a window; the summary must give exactly C calls and 4 C
@@ -40,8 +45,9 @@ Needs `make truth` (build/truth/).  Exit status 0 iff every test passed.
 K = 1000
 P = 16
 C = 1000
+S = 3
 BAD_INPUT_TESTS = 8
-PER_TOPOLOGY = 3
+PER_TOPOLOGY = 4
 QEMU = ["qemu-system-x86_64", "-display", "none", "-nodefaults", "-machine",
         "pc"]
 
@@ -117,11 +123,12 @@ def run_bad_input(b: BadInput, work: str, w: Writer) -> None:
     judge_bad_input(b, rc, H.read(f"{work}/err"), w)
 
 
-def check_exact(topo: str, table: Sequence[str],
-                guest: Sequence[str]) -> Tuple[bool, List[str]]:
-    """Every "truth-exact: page PADDR from A refs K" line of GUEST
-    against the truth TABLE (CSV, its header first): K references from
-    node A, none from another.  Whether all agree, and what was found."""
+def check_exact(topo: str, table: Sequence[str], guest: Sequence[str],
+                kind: str = "page") -> Tuple[bool, List[str]]:
+    """Every "truth-exact: KIND PADDR from A refs K" line of GUEST (KIND
+    "page", or "string page") against the truth TABLE (CSV, its header
+    first): K references from node A, none from another.  Whether all
+    agree, and what was found."""
     out: List[str] = []
     col: Dict[str, int] = {}
     rows: Dict[str, List[str]] = {}
@@ -134,10 +141,10 @@ def check_exact(topo: str, table: Sequence[str],
             rows[f[1]] = f
     pages = bad = 0
     for line in guest:
-        if not line.startswith("truth-exact: page "):
+        if not line.startswith(f"truth-exact: {kind} "):
             continue
-        f = line.split()
-        pa, frm, k = (f[i] if len(f) > i else "" for i in (2, 4, 6))
+        f = line[len(f"truth-exact: {kind} "):].split()
+        pa, frm, k = (f[i] if len(f) > i else "" for i in (0, 2, 4))
         pages += 1
         if pa not in rows:
             bad += 1
@@ -189,13 +196,15 @@ def exactness(vm: str, kernel: str, topo: str, log: str, work: str,
     rc = H.call([vm, "--kernel", kernel, "--topology", topo, "--quiet",
                  "--log", log, "--truth", csv, "--truth-window",
                  "--truth-llc", "4M:16", "--", "/refcnt/truth/truth-exact",
-                 "-p", str(P), "-k", str(K), "-c", str(C), "all"],
+                 "-p", str(P), "-k", str(K), "-c", str(C), "-s", str(S),
+                 "all"],
                 out=os.devnull, err=f"{work}/err")
     if rc != 0 or not os.path.isfile(csv) or os.path.getsize(csv) == 0:
         w.notok(f"exact on {topo}: guest run failed (exit {rc})",
                 H.tail(f"{work}/err", 5))
         w.notok(f"LLC misses on {topo}: guest run failed")
         w.notok(f"cost on {topo}: guest run failed")
+        w.notok(f"string instructions on {topo}: guest run failed")
         return
     guest = [x for x in H.lines(log) if x.startswith("truth-exact: ")]
     good, res = check_exact(topo, H.lines(csv), guest)
@@ -213,6 +222,14 @@ def exactness(vm: str, kernel: str, topo: str, log: str, work: str,
             w.emit(f"#   {x}")
     else:
         w.notok(f"LLC misses on {topo}", res)
+    good, res = check_exact(topo, H.lines(csv), guest, "string page")
+    if good:
+        w.ok(f"string instructions on {topo}: {S} rounds of rep stosb and "
+             "rep movsq, a reference per line each")
+        for x in res:
+            w.emit(f"#   {x}")
+    else:
+        w.notok(f"string instructions on {topo}", res)
     # The cost counter: C calls of cost_probe(), 4 instructions each.
     res_cost = cost(H.lines(csv + ".summary")) \
         if os.path.isfile(csv + ".summary") else ""

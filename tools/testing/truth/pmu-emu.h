@@ -19,6 +19,7 @@ struct insn_info {
 	const struct tb_info *tb;
 	uint32_t idx;		/* in its block */
 	uint32_t cost;		/* COST_* (cost.h): a call, a ret */
+	uint32_t string;	/* a rep-prefixed string instruction */
 	void *trace;		/* the trace writer's: trace_insn_udata() */
 };
 

@@ -37,6 +37,7 @@
 #include "cost.h"
 #include "hub-producer.h"
 #include "pmu-emu.h"
+#include "rep-string.h"
 #include "series.h"
 #include "trace-writer.h"
 
@@ -86,6 +87,7 @@ struct vcpu {
 	uint64_t io, unmapped;		/* references to MMIO, to non-RAM */
 	int node;			/* -1: not given */
 	int stopped;			/* a marker stopped this vCPU's window */
+	struct rep_string_last str;	/* rep-string.h */
 } __attribute__((aligned(64)));
 
 static struct {
@@ -194,6 +196,9 @@ static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 		return;
 	cost_mem(vi, ii, vaddr, qemu_plugin_mem_is_store(info));
 	v = &vcpus[vi];
+	if (ii->string && rep_string_same_line(&v->str, ii->ip, vaddr,
+					       qemu_plugin_mem_is_store(info)))
+		return;
 	/* The hub reports while the guest has it on; the truth counts in its window. */
 	trace = trace_on && window_open && !v->stopped;
 	count = window_open && !v->stopped && out_f;
@@ -354,6 +359,8 @@ static struct tb_info *tb_info_new(struct qemu_plugin_tb *tb, size_t n)
 			.ip = qemu_plugin_insn_vaddr(insn), .tb = t, .idx = i,
 			.cost = cost_insn_flags(qemu_plugin_insn_data(insn),
 						qemu_plugin_insn_size(insn)),
+			.string = rep_string(qemu_plugin_insn_data(insn),
+					     qemu_plugin_insn_size(insn)),
 			.trace = trace_on ? trace_insn_udata(qemu_plugin_insn_data(insn),
 							     qemu_plugin_insn_size(insn)) : NULL,
 		};

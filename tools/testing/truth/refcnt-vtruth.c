@@ -30,10 +30,14 @@
 
 #include <qemu-plugin.h>
 
+#include "rep-string.h"
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define PFX		"refcnt-vtruth: "
 #define USER_TOP	0x0000800000000000ULL	/* x86-64 user half */
+/* In a callback's udata beside the address: a rep string instruction. */
+#define STRING_BIT	(1ULL << 63)
 
 static const uint8_t mark_start[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'S' };
 static const uint8_t mark_stop[8] = { 0x0f, 0x1f, 0x84, 0x00, 'R', 'C', 'T', 'E' };
@@ -48,6 +52,7 @@ struct tally {
 struct vcpu {
 	pthread_mutex_t lock;
 	GHashTable *refs;	/* struct tally by (insn, page) */
+	struct rep_string_last str;	/* rep-string.h */
 };
 
 static const char *out;
@@ -97,13 +102,17 @@ static void tally_add(GHashTable *t, uint64_t insn, uint64_t page,
 static void mem_cb(unsigned int vi, qemu_plugin_meminfo_t info,
 		   uint64_t vaddr, void *udata)
 {
-	uint64_t ip = (uintptr_t)udata;
+	uint64_t ip = (uintptr_t)udata & ~STRING_BIT;
 	int store = qemu_plugin_mem_is_store(info);
 	struct vcpu *v;
 
 	if (!window_open || vi >= (unsigned int)nr_vcpus || ip >= USER_TOP)
 		return;
 	v = &vcpus[vi];
+	/* Only this vCPU's callbacks touch str: no lock. */
+	if (((uintptr_t)udata & STRING_BIT) &&
+	    rep_string_same_line(&v->str, ip, vaddr, store))
+		return;
 	pthread_mutex_lock(&v->lock);
 	tally_add(v->refs, ip, vaddr / gran, !store, store);
 	pthread_mutex_unlock(&v->lock);
@@ -193,7 +202,8 @@ static void tb_trans_cb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (ip < USER_TOP)
 			qemu_plugin_register_vcpu_mem_cb(insn, mem_cb,
 				QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
-				(void *)(uintptr_t)ip);
+				(void *)(uintptr_t)(ip | (rep_string(d,
+					qemu_plugin_insn_size(insn)) ? STRING_BIT : 0)));
 		if (qemu_plugin_insn_size(insn) != 8)
 			continue;
 		if (!memcmp(d, mark_start, 8))

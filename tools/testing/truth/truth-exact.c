@@ -2,7 +2,7 @@
 /*
  * truth-exact: the guest half of the refcnt-truth exactness test.
  *
- *   truth-exact [-p PAGES] [-k LOADS] [-c CALLS] A:B [A:B ...] | all
+ *   truth-exact [-p PAGES] [-k LOADS] [-c CALLS] [-s ROUNDS] A:B ... | all
  *
  * For each pair, pinned to a CPU of node A, it makes exactly LOADS loads on
  * each of PAGES pages bound to node B (locked, no THP), inside a truth
@@ -14,6 +14,14 @@
  * The host (tools/testing/truth/truth-check) checks that the truth table
  * has exactly LOADS references from node A, and none from another node,
  * on each of those pages.
+ *
+ * With -s, for each pair, ROUNDS rounds of rep stosb and rep movsq over
+ * other pages of node B, and a line per page:
+ *
+ *   truth-exact: string page 0x<paddr> from A refs N
+ *
+ * N a reference per cache line each instruction touched, as hardware's
+ * fast strings make them (refcnt-truth counts them so).
  *
  * With -c, it then names cost_probe() to the plugin's cost counter
  * (truth-mark cost, cost.c) and calls it CALLS times in a window:
@@ -101,13 +109,13 @@ static void loads(char **pages, int n, long k)
 	truth_mark_stop();
 }
 
-static void run(int a, int b, int n, long k, int pm)
+/* N pages on node B, locked, no THP, each checked to be there. */
+static char **bound_pages(int b, int n)
 {
 	unsigned long mask = 1UL << b;
 	char **pages = calloc(n, sizeof(*pages)), *buf;
-	int j, cpu, status;
+	int j, status;
 
-	cpu = pin_to_node(a);
 	buf = mmap(NULL, n * page_size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED || !pages)
@@ -128,6 +136,55 @@ static void run(int a, int b, int n, long k, int pm)
 			exit(1);
 		}
 	}
+	return pages;
+}
+
+/*
+ * ROUNDS rounds of string instructions on N pages of node B from node A:
+ * rep stosb over each destination page, then rep movsq from its source
+ * page. Hardware's fast strings make a reference a cache line, and so
+ * must the truth: a round is 2 x 64 on a destination page, 64 on a
+ * source page (4,096-byte pages).
+ */
+static void strings(int a, int b, int n, long rounds, int pm)
+{
+	char **src = bound_pages(b, n), **dst = bound_pages(b, n);
+	long lines = page_size / 64, r;
+	int j;
+
+	pin_to_node(a);
+	truth_mark_start();
+	for (r = 0; r < rounds; r++) {
+		for (j = 0; j < n; j++) {
+			void *d = dst[j];
+			const void *sp = src[j];
+			size_t c = page_size;
+
+			__asm__ volatile("rep stosb" : "+D"(d), "+c"(c)
+					 : "a"(0) : "memory");
+			d = dst[j];
+			c = page_size / 8;
+			__asm__ volatile("rep movsq" : "+D"(d), "+S"(sp), "+c"(c)
+					 : : "memory");
+		}
+	}
+	truth_mark_stop();
+	for (j = 0; j < n; j++) {
+		printf("truth-exact: string page 0x%llx from %d refs %ld\n",
+		       (unsigned long long)paddr_of(pm, dst[j]), a, 2 * lines * rounds);
+		printf("truth-exact: string page 0x%llx from %d refs %ld\n",
+		       (unsigned long long)paddr_of(pm, src[j]), a, lines * rounds);
+	}
+	fflush(stdout);
+}
+
+static void run(int a, int b, int n, long k, long rounds, int pm)
+{
+	char **pages;
+	int j, cpu;
+
+	cpu = pin_to_node(a);
+	pages = bound_pages(b, n);
 	loads(pages, n, k);
 	for (j = 0; j < n; j++)
 		printf("truth-exact: page 0x%llx from %d refs %ld\n",
@@ -135,6 +192,8 @@ static void run(int a, int b, int n, long k, int pm)
 	printf("truth-exact: %d pages on node %d, %ld loads each from cpu %d (node %d)\n",
 	       n, b, k, cpu, a);
 	fflush(stdout);
+	if (rounds)
+		strings(a, b, n, rounds, pm);
 }
 
 /* CALLS calls of cost_probe() in a window, counted as a feed's cost. */
@@ -163,22 +222,24 @@ static void cost_calls(long calls)
 int main(int argc, char **argv)
 {
 	int n = 64, o, pm, a, b;
-	long k = 1000, calls = 0;
+	long k = 1000, calls = 0, rounds = 0;
 
 	page_size = sysconf(_SC_PAGESIZE);
-	while ((o = getopt(argc, argv, "p:k:c:")) != -1) {
+	while ((o = getopt(argc, argv, "p:k:c:s:")) != -1) {
 		if (o == 'p')
 			n = atoi(optarg);
 		else if (o == 'k')
 			k = atol(optarg);
 		else if (o == 'c')
 			calls = atol(optarg);
+		else if (o == 's')
+			rounds = atol(optarg);
 		else
 			return 2;
 	}
 	if (numa_available() < 0 || optind >= argc || n <= 0 || k <= 0 ||
-	    calls < 0) {
-		fprintf(stderr, "usage: truth-exact [-p PAGES] [-k LOADS] [-c CALLS] A:B ...\n");
+	    calls < 0 || rounds < 0) {
+		fprintf(stderr, "usage: truth-exact [-p PAGES] [-k LOADS] [-c CALLS] [-s ROUNDS] A:B ...\n");
 		return 2;
 	}
 	pm = open("/proc/self/pagemap", O_RDONLY);
@@ -193,13 +254,13 @@ int main(int argc, char **argv)
 			for (b = 0; b <= numa_max_node(); b++)
 				if (numa_bitmask_isbitset(numa_all_nodes_ptr, b) &&
 				    numa_node_size64(b, NULL) > 0)
-					run(a, b, n, k, pm);
+					run(a, b, n, k, rounds, pm);
 		}
 	} else {
 		for (; optind < argc; optind++) {
 			if (sscanf(argv[optind], "%d:%d", &a, &b) != 2)
 				return 2;
-			run(a, b, n, k, pm);
+			run(a, b, n, k, rounds, pm);
 		}
 	}
 	if (calls)

@@ -68,6 +68,16 @@ class Exact(unittest.TestCase):
         self.assertEqual(tc.check_exact("one", TABLE, []),
                          (False, ["no truth-exact output"]))
 
+    def test_string_pages(self) -> None:
+        guest = ["truth-exact: page 0x2000 from 0 refs 5",
+                 "truth-exact: string page 0x1000 from 0 refs 1000",
+                 "truth-exact: string page 0x2000 from 1 refs 1000"]
+        self.assertEqual(tc.check_exact("four", TABLE, guest, "string page"),
+                         (True, ["four: 2 pages checked, 0 wrong"]))
+        self.assertEqual(tc.check_exact("four", TABLE, guest[:1],
+                                        "string page"),
+                         (False, ["no truth-exact output"]))
+
     def test_llc_view(self) -> None:
         self.assertEqual(tc.llc_view(["truth-exact: page 0x1 from 0 refs 1000",
                                       "truth-exact: cost 3"]),
