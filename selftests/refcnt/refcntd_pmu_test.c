@@ -22,7 +22,10 @@
  *    the other process's pages stay on node B (refused: not opted in,
  *    which only an event that names its process can be);
  *  - then the array moved back to node B stays there while frozen: the
- *    events the user's loads keep raising count as frozen, nothing moves.
+ *    events the user's loads keep raising count as frozen, nothing moves;
+ *  - hub_feed_names_its_pages: on the hub feed (the device's reference
+ *    stream, not its PMU), the events name their process and page
+ *    (no_context under 1%) and the array moves.
  *
  * refcntd is looked for in $REFCNT_TOOLS, ./tools and /refcnt/tools.
  * Skips without the hub device, its emulated PMU, refcntd, or two nodes
@@ -344,7 +347,7 @@ FIXTURE_TEARDOWN(refcntd_pmu)
 	rc_knob_restore(&self->numab);
 }
 
-static pid_t start_refcntd(pid_t acted_on)
+static pid_t start_refcntd(pid_t acted_on, int diff)
 {
 	FILE *f = fopen(CONF, "w");
 	pid_t pid;
@@ -362,7 +365,7 @@ static pid_t start_refcntd(pid_t acted_on)
 		"promote_threshold = %d\nfold_threshold = 0\nfreeze_ms = 600000\n"
 		"melt_events = 0\nmin_free_mb = 0\nrmap_ms = 200\nlog_moves = yes\n"
 		"stats_file = " STATS "\nstats_interval = 0\n",
-		acted_on, DIFF, DIFF);
+		acted_on, diff, diff);
 	fclose(f);
 	unlink(STATS);
 	pid = rc_fork();
@@ -440,7 +443,7 @@ TEST_F_TIMEOUT(refcntd_pmu, moves_misplaced_array, 300)
 	ASSERT_EQ(PAGES, pages_on(self->user, self->arr, PAGES, self->b));
 	ASSERT_EQ(OTHER, pages_on(self->stranger, self->other, OTHER, self->b));
 	t0 = now_s();
-	self->rd = start_refcntd(self->user);
+	self->rd = start_refcntd(self->user, DIFF);
 	ASSERT_LT(0, self->rd);
 	ASSERT_EQ(0, access(STATS, R_OK)) show_log();
 	printf("refcntd-pmu: refcntd started in %.1f s\n", now_s() - t0);
@@ -515,6 +518,63 @@ TEST_F_TIMEOUT(refcntd_pmu, moves_misplaced_array, 300)
 	ASSERT_EQ(0, i);
 	printf("refcntd-pmu: SIGTERM answered in %.1f s, SIGUSR1 in %.1f s at worst; %.0f s in all\n",
 	       now_s() - t0, stats_worst, now_s() - start);
+}
+
+/*
+ * The hub feed names its pages: with the device's reference stream on,
+ * every user-mode reference of every process (the kernel's own records
+ * name no process, rightly), the migration events refcntd reads carry
+ * their process and address, so that refcntd acts on them: events
+ * without a context (refcntd's no_context) stay under 1%, and the array
+ * moves. At the boot's hub period (hub-check runs it at 1 and at 64),
+ * thresholds four records apart.
+ */
+TEST_F_TIMEOUT(refcntd_pmu, hub_feed_names_its_pages, 300)
+{
+	long long events, ctx, moved;
+	uint64_t period = 0;
+	int ready[2], on = 0;
+	double t0;
+	char buf[4096], ch;
+
+	test_end = now_s() + TEST_END_S;
+	ASSERT_EQ(0, rc_read_u64(RC_FEEDDIR "/hub_period", &period));
+	ASSERT_LT(0ULL, period);
+	pin_node(self->a);
+	ASSERT_NE(UINT32_MAX, pmu_program(self->base, REFCNT_HUB_REFS_OFF,
+					  REFCNT_HUB_PMU_OFF, 0, 0));
+	ASSERT_EQ(0, forget_before());
+	ASSERT_EQ(0, pipe(ready));
+	self->user = user(self->arr, PAGES, self->a, self->b, ready[1]);
+	ASSERT_EQ(1, read(ready[0], &ch, 1));
+	ASSERT_EQ(PAGES, pages_on(self->user, self->arr, PAGES, self->b));
+	self->rd = start_refcntd(self->user, 4 * (int)period);
+	ASSERT_LT(0, self->rd);
+	ASSERT_EQ(0, access(STATS, R_OK)) show_log();
+	pin_node(self->b);
+	ASSERT_NE(UINT32_MAX, pmu_program(self->base, REFCNT_HUB_REFS_USER,
+					  REFCNT_HUB_PMU_OFF, 0, 0));
+	t0 = now_s();
+	while (on != PAGES && before(t0, MOVE_WAIT_S)) {
+		usleep(250000);
+		on = pages_on(self->user, self->arr, PAGES, self->a);
+		ASSERT_LE(0, on);
+		ASSERT_EQ(0, waitpid(self->rd, NULL, WNOHANG)) show_log();
+	}
+	ASSERT_LT(0, stats_now(self->rd, buf, sizeof(buf))) show_log();
+	events = stat_key(buf, "events");
+	ctx = stat_key(buf, "no_context");
+	moved = stat_key(buf, "moved");
+	printf("refcntd-pmu: hub feed at period %llu: %d of %d pages on node %d in %.1f s; events %lld, no_context %lld, context_from_rmap %lld, moved %lld\n",
+	       (unsigned long long)period, on, PAGES, self->a, now_s() - t0,
+	       events, ctx, stat_key(buf, "context_from_rmap"), moved);
+	if (on != PAGES)
+		show_log();
+	EXPECT_LE(PAGES, events);
+	EXPECT_LE(0, ctx);
+	EXPECT_LT(ctx * 100, events);
+	EXPECT_EQ(PAGES, on);
+	EXPECT_EQ(PAGES, moved);
 }
 
 RC_HARNESS_MAIN

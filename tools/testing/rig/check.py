@@ -362,18 +362,24 @@ class Check:
         self.r.tap_step(name, rc, t0, "", [log])
 
     def hub_run(self, k: Kernel, topos: str, papi: bool = False,
-                extra: Sequence[str] = ()) -> None:
+                extra: Sequence[str] = (), label: str = "") -> None:
         """The hub device's tests (tools/testing/hub-check), one boot per
         topology.  With PAPI (one topology), the PAPI component's guest
-        tests first in the same boot, checked from its log after."""
+        tests first in the same boot, checked from its log after.  A
+        LABEL names a run of some tests (EXTRA) in the step's name and
+        its log's."""
         if not os.access(self.tool("hub-check"), os.X_OK):
             return
         if not self.truth_built():
             return
         name = f"hub {k.release}/{topos.replace(' ', ',')}"
-        if extra:
-            name += " (part)"
-        log = self.path(f"logs/hub-{k.release}.log")
+        if label or extra:
+            name += f" ({label or 'part'})"
+        tag = "-" + label.replace(" ", "-") if label else ""
+        log = self.path(f"logs/hub-{k.release}{tag}.log")
+        # The guests' logs beside the main boot's, not over them.
+        log_dir = self.path(f"logs/hub{tag}" if label else "logs")
+        os.makedirs(log_dir, exist_ok=True)
         args = list(extra)
         if k.debug:
             args += ["--timeout", str(2 * self.cfg.guest_timeout),
@@ -385,7 +391,7 @@ class Check:
         self.r.results.progress(name)
         rc = _call_to(log, [self.tool("hub-check"), "--kernel", k.arg,
                             "--topologies", topos, "--log-dir",
-                            self.path("logs"), *args], self.cfg.root)
+                            log_dir, *args], self.cfg.root)
         self.r.tap_step(name, rc, t0, "", [log])
         if papiw:
             self._papi_parse(k, papiw, topos.split()[0])
@@ -777,6 +783,13 @@ def first_kernel_steps(c: Check, first: Kernel, second: Kernel) -> List[Step]:
             topos = "four 72" if cfg.long else "four"
             steps.append(Step(f"hub {k.release}", need, 154, action=partial(
                 c.hub_run, k, topos, not cfg.long)))
+            # refcntd on the hub feed at placement's period: its events
+            # name their pages (the hub boot's device runs at period 1).
+            steps.append(Step(f"hub {k.release} period 64", need, 60,
+                              action=partial(
+                                  c.hub_run, k, "four", extra=[
+                                      "--tests", "refcntd_pmu", "--vm-arg",
+                                      "--hub=64"], label="period 64")))
         elif cfg.long:
             steps.append(Step(f"hub {k.release}", need, 300,
                               action=partial(c.hub_run, k, "four")))

@@ -42,7 +42,8 @@ the durations; --plan prints the steps):
      at boot (log <kernel>-hotplug-memhp.log)
   5. the truth plugin's tests and refcnt-compare's; the trace analyses'
   6. the hub device's tests on four (first kernel), the PAPI component's
-     guest tests first in the same boot
+     guest tests first in the same boot; refcntd_pmu_test again with the
+     device at period 64 (make placement's)
   7. the fleet tests in the Debian guest on the second kernel
   8. refcnt-run's object reports on the first kernel
   9. make demo, as the README has it

@@ -108,7 +108,8 @@ class CheckPlan(unittest.TestCase):
             f"guest {K1}/one", f"guest {K1}/four", f"guest {K1}/72",
             f"guest {K1}/hotplug-memhp",
             f"guest {K2}/four", f"guest {K2}/hotplug-memhp",
-            f"truth {K1}", f"trace {K1}", f"hub {K1}", f"fleet {K2}",
+            f"truth {K1}", f"trace {K1}", f"hub {K1}", f"hub {K1} period 64",
+            f"fleet {K2}",
             f"objects {K1}", "demo", "deb",
             "debug-kernel", "guest debug/four", "guest debug/hotplug-memhp",
             "testpmu debug", "hub debug/four (part)"])
