@@ -96,9 +96,10 @@ int nearest_mem_nid(int nid);
 /* ------------------------------------------------------------ period.c */
 
 /*
- * The PEBS/IBS period below which perf may throttle an event that occurs
- * once a cycle: the CPUs' top clock over kernel.perf_event_max_sample_rate
- * (*@rate, *@hz); 0 when either is unknown.
+ * The PEBS/IBS period below which perf may throttle the feed's event at
+ * its peak (once a cycle; Intel's memory-side events once in a hundred):
+ * from the CPUs' top clock and kernel.perf_event_max_sample_rate (*@hz,
+ * *@rate); 0 when either is unknown.
  */
 long pebs_safe_min_period(long *rate, double *hz);
 /*
