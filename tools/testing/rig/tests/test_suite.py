@@ -149,7 +149,7 @@ class CheckPlan(unittest.TestCase):
         names = [s.name for s in make_plan(long=True)]
         for n in (f"guest {K2}/one", f"guest {K2}/72", f"hub {K2}",
                   f"papi {K1}", f"papi {K2}", f"fleet {K1}",
-                  "hub debug/four", "kcsan"):
+                  "hub debug/four", "hub debug/four refcntd", "kcsan"):
             self.assertIn(n, names)
 
     def test_check_long_builds_kcsan_in_the_background(self) -> None:
