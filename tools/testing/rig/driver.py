@@ -15,7 +15,7 @@ from . import kernels as K
 from .check import GUEST_TIMEOUT, Check, Config, plan
 from .execute import Execution
 from .run import Runner
-from .suite import Step, budget_report, order, schedule, select
+from .suite import BUDGET_S, Step, budget_report, order, schedule, select
 
 DESCRIPTION = """\
 The driver behind `make check` (and `make check-long`: --long).  What it
@@ -128,7 +128,7 @@ def print_plan(c: Check, only: Sequence[str], jobs: int) -> None:
 
 
 def finish(runner: Runner, steps: Sequence[Step] = (),
-           took: Optional[Dict[str, int]] = None) -> int:
+           took: Optional[Dict[str, int]] = None, long: bool = False) -> int:
     res = runner.results
     lines = res.summary()
     counts = lines.pop()
@@ -136,7 +136,9 @@ def finish(runner: Runner, steps: Sequence[Step] = (),
         print(line)
     if steps:
         total = int(time.time() - res.t_start)
-        for line in budget_report(steps, took or {}, total):
+        # make check's hour is its own: check-long has none.
+        for line in budget_report(steps, took or {}, total,
+                                  None if long else BUDGET_S):
             print("  " + line)
     print(counts, flush=True)
     return 0 if res.ok else 1
@@ -191,4 +193,4 @@ def _run(args: argparse.Namespace, root: str, runner: Runner) -> int:
     steps = select(order(plan(c)), args.only)
     took = Execution(steps, args.jobs, lambda: runner.background_done(
         "debug-kernel")).run()
-    return finish(runner, steps, took)
+    return finish(runner, steps, took, args.long)

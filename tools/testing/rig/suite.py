@@ -106,19 +106,20 @@ def makespan(slots: Sequence[Slot]) -> int:
 
 
 def budget_report(steps: Sequence[Step], took: Dict[str, int],
-                  total: int, budget: int = BUDGET_S) -> List[str]:
+                  total: int, budget: Optional[int] = BUDGET_S) -> List[str]:
     """What the run took against the plan: its total against the budget,
     and the steps that took more than twice their estimate and a minute
     more (a regression to look at; the run passes or fails on its tests
-    alone, never on its time)."""
+    alone, never on its time).  BUDGET None: none (check-long)."""
     planned = makespan(schedule(steps))
-    lines = [f"time: {total} s of the {budget} s budget "
+    of = f" of the {budget} s budget" if budget is not None else ""
+    lines = [f"time: {total} s{of} "
              f"(planned {planned} s from the reference run's step times)"]
     for s in steps:
         t = took.get(s.name)
         if t is not None and t > 2 * s.estimate and t > s.estimate + 60:
             lines.append(f"  {s.name}: {t} s, estimate {s.estimate} s")
-    if total > budget:
+    if budget is not None and total > budget:
         lines.append(f"  over budget by {total - budget} s: "
                      "see Documentation/testing.rst, \"The time budget\"")
     return lines

@@ -73,6 +73,10 @@ class Schedule(unittest.TestCase):
             "  a: 95 s, estimate 30 s",
             "  over budget by 100 s: see Documentation/testing.rst, "
             "\"The time budget\""])
+        # check-long: no budget to be over.
+        self.assertEqual(suite.budget_report(steps, {"a": 95}, 3700, None), [
+            "time: 3700 s (planned 130 s from the reference run's step "
+            "times)", "  a: 95 s, estimate 30 s"])
 
 
 class Select(unittest.TestCase):
