@@ -16,9 +16,11 @@ from typing import Dict, Iterable, List, Optional
 # (lockdep, RCU, debug objects) or "BUG:" (KASAN, KCSAN, sleeping in
 # atomic context); the rest name them again, in case a report's first
 # line is lost.  kmemleak is read at the end of the guest's command.
+# KCSAN's reports are judged apart (kcsan_reports): its boot lines say
+# "KCSAN" too.
 BAD_RE = re.compile(
     r"Oops|WARNING:|BUG:|BUG [^ ]+ \(|kernel BUG|Kernel panic|"
-    r"general protection fault|UBSAN|KASAN|KCSAN|list_add corruption|"
+    r"general protection fault|UBSAN|KASAN|list_add corruption|"
     r"list_del corruption|refcount_t:|Call Trace:|Unable to handle|"
     r"detected stall|blocked for more than|soft lockup|hard LOCKUP|"
     r"possible circular locking|possible recursive locking|"
@@ -59,17 +61,27 @@ def kernel_lines(lines: Iterable[str]) -> List[str]:
     return out
 
 
+# The line before each racing access's stack in a KCSAN report.
+KCSAN_ACCESS = re.compile(r".* by (task [0-9]+|interrupt) on cpu [0-9]+:$")
+
+
 def kcsan_reports(lines: Iterable[str], ours: bool) -> List[str]:
-    """The headlines of the distinct KCSAN reports that name refcnt (a
-    function or the module) anywhere in them (OURS), or that do not."""
+    """The headlines of the distinct KCSAN reports whose racing accesses
+    refcnt makes (OURS): its function in the headline, or atop either
+    access's stack; or of the others.  A race inside the kernel's own
+    functions that refcnt called (vm_insert_page() against rmap, say) is
+    the kernel's, whatever called it."""
     heads: List[str] = []
-    head, named, inside = "", False, False
+    head, named, inside, top = "", False, False, False
     for line in kernel_lines(lines):
         if line.startswith("BUG: KCSAN: "):
-            head, named, inside = line, False, True
+            head, named, inside = line, "refcnt" in line, True
             continue
-        if inside and "refcnt" in line:
-            named = True
+        if inside and top and line.strip():
+            named = named or "refcnt" in line
+            top = False
+        if inside and KCSAN_ACCESS.match(line):
+            top = True
         if inside and line.startswith("===="):
             inside = False
             if named == ours:

@@ -92,6 +92,21 @@ class Scan(unittest.TestCase):
                                "    BUG: KCSAN: data-race in "
                                "refcnt_counter_add / refcnt_counter_read"])
 
+    def test_kcsan_race_in_the_kernel_under_refcnt(self) -> None:
+        # 6.1's KCSAN guest, 2026-11-29: rmap against vm_insert_page(),
+        # refcnt below both in their stacks; the race is the kernel's.
+        with open(os.path.join(DATA, "klog-kcsan-mm.txt")) as f:
+            lines = klog.split_lines(f.read())
+        head = ("BUG: KCSAN: data-race in page_remove_rmap / "
+                "validate_page_before_insert")
+        self.assertEqual(klog.kcsan_reports(lines, True), [])
+        self.assertEqual(klog.kcsan_reports(lines, False), [head])
+        self.assertEqual(klog.bad_lines(lines), [])
+        # The boot's line naming KCSAN's mode is no report.
+        self.assertEqual(klog.bad_lines([
+            "[    0.328668] kcsan: non-strict mode configured - use "
+            "CONFIG_KCSAN_STRICT=y to see all data races"]), [])
+
     def test_timeout(self) -> None:
         marker, why = scan("timeout", qrc=124)
         self.assertIsNone(marker)
