@@ -134,6 +134,8 @@ struct refcnt_feed_event {
  * @nr_ranges:	entries of @ranges; 0 counts every address
  * @mux:	a PMU event's multiplexing as its samples saw it, zeroed
  *		when the event is made (feed_pmu.c, refcnt_pmu_scale())
+ * @tick:	a PMU event's samples in its current tick, for what a
+ *		throttle loses (refcnt_pmu_tick_lost()); zeroed likewise
  */
 struct refcnt_feed_target {
 	struct refcnt_feed *feed;
@@ -141,6 +143,7 @@ struct refcnt_feed_target {
 	const struct rcb_count_range *ranges;
 	unsigned int nr_ranges;
 	struct refcnt_pmu_mux mux;
+	struct refcnt_pmu_tick tick;
 };
 
 /**

@@ -37,9 +37,11 @@
 #include <linux/cpumask.h>
 #include <linux/errno.h>
 #include <linux/irq_work.h>
+#include <linux/jiffies.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -173,9 +175,12 @@ struct refcnt_pmu_setup {
  * and its time still counts as running. The sample that throttles comes
  * to the overflow handler with hw.interrupts set to MAX_INTERRUPTS: each
  * is a tick the event lost the rest of. Counted per CPU, shown in
- * pebs_throttled, said once in dmesg per start of the feed.
+ * pebs_throttled, said once in dmesg per start of the feed; the
+ * references lost, estimated from the event's rate in the tick
+ * (refcnt_pmu_tick_lost()), in pebs_throttle_lost.
  */
 static DEFINE_PER_CPU(u64, refcnt_pmu_throttles);
+static DEFINE_PER_CPU(u64, refcnt_pmu_throttle_lost);
 static atomic_t refcnt_pmu_throttle_said;
 
 static void refcnt_pmu_throttle_say(struct irq_work *work)
@@ -207,6 +212,20 @@ static ssize_t pebs_throttled_show(struct kobject *kobj,
 static struct kobj_attribute refcnt_pmu_throttled_attr =
 	__ATTR_RO(pebs_throttled);
 
+static ssize_t pebs_throttle_lost_show(struct kobject *kobj,
+				       struct kobj_attribute *attr, char *buf)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu(refcnt_pmu_throttle_lost, cpu));
+	return sysfs_emit(buf, "%llu\n", sum);
+}
+
+static struct kobj_attribute refcnt_pmu_throttle_lost_attr =
+	__ATTR_RO(pebs_throttle_lost);
+
 /*
  * The kernel's HZ, which user space cannot read elsewhere: perf's limit
  * is DIV_ROUND_UP(perf_event_max_sample_rate, HZ) samples an event a
@@ -222,6 +241,7 @@ static struct kobj_attribute refcnt_pmu_hz_attr = __ATTR_RO(pebs_hz);
 
 static struct attribute *refcnt_pmu_attrs[] = {
 	&refcnt_pmu_throttled_attr.attr,
+	&refcnt_pmu_throttle_lost_attr.attr,
 	&refcnt_pmu_hz_attr.attr,
 	NULL
 };
@@ -535,13 +555,19 @@ refcnt_pmu_feed_sample(struct refcnt_feed_target *t,
 		       struct perf_event *event, struct perf_sample_data *data,
 		       struct pt_regs *regs, struct refcnt_outcome *out)
 {
+	bool throttled = refcnt_perf_throttling(event);
 	enum refcnt_sample_outcome o;
 	bool capped;
-	u64 weight;
+	u64 weight, lost;
 
-	if (unlikely(refcnt_perf_throttling(event)))
+	if (unlikely(throttled))
 		refcnt_pmu_throttled();
 	weight = refcnt_pmu_event_weight(event, data, &t->mux, &capped);
+	lost = refcnt_pmu_tick_lost(&t->tick,
+				    READ_ONCE(event->hw.interrupts_seq),
+				    local_clock(), throttled, TICK_NSEC);
+	if (unlikely(lost))
+		this_cpu_add(refcnt_pmu_throttle_lost, lost * weight);
 	o = refcnt_pmu_sample(t->stream, t->ranges, t->nr_ranges, data, regs,
 			      refcnt_this_cnode(), weight, out);
 	if (capped && (o == REFCNT_SAMPLE_COUNTED ||

@@ -262,3 +262,39 @@ u64 refcnt_pmu_scale(u64 period, struct refcnt_pmu_mux *m, u64 enabled,
 	}
 	return min_t(u64, mul_u64_u64_div_u64(period, de, dr), U32_MAX);
 }
+
+/**
+ * refcnt_pmu_tick_lost() - the samples a throttle lost, estimated
+ * @t:		the event's samples in its current tick, updated
+ * @seq:	perf's tick sequence for this sample (hw.interrupts_seq)
+ * @now_ns:	its time (local_clock())
+ * @throttled:	perf throttled the event at this sample
+ * @tick_ns:	a tick's length (TICK_NSEC)
+ *
+ * perf stops a throttled event until the next tick: what it would have
+ * sampled in the rest of that tick is lost, and nothing counts it. The
+ * event's samples so far in the tick give its rate: n samples over the
+ * time from the first to this one, (n - 1) intervals. At that rate a
+ * whole tick would have had (n - 1) * tick / elapsed samples, of which n
+ * were taken. A rate that holds over the tick is assumed; a single
+ * sample a tick (perf_event_max_sample_rate at HZ or below) gives no
+ * rate, and no estimate.
+ *
+ * Return: the samples lost, estimated; 0 unless @throttled.
+ */
+u64 refcnt_pmu_tick_lost(struct refcnt_pmu_tick *t, u64 seq, u64 now_ns,
+			 bool throttled, u64 tick_ns)
+{
+	u64 whole;
+
+	if (seq != t->seq || !t->n || now_ns < t->first_ns) {
+		t->seq = seq;
+		t->first_ns = now_ns;
+		t->n = 0;
+	}
+	t->n++;
+	if (!throttled || t->n < 2 || now_ns == t->first_ns)
+		return 0;
+	whole = mul_u64_u64_div_u64(t->n - 1, tick_ns, now_ns - t->first_ns);
+	return whole > t->n ? whole - t->n : 0;
+}

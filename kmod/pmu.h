@@ -126,6 +126,21 @@ struct refcnt_pmu_mux {
 	u64 d_running;
 };
 
+/**
+ * struct refcnt_pmu_tick - an event's samples in the current tick, for
+ *	refcnt_pmu_tick_lost()
+ * @seq:	perf's tick sequence (hw.interrupts_seq) they were taken in
+ * @first_ns:	local_clock() at the first of them
+ * @n:		how many
+ *
+ * Zeroed when the event is made; one per event, updated by its samples.
+ */
+struct refcnt_pmu_tick {
+	u64 seq;
+	u64 first_ns;
+	u64 n;
+};
+
 /*
  * The largest multiplexing factor a sample is scaled by. refcnt programs
  * at most two events per CPU, and x86 core PMUs have four generic
@@ -197,6 +212,8 @@ refcnt_pmu_classify(const struct refcnt_pmu_stream *s, bool user,
 		    unsigned int nr_ranges);
 u64 refcnt_pmu_scale(u64 period, struct refcnt_pmu_mux *m, u64 enabled,
 		     u64 running, bool *capped);
+u64 refcnt_pmu_tick_lost(struct refcnt_pmu_tick *t, u64 seq, u64 now_ns,
+			 bool throttled, u64 tick_ns);
 
 /*
  * pmu_intel.c, pmu_amd.c, pmu_test.c: the planners behind

@@ -33,11 +33,12 @@ static const char *const params[] = {
 
 /*
  * The PEBS/IBS feed's samples it did not count, by reason, those whose
- * multiplexing factor was capped, and the ticks perf throttled its events
- * (samples lost uncounted).
+ * multiplexing factor was capped, the ticks perf throttled its events
+ * (samples lost uncounted) and the references those lost, estimated.
  */
 static const char *const pebs_stats[] = {
 	"kernel", "noaddr", "cached", "inexact", "capped", "throttled",
+	"throttle_lost",
 };
 #define NR_PEBS_STATS (sizeof(pebs_stats) / sizeof(pebs_stats[0]))
 
@@ -436,13 +437,14 @@ static void text_summary(const struct node *nodes, int n)
 		       feed_stat("fault", "unresolved"), feed_stat("fault", "dropped"));
 	printf(", PEBS/IBS %s", pebs > 0 ? "on" : "off");
 	if (pebs > 0)
-		printf(" (period %lld, %s%s; %lld samples, %lld delivered, %lld in kernel mode, %lld without address, %lld cached, %lld without their instruction, %lld scaled at the cap, throttled %lld times)",
+		printf(" (period %lld, %s%s; %lld samples, %lld delivered, %lld in kernel mode, %lld without address, %lld cached, %lld without their instruction, %lld scaled at the cap, throttled %lld times, about %lld references lost to it)",
 		       pebs, param("pebs_ldlat") > 0 ? "latency-filtered loads" :
 		       "every load", param("pebs_memside") > 0 ? ", memory-side" : "",
 		       feed_stat("pebs", "samples"), feed_stat("pebs", "delivered"),
 		       feed_stat("pebs", "kernel"), feed_stat("pebs", "noaddr"),
 		       feed_stat("pebs", "cached"), feed_stat("pebs", "inexact"),
-		       feed_stat("pebs", "capped"), feed_stat("pebs", "throttled"));
+		       feed_stat("pebs", "capped"), feed_stat("pebs", "throttled"),
+		       feed_stat("pebs", "throttle_lost"));
 	if (pebs > 0 && max_rate() > 0)
 		printf(" (perf throttles an event above %lld samples/s: kernel.perf_event_max_sample_rate)",
 		       max_rate());

@@ -42,6 +42,7 @@ struct machine_feeds {
 	long fault_period, pebs_period, hub, hub_period;
 	uint64_t fault_delivered, pebs_delivered, hub_references;
 	uint64_t hubpmu_delivered, hub_overruns, pebs_throttled;
+	long long pebs_throttle_lost;	/* -1: a module without it */
 };
 static struct machine_feeds mstart, mend;
 struct feed_desc feed_used[4];
@@ -158,6 +159,7 @@ static void read_machine(struct machine_feeds *m)
 	m->hubpmu_delivered = rt_read_ll(FEED_STATS "hubpmu_delivered", 0);
 	m->hub_overruns = rt_read_ll(FEED_STATS "hub_overruns", 0);
 	m->pebs_throttled = rt_read_ll(FEED_STATS "pebs_throttled", 0);
+	m->pebs_throttle_lost = rt_read_ll(FEED_STATS "pebs_throttle_lost", -1);
 }
 
 /*
@@ -291,6 +293,7 @@ static void add_feed(const char *name, long weight, uint64_t delivered,
 	d->dropped = 0;
 	d->throttled = 0;
 	d->throttled_share = -1;
+	d->throttle_lost = -1;
 	snprintf(d->what, sizeof(d->what), "%s", what);
 	snprintf(d->meaning, sizeof(d->meaning), "%s", meaning);
 }
@@ -339,6 +342,10 @@ static void pebs_throttled_in_run(void)
 	d->throttled = mend.pebs_throttled - mstart.pebs_throttled;
 	d->throttled_share = throttled_share(d->throttled,
 					     wall * (cpus > 0 ? cpus : 1));
+	if (mstart.pebs_throttle_lost >= 0 &&
+	    mend.pebs_throttle_lost >= mstart.pebs_throttle_lost)
+		d->throttle_lost = mend.pebs_throttle_lost -
+				   mstart.pebs_throttle_lost;
 }
 
 /* The command's own PEBS/IBS session: its own throttles, of its CPU time. */

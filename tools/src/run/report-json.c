@@ -403,6 +403,11 @@ static void json_feeds_used(FILE *f)
 				feed_used[i].throttled_share);
 		else
 			fprintf(f, ", \"throttled_share\": null");
+		if (feed_used[i].throttle_lost >= 0)
+			fprintf(f, ", \"throttle_lost\": %lld",
+				feed_used[i].throttle_lost);
+		else
+			fprintf(f, ", \"throttle_lost\": null");
 		fprintf(f, ", \"what\": ");
 		rt_json_str(f, feed_used[i].what);
 		fprintf(f, ", \"meaning\": ");

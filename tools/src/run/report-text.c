@@ -333,6 +333,13 @@ static void text_throttled(FILE *f, const struct feed_desc *d)
 			100 * d->throttled_share,
 			strstr(d->what, "machine-wide") ?
 			"every CPU's time" : "the command's CPU time");
+	if (d->throttle_lost > 0)
+		fprintf(f, "     lost to throttling: about %lld references, %.1f%% of the feed's (estimated from the rate before each throttle)\n",
+			d->throttle_lost,
+			100.0 * d->throttle_lost /
+			((double)d->delivered * d->weight + d->throttle_lost));
+	else if (d->throttle_lost == 0)
+		fprintf(f, "     lost to throttling: not estimated (one sample a tick gives no rate: raise kernel.perf_event_max_sample_rate or the period)\n");
 }
 
 struct untraced {

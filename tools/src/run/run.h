@@ -141,6 +141,11 @@ struct feed_desc {
 	 * nothing: throttled / HZ over it; -1 not known.
 	 */
 	double throttled_share;
+	/*
+	 * References the throttles lost, as the module estimates them from
+	 * the rate before each (machine-wide feed only); -1 not known.
+	 */
+	long long throttle_lost;
 };
 extern struct feed_desc feed_used[4];
 extern int nr_feeds_used;

@@ -818,6 +818,32 @@ TEST(scale)
 }
 
 /*
+ * A throttle's loss: 10 samples 100 us apart, throttled at the tenth, in
+ * a 4 ms tick: the tick would have had 40, 30 were lost. The next tick
+ * starts over; one sample a tick gives no rate.
+ */
+TEST(tick_lost)
+{
+	struct refcnt_pmu_tick t = { 0 };
+	const u64 us = 1000, tick = 4000 * us;
+	int i;
+
+	for (i = 0; i < 9; i++)
+		EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 7, 1000 * us + i * 100 * us,
+						     false, tick));
+	EXPECT_EQ(30ULL, refcnt_pmu_tick_lost(&t, 7, 1900 * us, true, tick));
+	/* The next tick: its first sample throttles, no rate. */
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 8, 5000 * us, true, tick));
+	EXPECT_EQ(1ULL, t.n);
+	/* Samples a whole tick long: none lost. */
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 9, 9000 * us, false, tick));
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 9, 13000 * us, true, tick));
+	/* Two at one instant: no rate. */
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 10, 14000 * us, false, tick));
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 10, 14000 * us, true, tick));
+}
+
+/*
  * The factor is that of the event's last round, not of its life: an
  * hour alone, then 650 s at half the time is 2 (lifetime: 1.08, 10835).
  */
