@@ -101,14 +101,17 @@ static inline long refcnt_gup_remote(struct mm_struct *mm, unsigned long start,
  * May the caller have a perf event that counts the kernel or samples
  * physical addresses? The kernel's answer, perf_allow_kernel() (the
  * paranoid level above 1 asks perfmon_capable(); then the LSM hook),
- * where it is exported: 6.12, the first of refcnt's kernels that does.
+ * where it is exported: 6.12, the first of refcnt's kernels that does;
+ * without its attr argument from 6.12.113 (Kbuild tells by the header).
  * 6.1 has it inline, on sysctl_perf_event_paranoid and
  * security_perf_event_open(), neither exported: there CAP_SYS_ADMIN only,
  * what perf_event_open() asks at every level, Debian's 3 included.
  */
 static inline int refcnt_perf_allow_kernel(struct perf_event_attr *attr)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#if defined(REFCNT_PERF_ALLOW_KERNEL_VOID)
+	return perf_allow_kernel();
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 	return perf_allow_kernel(attr);
 #else
 	return capable(CAP_SYS_ADMIN) ? 0 : -EACCES;
@@ -133,5 +136,19 @@ static inline bool refcnt_page_shared(struct page *page)
 	return page_mapcount(page) > 1;
 #endif
 }
+
+/*
+ * An NMI IPI to CPU @cpu's own mask (the rig's test PMU, as
+ * arch/x86/kernel/nmi_selftest.c sends one; the caller includes
+ * <asm/apic.h>): 6.6 made the APIC's callbacks static calls and stopped
+ * exporting apic, whose send_IPI_mask() 6.1 calls.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#define refcnt_send_nmi_ipi(cpu) \
+	__apic_send_IPI_mask(cpumask_of(cpu), NMI_VECTOR)
+#else
+#define refcnt_send_nmi_ipi(cpu) \
+	apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR)
+#endif
 
 #endif /* _REFCNT_COMPAT_H */

@@ -168,20 +168,20 @@ class Check:
                                 [self.tool("refcnt-debug-kernel"), "build"],
                                 log, nice=0)
 
-    def kcsan_kernel_start(self) -> None:
-        """check-long: the KCSAN kernel's build, started now in the
-        background; it waits for the debug kernel's (one build at a
-        time: the cache's lock), so the two build one after the other
-        beside the guests instead of the KCSAN one in the foreground."""
-        if K.built_dir(self.cfg.root, "kcsan") is not None:
+    def built_kernel_start(self, variant: str) -> None:
+        """The build of VARIANT (kcsan, pmu-6.12), started now in the
+        background; it waits for the debug kernel's (one build at a time:
+        the cache's lock), so they build one after the other beside the
+        guests instead of in the foreground."""
+        if K.built_dir(self.cfg.root, variant) is not None:
             return
-        log = self.r.log_path("debug-kernel-kcsan")
+        log = self.r.log_path(f"debug-kernel-{variant}")
         self.r.results.progress(
-            f"debug-kernel-kcsan: building in the background after the "
+            f"debug-kernel-{variant}: building in the background after the "
             f"debug kernel (log {log})")
-        self.r.start_background("debug-kernel-kcsan",
+        self.r.start_background(f"debug-kernel-{variant}",
                                 [self.tool("refcnt-debug-kernel"),
-                                 "--variant", "kcsan", "build"],
+                                 "--variant", variant, "build"],
                                 log, nice=0)
 
     def debug_kernel_wait(self) -> Optional[Kernel]:
@@ -402,12 +402,12 @@ class Check:
     def testpmu_run(self, k: Kernel) -> None:
         """testpmu_test in its own boot with the hub device: refcnt's PMU
         feed on the test PMU inside perf core (refcnt_testpmu.ko, built
-        only against the debug kernel, whose patch exports
+        only against the kernels the rig builds, whose patch exports
         perf_event_overflow())."""
         name = f"testpmu {k.release}/one"
         if not os.path.isfile(self.path(k.release, "refcnt_testpmu.ko")):
             self.r.results.failed(f"{name}: not run: no refcnt_testpmu.ko "
-                                  "(the debug kernel's patch?)")
+                                  "(the rig kernel's patch?)")
             return
         if not self.truth_built():
             return
@@ -526,7 +526,7 @@ class Check:
     def kcsan_run(self) -> None:
         """check-long: the KCSAN kernel built in the foreground, the module
         against it, the selftests on four."""
-        if not self.kcsan_kernel_wait():
+        if not self.built_kernel_wait("kcsan"):
             return
         k = K.built(self.cfg.root, "kcsan")
         if k is None or not self.module(k):
@@ -538,28 +538,38 @@ class Check:
         self.guest_run(k, "four", cmd="./run_tests.sh", env=DEBUG_VARIANTS,
                        vm_args=["--append", "panic_on_warn=0"])
 
-    def kcsan_kernel_wait(self) -> bool:
+    def built_kernel_wait(self, variant: str) -> bool:
         """The background build's end (one step), or, without it (--only,
         or cached), the build in the foreground."""
-        cmd = [self.tool("refcnt-debug-kernel"), "--variant", "kcsan",
+        name = f"debug-kernel-{variant}"
+        cmd = [self.tool("refcnt-debug-kernel"), "--variant", variant,
                "build"]
-        if "debug-kernel-kcsan" not in self.r.background:
-            return self.r.step("debug-kernel-kcsan", cmd)
+        if name not in self.r.background:
+            return self.r.step(name, cmd)
         t0 = time.time()
-        self.r.results.progress("debug-kernel-kcsan: waiting for the build")
-        rc = self.r.wait_background("debug-kernel-kcsan")
+        self.r.results.progress(f"{name}: waiting for the build")
+        rc = self.r.wait_background(name)
         built = int(time.time() - self.debug_t0)
         if rc == 0:
             self.r.results.passed(
-                f"debug-kernel-kcsan: built (background; {built}s after "
+                f"{name}: built (background; {built}s after "
                 f"the start, {seconds(t0)} waited for)")
             return True
-        log = self.r.log_path("debug-kernel-kcsan")
-        self.r.results.failed(
-            f"debug-kernel-kcsan: exit {rc}",
-            f"debug-kernel-kcsan: exit {rc}; last lines of {log}:")
+        log = self.r.log_path(name)
+        self.r.results.failed(f"{name}: exit {rc}",
+                              f"{name}: exit {rc}; last lines of {log}:")
         self.r.say("\n".join("    | " + line for line in tail(log)))
         return False
+
+    def testpmu_second_run(self) -> None:
+        """testpmu_test on perf core at 6.12: the pmu-6.12 kernel (built
+        in the background), the modules against it, its own boot."""
+        if not self.built_kernel_wait("pmu-6.12"):
+            return
+        k = K.built(self.cfg.root, "pmu-6.12")
+        if k is None or not self.module(k):
+            return
+        self.testpmu_run(k)
 
     def arm64_run(self, release: str) -> None:
         """check-long: an aarch64 guest of Debian's arm64 RELEASE (QEMU's
@@ -757,13 +767,22 @@ def plan(c: Check) -> List[Step]:
         steps += first_kernel_steps(c, ks[0], ks[1] if len(ks) > 1 else ks[0])
     if cfg.debug:
         steps += debug_steps(c)
+        # The test PMU on perf core at 6.12: its kernel builds after the
+        # debug kernel, beside the guests.
+        steps.insert(1, Step("pmu-kernel-build", ("debug-kernel-build",),
+                             estimate=900, background=True,
+                             action=partial(c.built_kernel_start,
+                                            "pmu-6.12")))
+        steps.append(Step("testpmu pmu-6.12",
+                          ("pmu-kernel-build", "selftests", "tools"), 200,
+                          action=c.testpmu_second_run))
     if cfg.long:
         # The KCSAN kernel's build, queued behind the debug kernel's.
         steps.insert(1 if cfg.debug else 0,
                      Step("kcsan-kernel-build",
                           ("debug-kernel-build",) if cfg.debug else (),
                           estimate=1200, background=True,
-                          action=c.kcsan_kernel_start))
+                          action=partial(c.built_kernel_start, "kcsan")))
         steps.append(Step("kcsan", ("kcsan-kernel-build",), 1200,
                           action=c.kcsan_run))
         steps += arm64_steps(c)

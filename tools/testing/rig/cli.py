@@ -82,7 +82,8 @@ Commands:
 
 The build runs under nice 19: make check starts it in the background, so
 it takes only what the guest runs leave idle.  Building needs flex, bison,
-bc, libelf-dev and linux-source-6.1 (tools/testing/refcnt-setup deps).
+bc, libelf-dev and linux-source-6.1 (linux-source-6.12 for pmu-6.12;
+tools/testing/refcnt-setup deps).
 Old builds of the same variant are deleted when a new key is built.
 """
 
@@ -97,7 +98,8 @@ def debug_kernel(argv: Sequence[str], root: str) -> int:
                     help="the checkers: tools/testing/debug-kernel/"
                     "NAME.config, added to guest.config (default debug: "
                     "lockdep, KASAN, kmemleak, debug objects; kcsan: KCSAN, "
-                    "which cannot go with KASAN)")
+                    "which cannot go with KASAN; pmu-6.12: 6.12 for the "
+                    "test PMU, no checkers)")
     ap.add_argument("--jobs", type=int, default=None,
                     help="make -j N (default: the number of CPUs)")
     ap.add_argument("command", choices=("build", "dir", "release", "key"))

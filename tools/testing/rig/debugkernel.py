@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The debug kernels: Debian's linux-source-6.1 configured from
-allnoconfig with what the rig's guests use (tools/testing/debug-kernel/
-guest.config) and a variant's checkers (debug: lockdep, KASAN, kmemleak,
-debug objects; kcsan), with the rig's patches (tools/testing/debug-kernel/
+"""The debug kernels: Debian's linux-source-6.1 (or -6.12) configured
+from allnoconfig with what the rig's guests use (tools/testing/
+debug-kernel/guest.config) and a variant's own options (debug: lockdep,
+KASAN, kmemleak, debug objects; kcsan; pmu-6.12: 6.12 for the test PMU,
+no checkers), with the rig's patches (tools/testing/debug-kernel/
 patches/*.patch, in name order: what the rig's test modules need of the
 kernel, as the exports of the test PMU), built and cached in
 build/debug-kernel/ by a key of the configuration, the patches, the
@@ -25,7 +26,15 @@ PROG = "refcnt-debug-kernel"
 # Bump when the way the tree is built changes (not the configuration: it
 # is part of the key by itself).
 RECIPE = 3
-VARIANTS = ("debug", "kcsan")
+# A variant: the source package's series and its own configuration file
+# (tools/testing/debug-kernel/NAME.config, after guest.config).
+VARIANTS = {
+    "debug": ("6.1", "debug"),
+    "kcsan": ("6.1", "kcsan"),
+    # The test PMU's 6.12 kernel: perf core at the second release make
+    # check tests, without the checkers (they would double its build).
+    "pmu-6.12": ("6.12", "pmu"),
+}
 
 
 class BuildError(Exception):
@@ -41,19 +50,23 @@ class DebugKernel:
                  jobs: Optional[int] = None) -> None:
         if variant not in VARIANTS:
             raise BuildError(f"no variant {variant} (tools/testing/"
-                             "debug-kernel: debug, kcsan)")
+                             f"debug-kernel: {', '.join(VARIANTS)})")
+        self.series, self.config_name = VARIANTS[variant]
         build = os.environ.get("REFCNT_BUILD_DIR",
                                os.path.join(root, "build"))
         self.cache = os.path.join(build, "debug-kernel")
         self.configs = os.path.join(root, "tools/testing/debug-kernel")
-        self.source = os.environ.get("LINUX_SOURCE",
-                                     "/usr/src/linux-source-6.1.tar.xz")
+        self.package = f"linux-source-{self.series}"
+        default = f"/usr/src/{self.package}.tar.xz"
+        # LINUX_SOURCE: another 6.1 tarball (the 6.12 one is fixed).
+        self.source = (os.environ.get("LINUX_SOURCE", default)
+                       if self.series == "6.1" else default)
         self.variant = variant
         self.jobs = jobs or os.cpu_count() or 1
 
     def config_text(self) -> str:
         text = ""
-        for name in ("guest", self.variant):
+        for name in ("guest", self.config_name):
             with open(os.path.join(self.configs, name + ".config")) as f:
                 text += f.read()
         return text
@@ -74,7 +87,7 @@ class DebugKernel:
         """The source package's version names the tarball's contents; a
         tarball not from a package is named by its size and time."""
         r = subprocess.run(["dpkg-query", "-W", "-f=${Version}",
-                            "linux-source-6.1"], capture_output=True,
+                            self.package], capture_output=True,
                            text=True)
         if r.returncode == 0 and r.stdout:
             return r.stdout
@@ -113,7 +126,7 @@ class DebugKernel:
 
     def _check_tools(self) -> None:
         if not os.access(self.source, os.R_OK):
-            raise BuildError(f"no {self.source} (install linux-source-6.1: "
+            raise BuildError(f"no {self.source} (install {self.package}: "
                              "tools/testing/refcnt-setup deps)")
         for t in ("flex", "bison", "bc"):
             if shutil.which(t) is None:
@@ -158,9 +171,10 @@ class DebugKernel:
         say(f"extracting {name} into {src}")
         # Not the documentation (but its Kconfig) nor other architectures'
         # device trees: a third of the tree, never read.
+        top = self.package
         _run(["tar", "-xJf", self.source, "-C", src, "--strip-components=1",
-              "--exclude=linux-source-6.1/Documentation/[!K]*",
-              "--exclude=linux-source-6.1/arch/*/boot/dts"],
+              f"--exclude={top}/Documentation/[!K]*",
+              f"--exclude={top}/arch/*/boot/dts"],
              f"cannot extract {self.source}")
 
     def _patch(self, src: str) -> None:
@@ -170,7 +184,8 @@ class DebugKernel:
                  f"{os.path.basename(p)} does not apply to {self.source}")
 
     def _configure(self, d: str, src: str, obj: str) -> None:
-        say(f"configuring: allnoconfig + guest.config + {self.variant}.config")
+        say(f"configuring: allnoconfig + guest.config + "
+            f"{self.config_name}.config")
         allconfig = os.path.join(d, "allconfig")
         with open(allconfig, "w") as f:
             f.write(self.config_text())
@@ -181,7 +196,7 @@ class DebugKernel:
             bad = unmet(self.config_text(), f.read())
         if bad:
             raise BuildError(
-                f"options of guest.config or {self.variant}.config that did "
+                f"options of guest.config or {self.config_name}.config that did "
                 f"not hold (a dependency is missing?): {' '.join(bad)}")
 
 

@@ -28,6 +28,7 @@ BASE_PKGS: Tuple[str, ...] = (
     "libnuma-dev",          # librefcnt and the selftests
     "sparse",               # C=2 on kmod/
     "linux-source-6.1",     # kselftest_harness.h, checkpatch.pl, debug kernel
+    "linux-source-6.12",    # the test PMU's 6.12 kernel (pmu-6.12)
     "gcc-multilib",         # the -m32 selftests (compat ioctl layout)
     "make", "gcc", "xz-utils", "perl",
     "zstd",                 # refcnt-vm unpacks the 6.12 vmlinuz to boot PVH
@@ -66,8 +67,8 @@ Usage: {PROG} COMMAND
 Commands:
   deps          Install (idempotently) everything `make check` needs: the
                 bookworm-backports apt source, QEMU, busybox-static, sparse,
-                libnuma-dev, gcc-multilib, linux-source-6.1, the headers of
-                both guest kernels and their vmlinuz images.  Must run as
+                libnuma-dev, gcc-multilib, linux-source-6.1 and -6.12, the
+                headers of both guest kernels and their vmlinuz images.  Must run as
                 root.
   kernels       Print the two guest kernel release strings, one per line,
                 6.1 first (e.g. 6.1.0-56-amd64 and 6.12.95+deb12-amd64).

@@ -102,8 +102,8 @@ class CheckPlan(unittest.TestCase):
     def test_make_check(self) -> None:
         steps = suite.order(make_plan())
         self.assertEqual([s.name for s in steps], [
-            "debug-kernel-build", "debian-root-build", "deb-chroot-build",
-            f"module-{K1}", f"module-{K2}", "selftests", "tools", "pmda",
+            "debug-kernel-build", "pmu-kernel-build", "debian-root-build",
+            "deb-chroot-build", f"module-{K1}", f"module-{K2}", "selftests", "tools", "pmda",
             "fleet-host", "track-check", "json-check", "interval-check",
             "lib-check",
             "papi-host",
@@ -116,10 +116,10 @@ class CheckPlan(unittest.TestCase):
             f"fleet {K2}",
             f"objects {K1}", "demo", "deb",
             "debug-kernel", "guest debug/four", "guest debug/hotplug-memhp",
-            "testpmu debug", "hub debug/four (part)"])
+            "testpmu debug", "hub debug/four (part)", "testpmu pmu-6.12"])
         self.assertEqual([s.name for s in steps if s.background],
-                         ["debug-kernel-build", "debian-root-build",
-                          "deb-chroot-build"])
+                         ["debug-kernel-build", "pmu-kernel-build",
+                          "debian-root-build", "deb-chroot-build"])
         self.assertEqual([s.name for s in steps if s.lane == "side"],
                          ["core-check", "pmu-check", "checkpatch",
                           "kernel-doc", "shellcheck", "cross-arm64", "deb"])
