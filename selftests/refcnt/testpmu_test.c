@@ -14,6 +14,8 @@
  *    overflow the PMU made, and each throttle, exactly;
  *  - throttled: perf_event_max_sample_rate lowered to HZ (one sample per
  *    tick and event): perf throttles, refcnt counts and says it;
+ *  - throttled_loss_matches_truth: the references throttling lost, as
+ *    refcnt estimates them, against those the PMU missed;
  *  - session_counts_its_throttles: a counting session's own throttles,
  *    in RCB_COUNT_STATS;
  *  - refcnt_run_says_throttled: refcnt-run's report says so too, and as
@@ -25,6 +27,8 @@
  *    prealloc);
  *  - rotation: three events on the PMU's two counters are multiplexed,
  *    each running less than it is enabled;
+ *  - three_events_on_two_counters_count_the_truth: and a session's
+ *    scaled counts, multiplexed so, are the loads it made;
  *  - session_and_machine_feed_exclude: the machine-wide feed and a root
  *    session never share the PMU (EBUSY either way);
  *  - cpu_offline_and_back: CPU 1 taken offline and back while the feed
@@ -37,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <linux/refcnt_hub.h>
@@ -140,7 +145,7 @@ FIXTURE(testpmu) {
 	unsigned char *base;
 	size_t size;
 	char *buf;
-	struct rc_knob rate, percent, ldlat;
+	struct rc_knob rate, percent, ldlat, pace;
 };
 
 FIXTURE_SETUP(testpmu)
@@ -149,6 +154,7 @@ FIXTURE_SETUP(testpmu)
 	int err;
 
 	memset(&self->ldlat, 0, sizeof(self->ldlat));
+	memset(&self->pace, 0, sizeof(self->pace));
 	if (!getenv("REFCNT_TESTPMU_KO"))
 		RC_SETUP_SKIP("no refcnt_testpmu.ko: the kernel does not export perf_event_overflow() (the rig's debug kernel does)");
 	self->base = hub_map(1, &self->size);
@@ -181,9 +187,11 @@ FIXTURE_TEARDOWN(testpmu)
 	if (self->base)
 		pmu_program(self->base, 0);
 	rc_write_file(PEBS_PERIOD, "0");
-	rc_knob_restore(&self->rate);
+	/* The percent first: at 0 perf refuses a rate. */
 	rc_knob_restore(&self->percent);
+	rc_knob_restore(&self->rate);
 	rc_knob_restore(&self->ldlat);
+	rc_knob_restore(&self->pace);
 }
 
 struct counts {
@@ -320,6 +328,97 @@ TEST_F_TIMEOUT(testpmu, throttled, 300)
 	else
 		EXPECT_EQ((long long)rc_feed_stat("pebs_throttled"),
 			  info_throttled());
+}
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/*
+ * The emulated PMU off, what the hub holds handed to the test PMU, and
+ * every record it queued delivered (paced, that takes a while): 0, or -1
+ * after 60 s. Spinning, not sleeping, meanwhile: a task's event takes
+ * records only while its task runs, and an idle CPU has no tick (NO_HZ)
+ * to start a throttled event again; a real PMU samples only a running
+ * CPU. The emulated PMU is off first, or the spin's own loads would
+ * keep the queue full.
+ */
+static int deliver_all(unsigned char *base)
+{
+	long long end = now_ms() + 60 * 1000, next;
+
+	if (pmu_program(base, 0))
+		return -1;
+	rc_write_file(RC_FEEDDIR "/hub_sync", "1");
+	while (testpmu_stat("queued")) {
+		if (now_ms() > end)
+			return -1;
+		/* 10 ms on the CPU between two looks. */
+		for (next = now_ms() + 10; now_ms() < next;)
+			;
+	}
+	return 0;
+}
+
+/*
+ * Throttling's loss, estimated against the truth. The test PMU paced: an
+ * NMI PACE_US after the last (or a little more), one record each, each record one
+ * sample (the device's period is the feed's): 4 samples a tick (HZ 250)
+ * against perf's RATE_LOSS / HZ = 2, so each tick the event is throttled
+ * at its second sample and misses two. (Slower than a PMU: an NMI of the
+ * debug kernel under TCG takes 0.2 ms, and a pace shorter than that would
+ * sample slower than it misses.) The PMU counts what it missed while
+ * stopped, the truth; refcnt's pebs_throttle_lost estimates it from the
+ * event's rate before each throttle, assuming the tick is as long as
+ * HZ says. Under TCG it is not, when the host is busy: a vCPU the host
+ * stalls gets its late ticks in a burst (the tick's hrtimer catches
+ * up), each unthrottling the event sooner than a tick. On a quiet host
+ * the estimate was within 11% of the truth (2026-11-29, 6.1: -10.8%,
+ * +2.3%); beside other guests from -50% to three times it. So the test
+ * asserts the order only (a quarter to four times the truth: an
+ * estimate that is missing, or per sample instead of per reference, is
+ * off by more) and prints the difference.
+ */
+#define RATE_LOSS	"500"
+#define PACE_US		"1000"
+TEST_F_TIMEOUT(testpmu, throttled_loss_matches_truth, 300)
+{
+	uint64_t lost0, stopped0, counted0, lost, truth, counted;
+	struct counts a, b;
+
+	ASSERT_EQ(0, rc_knob_set(&self->pace, TESTPMU_DIR "/pace_us", PACE_US));
+	ASSERT_EQ(0, rc_write_file(RATE, RATE_LOSS));
+	/*
+	 * The limit must stay 2 a tick: perf lowers the rate when its NMIs
+	 * take long, as under KASAN they do (0: it never does).
+	 */
+	ASSERT_EQ(0, rc_write_file(PERCENT, "0"));
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "64"));
+	counts(&a);
+	lost0 = rc_feed_stat("pebs_throttle_lost");
+	stopped0 = testpmu_stat("stopped");
+	counted0 = testpmu_stat("counted");
+	ASSERT_EQ(0, pmu_program(self->base, PERIOD));
+	loads(self->buf, PAGES, 20000);
+	ASSERT_EQ(0, deliver_all(self->base));
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "0"));
+	counts(&b);
+	lost = rc_feed_stat("pebs_throttle_lost") - lost0;
+	truth = (testpmu_stat("stopped") - stopped0) * PERIOD;
+	counted = (testpmu_stat("counted") - counted0) * PERIOD;
+	printf("# throttled %llu times; references counted %llu, missed %llu (truth), estimated lost %llu (%+.1f%%)\n",
+	       (unsigned long long)(b.pebs_throttled - a.pebs_throttled),
+	       (unsigned long long)counted, (unsigned long long)truth,
+	       (unsigned long long)lost,
+	       truth ? 100.0 * ((double)lost - truth) / truth : 0.0);
+	EXPECT_LT(0ULL, b.pebs_throttled - a.pebs_throttled);
+	ASSERT_LT(0ULL, truth);
+	EXPECT_LE(lost, 4 * truth);
+	EXPECT_GE(lost, truth / 4);
 }
 
 /*
@@ -529,7 +628,7 @@ TEST_F_TIMEOUT(testpmu, refcnt_run_safe_min_period, 300)
 	}
 }
 
-static int open_event(uint32_t type, uint64_t config)
+static int open_event_of(uint32_t type, uint64_t config, pid_t pid, int cpu)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -539,7 +638,13 @@ static int open_event(uint32_t type, uint64_t config)
 			       PERF_FORMAT_TOTAL_TIME_RUNNING,
 	};
 
-	return syscall(SYS_perf_event_open, &attr, -1, 0, -1, 0);
+	return syscall(SYS_perf_event_open, &attr, pid, cpu, -1, 0);
+}
+
+/* A CPU-wide event of the test PMU on CPU 0. */
+static int open_event(uint32_t type, uint64_t config)
+{
+	return open_event_of(type, config, -1, 0);
 }
 
 /*
@@ -574,6 +679,101 @@ TEST_F_TIMEOUT(testpmu, rotation, 300)
 	EXPECT_LT(0ULL, v[0][0] + v[1][0] + v[2][0]);
 	for (i = 0; i < 3; i++)
 		close(fd[i]);
+}
+
+/*
+ * A counting session of this thread over the buffer (its loads and
+ * stores events), with a third event of this thread if @third, through
+ * MUX_LOADS loads a page, the test PMU paced so that samples come spread
+ * over many rotations: the session's totals; how long the third ran of
+ * its time in @ran.
+ */
+#define MUX_LOADS	20000
+static void mux_session(struct __test_metadata *_metadata,
+			FIXTURE_DATA(testpmu) *self, bool third,
+			struct rcb_count_totals *t, double *ran)
+{
+	struct rcb_count_range r = { (uintptr_t)self->buf, PAGES << 12 };
+	struct rcb_count c = {
+		.pebs_period = PERIOD, .flags = RCB_COUNT_THREAD,
+		.ranges = (uintptr_t)&r, .nr_ranges = 1,
+	};
+	struct rcb_count_totals tt[2];
+	struct rcb_count_read rd = { .totals = (uintptr_t)tt, .nr_totals = 2 };
+	struct rcb_count_stats st = { 0 };
+	int fd = rc_open_node(0, O_RDONLY), sfd, tfd = -1;
+	uint64_t type = 0, v[3] = { 0 };
+
+	ASSERT_LE(0, fd) TH_LOG("node 0's device: %s", strerror(errno));
+	ASSERT_EQ(0, rc_read_u64(TESTPMU_TYPE, &type));
+	sfd = ioctl(fd, RCB_COUNT_START, &c);
+	ASSERT_LE(0, sfd) TH_LOG("RCB_COUNT_START: %s", strerror(errno));
+	if (third) {
+		tfd = open_event_of(type, 1, 0, -1);
+		ASSERT_LE(0, tfd) TH_LOG("the third event: %s", strerror(errno));
+	}
+	ASSERT_EQ(0, pmu_program(self->base, PERIOD));
+	loads(self->buf, PAGES, MUX_LOADS);
+	ASSERT_EQ(0, deliver_all(self->base));
+	ASSERT_EQ(0, ioctl(sfd, RCB_COUNT_STATS, &st));
+	ASSERT_EQ(0, ioctl(sfd, RCB_COUNT_READ, &rd));
+	if (third)
+		ASSERT_EQ((ssize_t)sizeof(v), read(tfd, v, sizeof(v)));
+	*t = tt[1];
+	*ran = v[1] ? (double)v[2] / v[1] : 1;
+	printf("# %s: samples %llu (throttled %llu), in the buffer %llu: %llu references\n",
+	       third ? "with a third event" : "alone",
+	       (unsigned long long)st.samples, (unsigned long long)st.throttled,
+	       (unsigned long long)t->samples,
+	       (unsigned long long)t->references);
+	if (tfd >= 0)
+		close(tfd);
+	close(sfd);
+	close(fd);
+}
+
+/*
+ * Three events on the two counters, against the truth: the session's
+ * loads event and a third event of this thread share a counter by
+ * rotation (PERF_CPU_HRTIMER, 4 ms; a CPU-wide third event would always
+ * run: perf schedules a CPU's flexible events before a task's), the
+ * session's loads event misses the records that come while it is off,
+ * and refcnt scales each sample by its event's last round
+ * (refcnt_pmu_scale()). The truth is the same session alone on the
+ * counters, which the emulation delivers in the same way: within 15%
+ * (about 1,600 samples, a third of the records missed; sampling alone
+ * would give 2%, but the factor of one round is exact only on average,
+ * and -1% to +9% was seen on 6.1 and 6.12). Both are printed against
+ * the loads the loop made too.
+ */
+TEST_F_TIMEOUT(testpmu, three_events_on_two_counters_count_the_truth, 300)
+{
+	uint64_t loads = (uint64_t)PAGES * MUX_LOADS;
+	struct rcb_count_totals alone, mux;
+	double ran, ran_alone;
+
+	ASSERT_EQ(0, rc_knob_set(&self->pace, TESTPMU_DIR "/pace_us", "1000"));
+	/*
+	 * No throttling: perf lowers the rate when its NMIs take long, as
+	 * under KASAN they do (0: it never lowers it, and refuses a rate).
+	 */
+	ASSERT_EQ(0, rc_write_file(RATE, "100000"));
+	ASSERT_EQ(0, rc_write_file(PERCENT, "0"));
+	mux_session(_metadata, self, false, &alone, &ran_alone);
+	mux_session(_metadata, self, true, &mux, &ran);
+	printf("# the third event ran %.0f%% of its time; references: alone %llu, multiplexed %llu (%+.1f%%), of %llu loads (%+.1f%%, %+.1f%%)\n",
+	       100 * ran, (unsigned long long)alone.references,
+	       (unsigned long long)mux.references,
+	       100.0 * ((double)mux.references - alone.references) /
+	       (alone.references ? alone.references : 1),
+	       (unsigned long long)loads,
+	       100.0 * ((double)alone.references - loads) / loads,
+	       100.0 * ((double)mux.references - loads) / loads);
+	/* perf multiplexed: the third event ran part of its time. */
+	EXPECT_LT(ran, 0.9);
+	ASSERT_LT(0ULL, alone.references);
+	EXPECT_LE(mux.references, alone.references + alone.references * 15 / 100);
+	EXPECT_GE(mux.references, alone.references - alone.references * 15 / 100);
 }
 
 /* A PEBS/IBS counting session of this process, or -errno. */
@@ -656,4 +856,4 @@ TEST_F_TIMEOUT(testpmu, cpu_offline_and_back, 300)
 	EXPECT_EQ(c.overflows - b.overflows, c.samples - b.samples);
 }
 
-TEST_HARNESS_MAIN
+RC_HARNESS_MAIN

@@ -43,10 +43,16 @@
  * The samples come in bursts, a drain pass of a ring at a time (what the
  * vCPU did since the last pass, about a tick): perf's per-tick throttle
  * sees the rate per tick as a real PMU's would, give or take a tick.
+ * Paced (/sys/kernel/refcnt_testpmu/pace_us, 0 by default), each NMI
+ * takes one queued record and an hrtimer sends an NMI every that many
+ * microseconds or a little more, so that samples come spread over time
+ * at a known rate,
+ * as a PMU's do: what a test of throttling's loss, or of
+ * multiplexing, which are per tick and per rotation, needs.
  *
  * perf_event_overflow() and perf_sample_event_took() are not exported by
- * Debian's 6.1 and 6.12: the module is built only against the debug
- * kernel the rig builds, whose patch exports them
+ * Debian's 6.1 and 6.12: the module is built only against the kernels the
+ * rig builds (debug at 6.1, pmu-6.12), whose patch exports them
  * (tools/testing/debug-kernel/patches/); Kbuild leaves it out elsewhere.
  *
  * A module found by name: refcnt.ko never links to it. refcnt finds it by
@@ -56,6 +62,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpuhotplug.h>
+#include <linux/hrtimer.h>
 #include <linux/cpumask.h>
 #include <linux/irq_work.h>
 #include <linux/kobject.h>
@@ -73,6 +80,7 @@
 #include <asm/perf_event.h>
 #include <asm/segment.h>
 
+#include "compat.h"
 #include "refcnt_hub_sink.h"
 
 /* attr.config: which records an event counts (the hub's kinds). */
@@ -120,6 +128,9 @@ struct refcnt_testpmu_sample {
  * @pending:	an NMI is on its way to take them
  * @more:	sends the next NMI when one left samples in the queue (an
  *		NMI must not send an IPI: it may have interrupted one)
+ * @paced:	paced: the pace timer runs
+ * @pace:	paced: sends the next NMI
+ * @cpu:	the CPU
  * @q:		the queue
  */
 struct refcnt_testpmu_cpu {
@@ -129,11 +140,17 @@ struct refcnt_testpmu_cpu {
 	u64 tail;
 	int pending;
 	struct irq_work more;
+	int paced;
+	struct hrtimer pace;
+	int cpu;
 	struct refcnt_testpmu_sample q[REFCNT_TESTPMU_QUEUE];
 };
 
 /* Per possible CPU: the queues are too big for per-CPU memory. */
 static struct refcnt_testpmu_cpu **refcnt_testpmu_cpus;
+
+/* Paced delivery: microseconds between two NMIs of one record; 0: off. */
+static unsigned int refcnt_testpmu_pace_us;
 
 /*
  * Statistics (/sys/kernel/refcnt_testpmu/stats), per CPU: what came, what
@@ -313,6 +330,7 @@ static int refcnt_testpmu_nmi(unsigned int cmd, struct pt_regs *regs)
 {
 	struct refcnt_testpmu_cpu *c = refcnt_testpmu_cpus[smp_processor_id()];
 	u64 t0, tail, head;
+	bool paced;
 
 	/* Before reading head: a sample queued after this gets its NMI. */
 	if (!xchg(&c->pending, 0))
@@ -321,9 +339,12 @@ static int refcnt_testpmu_nmi(unsigned int cmd, struct pt_regs *regs)
 	this_cpu_inc(refcnt_testpmu_stats.nmis);
 	/* Pairs with the producer's release: the samples are written. */
 	head = smp_load_acquire(&c->head);
-	if (head - c->tail > REFCNT_TESTPMU_BATCH) {
-		head = c->tail + REFCNT_TESTPMU_BATCH;
-		irq_work_queue(&c->more);
+	/* Paced: one record, and the pace timer sends the next NMI. */
+	paced = READ_ONCE(c->paced);
+	if (head - c->tail > (paced ? 1 : REFCNT_TESTPMU_BATCH)) {
+		head = c->tail + (paced ? 1 : REFCNT_TESTPMU_BATCH);
+		if (!paced)
+			irq_work_queue(&c->more);
 	}
 	for (tail = c->tail; tail != head; tail++)
 		refcnt_testpmu_deliver(c, &c->q[tail % REFCNT_TESTPMU_QUEUE],
@@ -335,21 +356,73 @@ static int refcnt_testpmu_nmi(unsigned int cmd, struct pt_regs *regs)
 }
 
 /* Send @cpu the NMI that delivers its queue, unless one is on its way. */
-static void refcnt_testpmu_kick(int cpu)
+static void refcnt_testpmu_nmi_send(struct refcnt_testpmu_cpu *c)
 {
-	struct refcnt_testpmu_cpu *c = refcnt_testpmu_cpus[cpu];
-
-	if (READ_ONCE(c->head) == READ_ONCE(c->tail) || !cpu_online(cpu))
+	if (READ_ONCE(c->head) == READ_ONCE(c->tail) || !cpu_online(c->cpu))
 		return;
 	if (cmpxchg(&c->pending, 0, 1))
 		return;
-	apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR);
+	refcnt_send_nmi_ipi(c->cpu);
+}
+
+/* Paced: the pace timer, unless it runs. */
+static void refcnt_testpmu_pace_start(struct refcnt_testpmu_cpu *c,
+				      unsigned int us)
+{
+	if (cmpxchg(&c->paced, 0, 1))
+		return;
+	hrtimer_start(&c->pace, us * NSEC_PER_USEC, HRTIMER_MODE_REL);
+}
+
+/*
+ * Paced: an NMI a pace after the timer's last firing, whatever the NMIs
+ * take (a sampled record costs more than one its stopped event misses:
+ * a pace from each NMI's end would sample slower than it misses), and
+ * never sooner (a timer TCG fires late must not fire the next at once,
+ * as a grid's would: two samples close together make a rate far above
+ * the pace), while the queue has records; a record queued after the
+ * last look starts it again.
+ */
+static enum hrtimer_restart refcnt_testpmu_pace_fire(struct hrtimer *t)
+{
+	struct refcnt_testpmu_cpu *c = container_of(t, struct refcnt_testpmu_cpu,
+						    pace);
+	unsigned int us = READ_ONCE(refcnt_testpmu_pace_us);
+
+	if (!us)
+		WRITE_ONCE(c->paced, 0);
+	refcnt_testpmu_nmi_send(c);
+	if (!us)
+		return HRTIMER_NORESTART;
+	if (READ_ONCE(c->head) == READ_ONCE(c->tail)) {
+		WRITE_ONCE(c->paced, 0);
+		smp_mb();	/* paced off before the producers' head is read */
+		if (READ_ONCE(c->head) == READ_ONCE(c->tail) ||
+		    cmpxchg(&c->paced, 0, 1))
+			return HRTIMER_NORESTART;
+	}
+	hrtimer_set_expires(t, ktime_add_us(ktime_get(), us));
+	return HRTIMER_RESTART;
+}
+
+static void refcnt_testpmu_kick(int cpu)
+{
+	struct refcnt_testpmu_cpu *c = refcnt_testpmu_cpus[cpu];
+	unsigned int us = READ_ONCE(refcnt_testpmu_pace_us);
+
+	if (!us) {
+		refcnt_testpmu_nmi_send(c);
+		return;
+	}
+	if (READ_ONCE(c->head) != READ_ONCE(c->tail) && cpu_online(cpu))
+		refcnt_testpmu_pace_start(c, us);
 }
 
 /* An NMI left samples: the next one, from this CPU's irq_work. */
 static void refcnt_testpmu_more(struct irq_work *work)
 {
-	refcnt_testpmu_kick(smp_processor_id());
+	refcnt_testpmu_nmi_send(container_of(work, struct refcnt_testpmu_cpu,
+					     more));
 }
 
 /* The hub's sink: queue a record of CPU @cpu's ring. */
@@ -414,6 +487,7 @@ static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)
 {
 	ssize_t len = 0;
+	u64 queued = 0;
 	unsigned int i;
 	int cpu;
 
@@ -429,13 +503,44 @@ static ssize_t stats_show(struct kobject *kobj, struct kobj_attribute *attr,
 		len += sysfs_emit_at(buf, len, "%s %llu\n",
 				     refcnt_testpmu_stat_names[i], sum);
 	}
-	return len;
+	/* Not a count: what waits in the queues now (paced, for a while). */
+	for_each_possible_cpu(cpu) {
+		const struct refcnt_testpmu_cpu *c = refcnt_testpmu_cpus[cpu];
+
+		queued += READ_ONCE(c->head) - READ_ONCE(c->tail);
+	}
+	return len + sysfs_emit_at(buf, len, "queued %llu\n", queued);
 }
 
 static struct kobj_attribute stats_attr = __ATTR_RO(stats);
 
+/* /sys/kernel/refcnt_testpmu/pace_us: paced delivery (file comment). */
+static ssize_t pace_us_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(refcnt_testpmu_pace_us));
+}
+
+static ssize_t pace_us_store(struct kobject *kobj, struct kobj_attribute *attr,
+			     const char *buf, size_t count)
+{
+	unsigned int us;
+	int err = kstrtouint(buf, 0, &us);
+
+	if (err)
+		return err;
+	/* A second at most: a test's pace, not a way to stall the queue. */
+	if (us > USEC_PER_SEC)
+		return -ERANGE;
+	WRITE_ONCE(refcnt_testpmu_pace_us, us);
+	return count;
+}
+
+static struct kobj_attribute pace_us_attr = __ATTR_RW(pace_us);
+
 static struct attribute *refcnt_testpmu_attrs[] = {
 	&stats_attr.attr,
+	&pace_us_attr.attr,
 	NULL
 };
 
@@ -453,6 +558,7 @@ static enum cpuhp_state refcnt_testpmu_cpuhp;
 static int refcnt_testpmu_online(unsigned int cpu)
 {
 	WRITE_ONCE(refcnt_testpmu_cpus[cpu]->pending, 0);
+	WRITE_ONCE(refcnt_testpmu_cpus[cpu]->paced, 0);
 	refcnt_testpmu_kick(cpu);
 	return 0;
 }
@@ -484,6 +590,9 @@ static int refcnt_testpmu_alloc(void)
 		}
 		raw_spin_lock_init(&c->lock);
 		init_irq_work(&c->more, refcnt_testpmu_more);
+		hrtimer_init(&c->pace, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+		c->pace.function = refcnt_testpmu_pace_fire;
+		c->cpu = cpu;
 		refcnt_testpmu_cpus[cpu] = c;
 	}
 	return 0;
@@ -542,6 +651,8 @@ static void __exit refcnt_testpmu_exit(void)
 	int cpu;
 
 	refcnt_hub_pmu_sink_clear(&refcnt_testpmu_sink);
+	/* What is queued goes out at once, not paced. */
+	WRITE_ONCE(refcnt_testpmu_pace_us, 0);
 	cpuhp_remove_state_nocalls(refcnt_testpmu_cpuhp);
 	kobject_put(refcnt_testpmu_kobj);
 	/* No event is left (each holds the module): no more samples. */
@@ -555,8 +666,10 @@ static void __exit refcnt_testpmu_exit(void)
 
 		while (cpu_online(cpu) &&
 		       (READ_ONCE(c->pending) || irq_work_is_busy(&c->more) ||
+			hrtimer_active(&c->pace) ||
 			READ_ONCE(c->head) != READ_ONCE(c->tail)))
 			cpu_relax();
+		hrtimer_cancel(&c->pace);
 		irq_work_sync(&c->more);
 	}
 	unregister_nmi_handler(NMI_LOCAL, "refcnt_testpmu");
