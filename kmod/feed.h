@@ -235,7 +235,7 @@ struct refcnt_feed_ops {
 #define REFCNT_FEED_NAME_MAX	15
 
 /* The statistics files of a feed, and its CPU lists. */
-#define REFCNT_FEED_FILES	10
+#define REFCNT_FEED_FILES	11
 
 /**
  * struct refcnt_feed_attr - one statistics file of a feed, the registry's

@@ -5,8 +5,10 @@
  * perf events, and the feed's own files beside them.
  */
 #include <linux/kobject.h>
+#include <linux/math64.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
+#include <linux/perf_event.h>
 #include <linux/sysfs.h>
 
 #include "refcnt.h"
@@ -24,8 +26,9 @@ static struct kobject *refcnt_kobj;
 #define REFCNT_FEED_CPUS	8
 static const char *const refcnt_feed_file_names[] = {
 	"samples", "delivered", "unresolved", "kernel", "noaddr", "cached",
-	"inexact", "capped", "cpus", "skipped",
+	"inexact", "capped", "cpus", "skipped", "running",
 };
+#define REFCNT_FEED_RUNNING	10
 
 /* A feed's statistics summed over the CPUs: exact once the feed is quiet. */
 static ssize_t refcnt_feed_stat_show(struct kobject *kobj,
@@ -68,8 +71,47 @@ static ssize_t refcnt_feed_cpus_show(struct kobject *kobj,
 }
 
 /*
+ * The share of the time a feed's events were enabled that they ran on
+ * the PMU (less when perf multiplexes them with other users' events),
+ * in percent, over their lives (the feed's start, or a CPU's coming
+ * online); empty when off. perf_event_read_value() reads an event of
+ * another CPU there, by IPI.
+ */
+static ssize_t refcnt_feed_running_show(struct kobject *kobj,
+					struct kobj_attribute *kattr,
+					char *buf)
+{
+	const struct refcnt_feed_attr *a =
+		container_of(kattr, struct refcnt_feed_attr, kattr);
+	const struct refcnt_feed *feed = a->feed;
+	u64 enabled = 0, running = 0, e, r;
+	unsigned int i;
+	int cpu;
+
+	refcnt_feed_hotplug_flush();
+	mutex_lock(&refcnt_feed_lock);
+	for_each_possible_cpu(cpu) {
+		for (i = 0; feed->events && i < feed->nr_events; i++) {
+			struct perf_event *ev =
+				feed->events[cpu * feed->nr_events + i];
+
+			if (!ev)
+				continue;
+			perf_event_read_value(ev, &e, &r);
+			enabled += e;
+			running += r;
+		}
+	}
+	mutex_unlock(&refcnt_feed_lock);
+	if (!enabled)
+		return sysfs_emit(buf, "\n");
+	return sysfs_emit(buf, "%llu\n", div64_u64(running * 100, enabled));
+}
+
+/*
  * <name>_samples, _delivered, _unresolved; _kernel, _noaddr, _cached,
- * _inexact and _capped for precise samples; _cpus and _skipped for perf events.
+ * _inexact and _capped for precise samples; _cpus, _skipped and _running
+ * for perf events.
  */
 void refcnt_feed_attrs_init(struct refcnt_feed *feed)
 {
@@ -90,8 +132,10 @@ void refcnt_feed_attrs_init(struct refcnt_feed *feed)
 		sysfs_attr_init(&a->kattr.attr);
 		a->kattr.attr.name = a->name;
 		a->kattr.attr.mode = 0444;
-		a->kattr.show = i >= REFCNT_FEED_CPUS ? refcnt_feed_cpus_show :
-							 refcnt_feed_stat_show;
+		a->kattr.show = i == REFCNT_FEED_RUNNING ?
+				refcnt_feed_running_show :
+				i >= REFCNT_FEED_CPUS ? refcnt_feed_cpus_show :
+				refcnt_feed_stat_show;
 		a->feed = feed;
 		feed->attr_ptrs[n++] = &a->kattr.attr;
 	}

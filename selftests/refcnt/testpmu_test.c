@@ -27,6 +27,8 @@
  *    prealloc);
  *  - rotation: three events on the PMU's two counters are multiplexed,
  *    each running less than it is enabled;
+ *  - machine_feed_says_its_running_share: pebs_running, 100 alone and
+ *    less with a third event;
  *  - three_events_on_two_counters_count_the_truth: and a session's
  *    scaled counts, multiplexed so, are the loads it made;
  *  - session_and_machine_feed_exclude: the machine-wide feed and a root
@@ -679,6 +681,35 @@ TEST_F_TIMEOUT(testpmu, rotation, 300)
 	EXPECT_LT(0ULL, v[0][0] + v[1][0] + v[2][0]);
 	for (i = 0; i < 3; i++)
 		close(fd[i]);
+}
+
+/*
+ * The machine-wide feed says how much of their time its events ran:
+ * alone on the PMU's counters, all of it; with a third event on CPU 0's
+ * two counters, perf rotates the three there and refcnt's events on CPU 0
+ * run part of it (those on the other CPUs all of it), so the share over
+ * the feed's life goes below 100 and stays above 50.
+ */
+TEST_F_TIMEOUT(testpmu, machine_feed_says_its_running_share, 120)
+{
+	uint64_t type = 0, alone = 0, shared = 0;
+	int fd;
+
+	ASSERT_EQ(0, rc_read_u64(TESTPMU_TYPE, &type));
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "64"));
+	usleep(500 * 1000);
+	ASSERT_EQ(0, rc_read_u64(RC_FEEDDIR "/pebs_running", &alone));
+	fd = open_event(type, 1);
+	ASSERT_LE(0, fd) TH_LOG("the third event: %s", strerror(errno));
+	sleep(2);
+	ASSERT_EQ(0, rc_read_u64(RC_FEEDDIR "/pebs_running", &shared));
+	close(fd);
+	ASSERT_EQ(0, rc_write_file(PEBS_PERIOD, "0"));
+	printf("# pebs_running: alone %llu%%, with a third event on CPU 0 %llu%%\n",
+	       (unsigned long long)alone, (unsigned long long)shared);
+	EXPECT_EQ(100ULL, alone);
+	EXPECT_GT(100ULL, shared);
+	EXPECT_LT(50ULL, shared);
 }
 
 /*

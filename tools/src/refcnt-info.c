@@ -34,11 +34,12 @@ static const char *const params[] = {
 /*
  * The PEBS/IBS feed's samples it did not count, by reason, those whose
  * multiplexing factor was capped, the ticks perf throttled its events
- * (samples lost uncounted) and the references those lost, estimated.
+ * (samples lost uncounted) and the references those lost, estimated; the
+ * share of their time its events ran (percent; -1 while off).
  */
 static const char *const pebs_stats[] = {
 	"kernel", "noaddr", "cached", "inexact", "capped", "throttled",
-	"throttle_lost",
+	"throttle_lost", "running",
 };
 #define NR_PEBS_STATS (sizeof(pebs_stats) / sizeof(pebs_stats[0]))
 
@@ -445,6 +446,9 @@ static void text_summary(const struct node *nodes, int n)
 		       feed_stat("pebs", "cached"), feed_stat("pebs", "inexact"),
 		       feed_stat("pebs", "capped"), feed_stat("pebs", "throttled"),
 		       feed_stat("pebs", "throttle_lost"));
+	if (pebs > 0 && feed_stat("pebs", "running") >= 0)
+		printf(" (its events ran %lld%% of the time they were enabled: perf multiplexes them with other users' events)",
+		       feed_stat("pebs", "running"));
 	if (pebs > 0 && max_rate() > 0)
 		printf(" (perf throttles an event above %lld samples/s: kernel.perf_event_max_sample_rate)",
 		       max_rate());
