@@ -20,15 +20,16 @@ static struct kobject *refcnt_kobj;
 
 /*
  * The statistics files, in the order of struct refcnt_feed_stats (the
- * precise samples' five last), then the CPU lists of perf events.
+ * precise samples' five last), then the CPU lists of perf events and
+ * their running share.
  */
 #define REFCNT_FEED_PRECISE	3
 #define REFCNT_FEED_CPUS	8
+#define REFCNT_FEED_RUNNING	10
 static const char *const refcnt_feed_file_names[] = {
 	"samples", "delivered", "unresolved", "kernel", "noaddr", "cached",
 	"inexact", "capped", "cpus", "skipped", "running",
 };
-#define REFCNT_FEED_RUNNING	10
 
 /* A feed's statistics summed over the CPUs: exact once the feed is quiet. */
 static ssize_t refcnt_feed_stat_show(struct kobject *kobj,
