@@ -50,6 +50,26 @@ class Accuracy(unittest.TestCase):
                 A.Config.from_env(env).check()
             self.assertIn(msg, str(e.exception))
 
+    def test_long_settings(self) -> None:
+        """REFCNT_ACCURACY_LONG=1: its own defaults, which the other
+        variables still override, its own directory and command line."""
+        c = A.Config.from_env({"REFCNT_ACCURACY_LONG": "1"})
+        self.assertTrue(c.long)
+        self.assertEqual((c.secs, c.workloads), ("120", "demo stream"))
+        self.assertEqual(c.feeds_of("stream"), ["pebs-200000", "ibs-100000"])
+        self.assertEqual(c.command()[:2], ["REFCNT_ACCURACY_LONG=1",
+                                           "REFCNT_ACCURACY_SECONDS=120"])
+        c = A.Config.from_env({"REFCNT_ACCURACY_LONG": "1",
+                               "REFCNT_ACCURACY_SECONDS": "300",
+                               "REFCNT_ACCURACY_FEEDS": "ibs-50000"})
+        self.assertEqual((c.secs, c.feeds_of("demo")), ("300", ["ibs-50000"]))
+        self.assertFalse(A.Config.from_env({"REFCNT_ACCURACY_LONG": "0"}).long)
+        self.assertNotIn("REFCNT_ACCURACY_LONG=1",
+                         A.Config.from_env({}).command())
+        with mock.patch.dict(os.environ, {"REFCNT_BUILD_DIR": "/b"}):
+            self.assertEqual(A.Accuracy("/r", c).out, "/b/accuracy-long")
+            self.assertEqual(A.Accuracy("/r", A.Config()).out, "/b/accuracy")
+
     def test_guest(self) -> None:
         c = A.Config.from_env(ENV)
         self.assertEqual(A.guest_script(c, {"demo": c.feeds_of("demo"),
