@@ -56,7 +56,7 @@ class Accuracy(unittest.TestCase):
         c = A.Config.from_env({"REFCNT_ACCURACY_LONG": "1"})
         self.assertTrue(c.long)
         self.assertEqual((c.secs, c.workloads), ("120", "demo stream"))
-        self.assertEqual(c.feeds_of("stream"), ["pebs-200000", "ibs-100000"])
+        self.assertEqual(c.feeds_of("stream"), ["pebs-200000", "ibs-200000"])
         self.assertEqual(c.command()[:2], ["REFCNT_ACCURACY_LONG=1",
                                            "REFCNT_ACCURACY_SECONDS=120"])
         c = A.Config.from_env({"REFCNT_ACCURACY_LONG": "1",
