@@ -33,6 +33,8 @@
 #   make truth            the QEMU plugin that counts every guest reference
 #                         (refcnt-vm --truth) and its guest programs
 #   make accuracy         how close each feed's counts are to the truth
+#   make accuracy-long    its long rows: >= 2x10^9 guest instructions a run,
+#                         PEBS and IBS at a period costing <= 1%
 #   make papi             PAPI (Debian's source) with the refcnt component,
 #                         its utilities, examples/papi and the component's
 #                         tests, static, into build/papi/bin
@@ -80,7 +82,7 @@ MODULE_OUT := $(BUILD)/$(KVER)
 .PHONY: all lib module selftests tools checkpatch check demo bench install dkms-check \
 	shellcheck kernel-doc check-long \
 	intree-check clean FORCE core-check fuzz pmu-check
-.PHONY: truth accuracy papi linux-source
+.PHONY: truth accuracy accuracy-long papi linux-source
 
 all: lib selftests tools
 
@@ -328,6 +330,10 @@ truth:
 
 accuracy:
 	@tools/testing/refcnt-accuracy
+
+# The long rows: a real machine's sample density (REFCNT_ACCURACY_LONG).
+accuracy-long:
+	@REFCNT_ACCURACY_LONG=1 tools/testing/refcnt-accuracy
 
 # PAPI with the refcnt component (papi/components/refcnt), from Debian's
 # PAPI source package: tools/testing/papi-build.

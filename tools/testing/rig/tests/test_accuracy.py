@@ -50,6 +50,26 @@ class Accuracy(unittest.TestCase):
                 A.Config.from_env(env).check()
             self.assertIn(msg, str(e.exception))
 
+    def test_long_settings(self) -> None:
+        """REFCNT_ACCURACY_LONG=1: its own defaults, which the other
+        variables still override, its own directory and command line."""
+        c = A.Config.from_env({"REFCNT_ACCURACY_LONG": "1"})
+        self.assertTrue(c.long)
+        self.assertEqual((c.secs, c.workloads), ("120", "demo stream"))
+        self.assertEqual(c.feeds_of("stream"), ["pebs-200000", "ibs-200000"])
+        self.assertEqual(c.command()[:2], ["REFCNT_ACCURACY_LONG=1",
+                                           "REFCNT_ACCURACY_SECONDS=120"])
+        c = A.Config.from_env({"REFCNT_ACCURACY_LONG": "1",
+                               "REFCNT_ACCURACY_SECONDS": "300",
+                               "REFCNT_ACCURACY_FEEDS": "ibs-50000"})
+        self.assertEqual((c.secs, c.feeds_of("demo")), ("300", ["ibs-50000"]))
+        self.assertFalse(A.Config.from_env({"REFCNT_ACCURACY_LONG": "0"}).long)
+        self.assertNotIn("REFCNT_ACCURACY_LONG=1",
+                         A.Config.from_env({}).command())
+        with mock.patch.dict(os.environ, {"REFCNT_BUILD_DIR": "/b"}):
+            self.assertEqual(A.Accuracy("/r", c).out, "/b/accuracy-long")
+            self.assertEqual(A.Accuracy("/r", A.Config()).out, "/b/accuracy")
+
     def test_guest(self) -> None:
         c = A.Config.from_env(ENV)
         self.assertEqual(A.guest_script(c, {"demo": c.feeds_of("demo"),
@@ -156,3 +176,93 @@ class Accuracy(unittest.TestCase):
         self.assertEqual(A.fold_runs(["demo/a", "demo/b", "stream/a",
                                       "demo/c"]),
                          ["    demo: a b", "    stream: a", "    demo: c"])
+
+    def test_long_figures(self) -> None:
+        """The long rows' instructions, samples a page and goal, worked
+        out by hand on accuracy-compare-period.json (its regions: 14
+        references on 4 pages touched; 4 of 5 pages and 2 of 3 regions
+        inside the intervals)."""
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        s = os.path.join(d, "summary")
+        with open(s, "w") as f:
+            f.write("# refcnt-truth summary\nwindow marked\n"
+                    "vcpu 0 node 0 insns 9 insns_window 1500000000 io 0 "
+                    "unmapped 0 muted_window 100000000 cost_window 9 "
+                    "cost_muted 30000000 cost_calls 5 cost_open 0\n"
+                    "vcpu 1 node 1 insns 9 insns_window 700000000 io 0 "
+                    "unmapped 0 muted_window 0\n"
+                    "refs node 0 local 1 remote 2\n")
+        # 2.2e9 less the drain's 1e8, of which 3e7 were the feed's.
+        self.assertEqual(A.window_insns(s), 2_130_000_000)
+        j = read("accuracy-compare-period.json")
+        self.assertEqual(A.density(j, 2), (7.0, 4))
+        self.assertEqual(A.density(j, 0), (0.0, 4))
+        alone = '{"overall": {"refs": 30, "true_pages": 6}}'
+        self.assertEqual(A.density(alone, 10), (3.0, 6))
+        self.assertEqual(A.long_row("stream", "pebs-2", 2_130_000_000, j, j,
+                                    2, "0.612"),
+                         "stream   pebs-2            2.13e+09    0.71"
+                         "         7       4    1.75  80.0/66.7    0.612")
+        self.assertEqual(A.long_row("demo", "first-touch", None, j, "", 0,
+                                    "0.1"),
+                         "demo     first-touch              -       -"
+                         "         -       4       -     -/-         0.1")
+        self.assertEqual(A.LONG_HDR.split(), [
+            "workload", "feed", "insns", "3GHz-s", "samples", "pages",
+            "smp/pg", "in95", "pg/rg", "cost%"])
+        # attribution 0.65, top 1% 1/1, coverage 0.8.
+        self.assertEqual(A.long_goal("stream", "ibs-16", 2_130_000_000,
+                                     "0.4", j, j),
+                         "  stream   ibs-16            insns 2.13e+09 yes, "
+                         "cost 0.4 yes, attrib 65.0 no, hot1% P/R "
+                         "100.0/100.0 yes, in95 80.0 no: not met")
+        good = j.replace('"attribution": 0.65', '"attribution": 0.96') \
+            .replace('"interval_coverage": 0.8}', '"interval_coverage": 0.95}')
+        self.assertTrue(A.long_goal("w", "f", 2 * 10**9, "1.0", good,
+                                    good).endswith(": met"))
+        for insns, cost in ((1999999999, "1.0"), (None, "0.5"),
+                            (2 * 10**9, "1.01"), (2 * 10**9, "-")):
+            self.assertTrue(A.long_goal("w", "f", insns, cost, good,
+                                        good).endswith("not met"))
+        self.assertTrue(A.long_goal("w", "f", 2 * 10**9, "0.5", good,
+                                    "").endswith("in95 - -: not met"))
+
+    def test_long_report(self) -> None:
+        """Scores in long mode: the runs' rows and goals from the files
+        a boot left (the truth gone, so their JSON is scored as kept)."""
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with mock.patch.dict(os.environ, {"REFCNT_BUILD_DIR": d}):
+            a = A.Accuracy(d, A.Config.from_env({
+                "REFCNT_ACCURACY_LONG": "1", "REFCNT_ACCURACY_WORKLOADS":
+                "stream", "REFCNT_ACCURACY_FEEDS": "pebs-2 first-touch",
+                "REFCNT_ACCURACY_CONTROL": "0"}))
+        os.makedirs(a.out)
+        j = read("accuracy-compare-period.json")
+        for f in ("pebs-2", "first-touch"):
+            for name, text in (("boot", "boot of now\n"),
+                               ("out", "pmu period 2\n"), ("all.json", j),
+                               ("memside.json", j),
+                               ("truth.csv.summary",
+                                "vcpu 0 insns_window 3000000000 "
+                                "muted_window 0 cost_window 3000000 "
+                                "cost_muted 0\n")):
+                A.write(a.path("stream", f, name), text)
+        s = A.Scores(a)
+        s.score()
+        out = s.report()
+        at = out.index("Long rows: a real machine's sample density "
+                       "(REFCNT_ACCURACY_LONG)")
+        self.assertEqual(out[at + 7].split(), A.LONG_HDR.split())
+        self.assertEqual(out[at + 8].split(), [
+            "stream", "pebs-2", "3.00e+09", "1.00", "7", "4", "1.75",
+            "80.0/66.7", "0.100"])
+        self.assertEqual(out[at + 9].split()[:4],
+                         ["stream", "first-touch", "3.00e+09", "1.00"])
+        goals = [ln for ln in out if ln.startswith("  stream   pebs-2 ")]
+        self.assertEqual(len(goals), 2)  # the goal and the drain's line
+        self.assertTrue(goals[0].endswith("in95 80.0 no: not met"))
+        self.assertNotIn("  stream   first-touch       insns", "\n".join(out))
+        s = A.Scores(A.Accuracy(d, A.Config()))
+        self.assertNotIn("Long rows", "\n".join(s.report()))
