@@ -176,8 +176,8 @@ struct refcnt_pmu_setup {
  * to the overflow handler with hw.interrupts set to MAX_INTERRUPTS: each
  * is a tick the event lost the rest of. Counted per CPU, shown in
  * pebs_throttled, said once in dmesg per start of the feed; the
- * references lost, estimated from the event's rate in the tick
- * (refcnt_pmu_tick_lost()), in pebs_throttle_lost.
+ * references lost, estimated from the event's rate in the tick and the
+ * time it was stopped (refcnt_pmu_tick_lost()), in pebs_throttle_lost.
  */
 static DEFINE_PER_CPU(u64, refcnt_pmu_throttles);
 static DEFINE_PER_CPU(u64, refcnt_pmu_throttle_lost);

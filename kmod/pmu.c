@@ -272,29 +272,46 @@ u64 refcnt_pmu_scale(u64 period, struct refcnt_pmu_mux *m, u64 enabled,
  * @tick_ns:	a tick's length (TICK_NSEC)
  *
  * perf stops a throttled event until the next tick: what it would have
- * sampled in the rest of that tick is lost, and nothing counts it. The
- * event's samples so far in the tick give its rate: n samples over the
- * time from the first to this one, (n - 1) intervals. At that rate a
- * whole tick would have had (n - 1) * tick / elapsed samples, of which n
- * were taken. A rate that holds over the tick is assumed; a single
- * sample a tick (perf_event_max_sample_rate at HZ or below) gives no
- * rate, and no estimate.
+ * sampled meanwhile is lost, and nothing counts it. The event's samples
+ * so far in the tick give its rate: n samples over the time from the
+ * first to the throttling one, (n - 1) intervals. The loss is that rate
+ * over the time the event was stopped, known at its next sample: from
+ * the throttle to it, less one interval (the restart came before it),
+ * but no more than the rest of a tick of @tick_ns (the next sample may
+ * come after the CPU idled, with nothing to sample). A rate that holds
+ * is assumed; a single sample a tick (perf_event_max_sample_rate at HZ
+ * or below) gives no rate, and no estimate; nor does a throttle with no
+ * sample after it.
  *
- * Return: the samples lost, estimated; 0 unless @throttled.
+ * Return: the samples the last throttle lost, estimated, at the first
+ * sample after it; else 0.
  */
 u64 refcnt_pmu_tick_lost(struct refcnt_pmu_tick *t, u64 seq, u64 now_ns,
 			 bool throttled, u64 tick_ns)
 {
-	u64 whole;
+	u64 lost = 0;
 
+	if (t->stopped_ns && now_ns > t->stopped_ns) {
+		u64 gap = mul_u64_u64_div_u64(t->rate_n, now_ns - t->stopped_ns,
+					      t->rate_ns);
+
+		lost = min_t(u64, gap > 1 ? gap - 1 : 0, t->bound);
+	}
+	t->stopped_ns = 0;
 	if (seq != t->seq || !t->n || now_ns < t->first_ns) {
 		t->seq = seq;
 		t->first_ns = now_ns;
 		t->n = 0;
 	}
 	t->n++;
-	if (!throttled || t->n < 2 || now_ns == t->first_ns)
-		return 0;
-	whole = mul_u64_u64_div_u64(t->n - 1, tick_ns, now_ns - t->first_ns);
-	return whole > t->n ? whole - t->n : 0;
+	if (throttled && t->n >= 2 && now_ns > t->first_ns) {
+		u64 whole = mul_u64_u64_div_u64(t->n - 1, tick_ns,
+						now_ns - t->first_ns);
+
+		t->stopped_ns = now_ns;
+		t->rate_n = t->n - 1;
+		t->rate_ns = now_ns - t->first_ns;
+		t->bound = whole > t->n ? whole - t->n : 0;
+	}
+	return lost;
 }

@@ -132,6 +132,11 @@ struct refcnt_pmu_mux {
  * @seq:	perf's tick sequence (hw.interrupts_seq) they were taken in
  * @first_ns:	local_clock() at the first of them
  * @n:		how many
+ * @stopped_ns:	when perf throttled it, 0 if it did not since its last
+ *		sample
+ * @rate_n:	the throttle's tick: samples over @rate_ns, less one
+ * @rate_ns:	from the first of them to the throttling one
+ * @bound:	the most the throttle can have lost: the rest of the tick
  *
  * Zeroed when the event is made; one per event, updated by its samples.
  */
@@ -139,6 +144,10 @@ struct refcnt_pmu_tick {
 	u64 seq;
 	u64 first_ns;
 	u64 n;
+	u64 stopped_ns;
+	u64 rate_n;
+	u64 rate_ns;
+	u64 bound;
 };
 
 /*

@@ -819,8 +819,10 @@ TEST(scale)
 
 /*
  * A throttle's loss: 10 samples 100 us apart, throttled at the tenth, in
- * a 4 ms tick: the tick would have had 40, 30 were lost. The next tick
- * starts over; one sample a tick gives no rate.
+ * a 4 ms tick; the next sample comes 3.1 ms later (the restart at the
+ * next tick, one interval before it): 30 lost, said at that sample. A
+ * next sample long after (the CPU idled) counts the rest of the tick
+ * only; one sample a tick gives no rate.
  */
 TEST(tick_lost)
 {
@@ -831,16 +833,25 @@ TEST(tick_lost)
 	for (i = 0; i < 9; i++)
 		EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 7, 1000 * us + i * 100 * us,
 						     false, tick));
-	EXPECT_EQ(30ULL, refcnt_pmu_tick_lost(&t, 7, 1900 * us, true, tick));
-	/* The next tick: its first sample throttles, no rate. */
-	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 8, 5000 * us, true, tick));
-	EXPECT_EQ(1ULL, t.n);
-	/* Samples a whole tick long: none lost. */
-	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 9, 9000 * us, false, tick));
-	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 9, 13000 * us, true, tick));
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 7, 1900 * us, true, tick));
+	EXPECT_EQ(30ULL, refcnt_pmu_tick_lost(&t, 8, 5000 * us, false, tick));
+	/* Restarted early (a tick that came late caught up): less lost. */
+	for (i = 1; i < 9; i++)
+		refcnt_pmu_tick_lost(&t, 8, 5000 * us + i * 100 * us, false, tick);
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 8, 5900 * us, true, tick));
+	EXPECT_EQ(9ULL, refcnt_pmu_tick_lost(&t, 9, 6900 * us, false, tick));
+	/* Throttled again; the next sample a second later: the tick's rest. */
+	for (i = 1; i < 9; i++)
+		refcnt_pmu_tick_lost(&t, 9, 6900 * us + i * 100 * us, false, tick);
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 9, 7800 * us, true, tick));
+	EXPECT_EQ(30ULL, refcnt_pmu_tick_lost(&t, 10, 1007800 * us, false, tick));
+	/* Its first sample throttles: no rate, nothing said after. */
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 11, 1100000 * us, true, tick));
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 12, 1104000 * us, false, tick));
 	/* Two at one instant: no rate. */
-	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 10, 14000 * us, false, tick));
-	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 10, 14000 * us, true, tick));
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 13, 1200000 * us, false, tick));
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 13, 1200000 * us, true, tick));
+	EXPECT_EQ(0ULL, refcnt_pmu_tick_lost(&t, 14, 1204000 * us, false, tick));
 }
 
 /*
