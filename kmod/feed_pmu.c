@@ -198,15 +198,21 @@ static void refcnt_pmu_throttled(void)
 		irq_work_queue(&refcnt_pmu_throttle_work);
 }
 
-static ssize_t pebs_throttled_show(struct kobject *kobj,
-				   struct kobj_attribute *attr, char *buf)
+/* A per-CPU count summed over the CPUs, as a sysfs file shows it. */
+static ssize_t refcnt_pmu_sum_show(u64 __percpu *count, char *buf)
 {
 	u64 sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(per_cpu(refcnt_pmu_throttles, cpu));
+		sum += READ_ONCE(*per_cpu_ptr(count, cpu));
 	return sysfs_emit(buf, "%llu\n", sum);
+}
+
+static ssize_t pebs_throttled_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return refcnt_pmu_sum_show(&refcnt_pmu_throttles, buf);
 }
 
 static struct kobj_attribute refcnt_pmu_throttled_attr =
@@ -215,12 +221,7 @@ static struct kobj_attribute refcnt_pmu_throttled_attr =
 static ssize_t pebs_throttle_lost_show(struct kobject *kobj,
 				       struct kobj_attribute *attr, char *buf)
 {
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(per_cpu(refcnt_pmu_throttle_lost, cpu));
-	return sysfs_emit(buf, "%llu\n", sum);
+	return refcnt_pmu_sum_show(&refcnt_pmu_throttle_lost, buf);
 }
 
 static struct kobj_attribute refcnt_pmu_throttle_lost_attr =
