@@ -90,8 +90,12 @@ icount, 20 at wall-clock time), REFCNT_PLACEMENT_KERNEL (default the
 newest of refcnt-setup kernels), REFCNT_PLACEMENT_WORKLOADS,
 REFCNT_PLACEMENT_VARIANTS, REFCNT_PLACEMENT_MODES (subsets of the
 defaults), REFCNT_PLACEMENT_NATURAL_MODES (the natural variant's modes,
-default all), REFCNT_PLACEMENT_REPORT=1 (no boot: score build/placement/
-again; the table's head takes the other settings as given).
+default all), REFCNT_PLACEMENT_DIR (the boot's files, default
+build/placement: boots in parallel each need their own),
+REFCNT_PLACEMENT_REPORT=1 (no boot: score REFCNT_PLACEMENT_DIR again,
+which may then name several boots' directories, space-separated, for one
+table: a row's repeats are its runs in all of them; the table's head takes
+the other settings as given).
 """
 
 WORKLOADS = ("hpcc redis likwid stressng-numa stressng-vm misplaced phase "
@@ -214,9 +218,9 @@ def default_secs(icount: str) -> str:
     return str(-(-INSNS_PER_RUN // per_sec))
 
 
-def vm_cmd(root: str, build: str, kver: str, c: Config) -> List[str]:
-    """refcnt-vm's command line."""
-    out = f"{build}/placement"
+def vm_cmd(root: str, build: str, kver: str, c: Config,
+           out: str) -> List[str]:
+    """refcnt-vm's command line, the boot's files in OUT."""
     clock = [] if c.icount == "off" else ["--icount", c.icount]
     return [H.refcnt_vm(root), "--kernel", kver, "--topology",
             c.topology(kver),
@@ -255,6 +259,18 @@ def header(serial: Sequence[str], c: Config, kver: str) -> List[str]:
         f"{c.secs}s per time-bound run, {c.repeats} repeats of each row;",
         f"# clock: {c.clock()}",
         ""]
+
+
+def out_dirs(env: Mapping[str, str], build: str, report: bool) -> List[str]:
+    """REFCNT_PLACEMENT_DIR as absolute paths: the boot's directory
+    (default build/placement), or with REFCNT_PLACEMENT_REPORT=1 the
+    boots' directories to score as one table."""
+    dirs = (env.get("REFCNT_PLACEMENT_DIR") or f"{build}/placement").split()
+    if not dirs or (len(dirs) > 1 and not report):
+        raise H.Die("REFCNT_PLACEMENT_DIR: a boot writes one directory "
+                    "(several are scored together with "
+                    "REFCNT_PLACEMENT_REPORT=1)", 2)
+    return [os.path.abspath(d) for d in dirs]
 
 
 def step(text: str) -> None:
@@ -300,8 +316,7 @@ def newest_kernel(root: str) -> str:
     return lines[-1] if lines else ""
 
 
-def boot(root: str, build: str, kver: str, c: Config) -> None:
-    out = f"{build}/placement"
+def boot(root: str, build: str, kver: str, c: Config, out: str) -> None:
     p = f"{root}/tools/testing/placement"
     step(f"building refcnt.ko for {kver}, the tools and the truth plugin")
     run(["make", "--no-print-directory", "module", f"KVER={kver}"], root)
@@ -324,7 +339,7 @@ def boot(root: str, build: str, kver: str, c: Config) -> None:
         e.write(c.guest_env())
     step(f"the Debian guest ({PKGS}): {c.runs()} runs of about {c.secs}s "
          f"({c.clock()}), {kver}, {c.topology(kver)} with HMAT, truth and hub")
-    if H.call(vm_cmd(root, build, kver, c), both=f"{out}/guest.log",
+    if H.call(vm_cmd(root, build, kver, c, out), both=f"{out}/guest.log",
               cwd=root) != 0:
         step(f"the guest failed, see {out}/guest.log and {out}/serial.log "
              "(what ran is scored)")
@@ -337,27 +352,29 @@ def main(argv: Sequence[str], root: str) -> int:
         raise H.Die(f"unknown argument '{argv[0]}' (it takes none; see "
                     "--help)", 2)
     build = H.build_dir(root)
-    out = f"{build}/placement"
     c = Config.from_env(os.environ)
+    outs = out_dirs(os.environ, build, c.report)
     try:
         kver = os.environ.get("REFCNT_PLACEMENT_KERNEL") or \
             newest_kernel(root)
         if not c.report:
-            boot(root, build, kver, c)
-        if not os.path.isfile(f"{out}/series.txt") or \
-                os.path.getsize(f"{out}/series.txt") == 0:
-            raise H.Die(f"no truth series in {out} (the guest did not "
-                        "finish)", 1)
+            boot(root, build, kver, c, outs[0])
+        for out in outs:
+            if not os.path.isfile(f"{out}/series.txt") or \
+                    os.path.getsize(f"{out}/series.txt") == 0:
+                raise H.Die(f"no truth series in {out} (the guest did not "
+                            "finish)", 1)
         results = H.results_start(build, root, "placement", kver, PROG,
                                   c.command())
         tee = H.Tee(results)
-        for ln in header(raw_lines(f"{out}/serial.log"), c, kver):
+        for ln in header(raw_lines(f"{outs[0]}/serial.log"), c, kver):
             tee(ln)
         sys.stdout.flush()
+        pairs = [f for out in outs
+                 for f in (f"{out}/serial.log", f"{out}/series.txt")]
         r = subprocess.run(["python3", f"{root}/tools/testing/placement/"
                             "placement-score", "--json",
-                            results[:-len(".txt")] + ".json",
-                            f"{out}/serial.log", f"{out}/series.txt"],
+                            results[:-len(".txt")] + ".json"] + pairs,
                            stdout=subprocess.PIPE, cwd=root)
         sys.stdout.buffer.write(r.stdout)
         sys.stdout.flush()

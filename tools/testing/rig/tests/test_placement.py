@@ -18,7 +18,7 @@ import os
 import tempfile
 import unittest
 from types import ModuleType
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from rig import hostcmd as H
 from rig import placement as P
@@ -95,21 +95,36 @@ class Placement(unittest.TestCase):
 
     def test_command_line_icount(self) -> None:
         self.assertEqual(P.vm_cmd("/r", "/b", "6.1.0-56-amd64",
-                                  P.Config.from_env(ENV)),
+                                  P.Config.from_env(ENV), "/b/placement"),
                          ["/r/tools/testing/refcnt-vm"] +
                          golden_args("placement-vm-args-icount.golden"))
 
     def test_command_line_icount_6_12_tiered(self) -> None:
         args = P.vm_cmd("/r", "/b", "6.12.95+deb12-amd64",
-                        P.Config.from_env(ENV))
+                        P.Config.from_env(ENV), "/b/placement")
         self.assertEqual(args[args.index("--topology") + 1], "tiered")
         self.assertEqual(args[args.index("--icount") + 1], "0")
 
     def test_command_line_wall_clock(self) -> None:
         self.assertEqual(P.vm_cmd("/r", "/b", "6.1.0-56-amd64",
-                                  P.Config.from_env(WALL)),
+                                  P.Config.from_env(WALL), "/b/placement"),
                          ["/r/tools/testing/refcnt-vm"] +
                          golden_args("placement-vm-args.golden"))
+
+    def test_out_dirs(self) -> None:
+        """A boot's own directory, so that boots can run in parallel;
+        several only to score together."""
+        self.assertEqual(P.out_dirs({}, "/b", False), ["/b/placement"])
+        env = {"REFCNT_PLACEMENT_DIR": "/x/p1"}
+        self.assertEqual(P.out_dirs(env, "/b", False), ["/x/p1"])
+        args = P.vm_cmd("/r", "/b", K612, P.Config.from_env(ENV), "/x/p1")
+        self.assertEqual(args[args.index("--truth") + 1], "/x/p1/truth.csv")
+        self.assertEqual(args[args.index("--log") + 1], "/x/p1/serial.log")
+        env = {"REFCNT_PLACEMENT_DIR": "/x/p1  /x/p2"}
+        self.assertEqual(P.out_dirs(env, "/b", True), ["/x/p1", "/x/p2"])
+        with self.assertRaises(H.Die) as e:
+            P.out_dirs(env, "/b", False)
+        self.assertTrue(str(e.exception).startswith("REFCNT_PLACEMENT_DIR: "))
 
     def test_header(self) -> None:
         serial = P.raw_lines(os.path.join(DATA, "placement-serial.log"))
@@ -147,12 +162,13 @@ LOG = os.path.join(DATA, "placement-score.log")
 SERIES = os.path.join(DATA, "placement-score.series")
 
 
-def score(log: str = LOG) -> Tuple[int, str, Dict[str, Any]]:
-    """placement-score's status, stdout and JSON on LOG and SERIES."""
+def score(log: str = LOG, more: Sequence[str] = ()) -> Tuple[int, str, Dict[str, Any]]:
+    """placement-score's status, stdout and JSON on LOG and SERIES (and
+    MORE boots' pairs)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            rc = S.main(["--json", f"{tmp}/p.json", log, SERIES])
+            rc = S.main(["--json", f"{tmp}/p.json", log, SERIES] + list(more))
         with open(f"{tmp}/p.json") as f:
             return rc, out.getvalue(), json.load(f)
 
@@ -244,6 +260,33 @@ class Score(unittest.TestCase):
         self.assertEqual([t for t, _ in guest["curve"]], [1.0 * k for k in range(1, 9)])
         self.assertEqual(S.t90(guest, 0.2), 0.8)
         self.assertEqual(S.t90(host, 0.2), 0.3)
+
+    def test_boots_make_one_table(self) -> None:
+        """A second boot of repeats 1 and 2 only: nb1's row has five
+        runs, its medians over them (30, 34, 26, 30, 34 -> 30, spread 4),
+        each run scored on its own boot's windows."""
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(f"{tmp}/b2.log", "w") as f:
+                for ln in read("placement-score.log").split("\n"):
+                    if not ln.startswith("result repeat=3 "):
+                        f.write(ln + "\n")
+            rc, out, j = score(more=[f"{tmp}/b2.log", SERIES])
+        nb1 = self.rows(j)["nb1"]
+        self.assertEqual((rc, nb1["n"], nb1["runs"]),
+                         (0, 5, ["1/2", "1/7", "1/12", "2/2", "2/7"]))
+        self.assertAlmostEqual(nb1["median"]["remote"], 0.30)
+        self.assertAlmostEqual(nb1["spread"]["remote"], 0.04)
+        self.assertEqual(sorted({r["boot"] for r in j["runs"]}), [1, 2])
+
+    def test_boots_of_another_machine_refused(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(f"{tmp}/b2.log", "w") as f:
+                f.write(read("placement-score.log").replace(
+                    "distance 1 30 10", "distance 1 20 10"))
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                self.assertEqual(S.main([LOG, SERIES, f"{tmp}/b2.log", SERIES]), 1)
+        self.assertIn("another machine", err.getvalue())
 
     def test_one_repeat_has_no_verdict(self) -> None:
         """A log of before repeats (no repeat=): repeat 1, no spread."""
