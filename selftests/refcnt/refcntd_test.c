@@ -488,9 +488,64 @@ TEST_F_TIMEOUT(refcntd, count_scan_moves_without_events, 90)
 	EXPECT_LE(1, stat_of("count_scans"));
 	EXPECT_LE(8, stat_of("count_scan_candidates"));
 	EXPECT_EQ(0, stat_of("refused"));
+	/* 8 pages are fewer than thread_hint_pages' 4096. */
+	EXPECT_EQ(0, stat_of("thread_hints"));
 	for (i = 0; i < 8; i++)
 		moved += node_of(self->buf + i * 4096) == self->dst;
 	EXPECT_EQ(8, moved);
+}
+
+/* Every page of this process to nid, and those it makes later. */
+static int all_pages_to(int nid)
+{
+	unsigned long from[16] = { 0 }, to[16] = { 0 }, one[16] = { 0 };
+	int i;
+
+	for (i = 0; i < 1024; i++)
+		if (i != nid)
+			from[i / 64] |= 1UL << (i % 64);
+	to[nid / 64] = one[nid / 64] = 1UL << (nid % 64);
+	if (syscall(SYS_set_mempolicy, 1 /* MPOL_PREFERRED */, one, 1025UL))
+		return -errno;
+	return syscall(SYS_migrate_pages, 0, 1025UL, from, to) < 0 ? -errno : 0;
+}
+
+/*
+ * Every page of this process on home, 8 of them used from dst: the scan
+ * with thread_hint_pages = 8 says, once, that its threads belong on home
+ * (a node with CPUs), and moves the 8 pages all the same.
+ */
+TEST_F_TIMEOUT(refcntd, count_scan_hints_threads_move, 90)
+{
+	struct rc_nodes cpu;
+	char st[8192], want[96];
+	pid_t pid;
+	int i, cpus = 0, moved = 0;
+
+	ASSERT_EQ(0, rc_node_list("has_cpu", &cpu));
+	for (i = 0; i < cpu.n; i++)
+		cpus |= cpu.id[i] == self->home;
+	if (!cpus)
+		SKIP(return, "node %d has no CPU: its memory must move", self->home);
+	ASSERT_EQ(0, all_pages_to(self->home));
+	write_conf("events = no\ncount_scan_ms = 200\nrate_pages = 0\nrate_mb = 0\n"
+		   "thread_hint_pages = 8\n");
+	pid = start();
+	ASSERT_EQ(8, feed(self->buf, 8, self->dst_c));
+	EXPECT_EQ(8, wait_stat(pid, "moved", 8));
+	EXPECT_EQ(0, stop(pid));
+	syscall(SYS_set_mempolicy, 0 /* MPOL_DEFAULT */, NULL, 0UL);
+	EXPECT_EQ(1, stat_of("thread_hints"));
+	for (i = 0; i < 8; i++)
+		moved += node_of(self->buf + i * 4096) == self->dst;
+	EXPECT_EQ(8, moved);
+	ASSERT_LT(0, rc_read_file(ERRF, st, sizeof(st)));
+	snprintf(want, sizeof(want), "pid %d (", getpid());
+	EXPECT_NE(NULL, strstr(st, want)) TH_LOG("%s", st);
+	snprintf(want, sizeof(want), ": 8 pages used from node %d are on node %d, with ",
+		 self->dst, self->home);
+	EXPECT_NE(NULL, strstr(st, want)) TH_LOG("%s", st);
+	EXPECT_NE(NULL, strstr(st, "its threads belong there")) TH_LOG("%s", st);
 }
 
 /* Moved by the scan, then used from home within the freeze: it stays. */

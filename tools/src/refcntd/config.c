@@ -32,6 +32,7 @@ void rd_config_defaults(struct rd_config *c)
 	c->rmap_ms = 1000;
 	c->rmap_cpu_pct = 5;
 	c->events = 1;
+	c->thread_hint_pages = 4096;
 	strcpy(c->feed, "auto");
 }
 
@@ -181,6 +182,7 @@ int rd_config_set(struct rd_config *c, const char *key, const char *v,
 			{ "feed_period", offsetof(struct rd_config, feed_period) },
 			{ "scan_ms", offsetof(struct rd_config, scan_ms) },
 			{ "count_scan_ms", offsetof(struct rd_config, count_scan_ms) },
+			{ "thread_hint_pages", offsetof(struct rd_config, thread_hint_pages) },
 			{ "rmap_ms", offsetof(struct rd_config, rmap_ms) },
 		};
 		size_t i;

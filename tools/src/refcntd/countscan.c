@@ -71,6 +71,12 @@ struct rd_cands {
 	size_t n, cap;
 };
 
+/* A process's present pages this scan, and how many on each cnode. */
+struct rd_tally {
+	uint32_t present;
+	uint32_t *on;		/* by cnodeid */
+};
+
 static void cand_add(struct rd_cands *cs, const struct rcb_event *ev,
 		     int64_t score)
 {
@@ -93,7 +99,8 @@ static void cand_add(struct rd_cands *cs, const struct rcb_event *ev,
  */
 static void scan_page(struct rd_engine *e, pid_t pid, uint64_t vaddr,
 		      const struct rcb_page_set *ps,
-		      const struct rcb_page_set *hw, struct rd_cands *cs)
+		      const struct rcb_page_set *hw, struct rd_cands *cs,
+		      struct rd_tally *t)
 {
 	unsigned int cps = e->info[0].rcb_sw_counters_per_set;
 	unsigned int npc = e->info[0].rcb_nodes_per_counter ?
@@ -118,6 +125,9 @@ static void scan_page(struct rd_engine *e, pid_t pid, uint64_t vaddr,
 		*s = (struct rd_seen){ pid, e->seen_gen, vaddr, ps->paddr,
 				       home, remote };
 	e->st.count_scan_pages++;
+	t->present++;
+	if (ps->cnodeid >= 0 && ps->cnodeid < e->ctr.nr_cnodes)
+		t->on[ps->cnodeid]++;
 	/* A counter that went down was reset or folded: start again. */
 	if (home < home_then || remote < remote_then)
 		home_then = remote_then = 0;
@@ -136,7 +146,7 @@ static void scan_page(struct rd_engine *e, pid_t pid, uint64_t vaddr,
 
 /* The private writable anonymous memory of pid, a chunk at a time. */
 static void scan_process(struct rd_engine *e, pid_t pid, void *buf,
-			 void *hwbuf, struct rd_cands *cs)
+			 void *hwbuf, struct rd_cands *cs, struct rd_tally *t)
 {
 	unsigned int cps = e->info[0].rcb_sw_counters_per_set;
 	uint64_t gran = e->granularity > 4096 ? e->granularity : 4096;
@@ -175,12 +185,84 @@ static void scan_process(struct rd_engine *e, pid_t pid, void *buf,
 				struct rcb_page_set *hw = refcnt_page_set(hwbuf, i, cps);
 
 				if (ps->flags & RCB_PAGE_PRESENT && ps->paddr == hw->paddr)
-					scan_page(e, pid, a + i * gran, ps, hw, cs);
+					scan_page(e, pid, a + i * gran, ps, hw, cs, t);
 			}
 		}
 	}
 	if (maps)
 		fclose(maps);
+}
+
+static int same_nodes(const struct rcb_event *a, const struct rcb_event *b)
+{
+	return a->counter == b->counter && a->home_cnodeid == b->home_cnodeid;
+}
+
+/* The (users' counter, home) most of cs[first..] share, and how many. */
+static size_t main_nodes(const struct rd_cands *cs, size_t first,
+			 const struct rcb_event **ev)
+{
+	size_t i, votes = 0, n = 0;
+
+	/* Boyer-Moore: a majority, if there is one, is the one left. */
+	*ev = NULL;
+	for (i = first; i < cs->n; i++) {
+		if (!votes)
+			*ev = &cs->c[i].ev;
+		votes += !votes || same_nodes(&cs->c[i].ev, *ev) ? 1 : -1;
+	}
+	for (i = first; i < cs->n; i++)
+		n += same_nodes(&cs->c[i].ev, *ev);
+	return n;
+}
+
+static int hinted_before(struct rd_engine *e, pid_t pid,
+			 const struct rcb_event *ev)
+{
+	struct rd_hinted h = { pid, (int)ev->counter, (int)ev->home_cnodeid };
+	unsigned int i;
+
+	for (i = 0; i < RD_HINTED_SLOTS; i++)
+		if (!memcmp(&e->hinted[i], &h, sizeof(h)))
+			return 1;
+	e->hinted[e->next_hinted++ % RD_HINTED_SLOTS] = h;
+	return 0;
+}
+
+/*
+ * The pages this scan found remote-led in pid are, nine in ten at least,
+ * used from one node and on one other node that has CPUs, where nine in
+ * ten of all its pages are: its memory follows its threads only if all of
+ * it moves, its threads would follow its memory by moving none. Threads
+ * are the scheduler's and the administrator's (numactl --cpunodebind,
+ * NUMA balancing's task placement), so refcntd says it, once per process
+ * and nodes, counts it, and moves the pages as its policy says.
+ */
+static void thread_hint(struct rd_engine *e, pid_t pid,
+			const struct rd_cands *cs, size_t first,
+			const struct rd_tally *t)
+{
+	const struct rcb_event *ev;
+	char comm[32] = "?", path[64];
+	size_t n = cs->n - first, main_n;
+	unsigned int home;
+
+	if (!e->cfg.thread_hint_pages || n < e->cfg.thread_hint_pages)
+		return;
+	main_n = main_nodes(cs, first, &ev);
+	home = ev->home_cnodeid;
+	if (main_n < e->cfg.thread_hint_pages || main_n * 10 < n * 9 ||
+	    home >= (unsigned int)e->ctr.nr_cnodes || !e->has_cpu[home] ||
+	    (uint64_t)t->on[home] * 10 < (uint64_t)t->present * 9)
+		return;
+	e->st.thread_hints++;
+	if (hinted_before(e, pid, ev))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	rt_read_line(path, comm, sizeof(comm));
+	rd_log(5, "pid %d (%s): %zu pages used from node %s are on node %d, with %u of its %u pages: its threads belong there (refcntd moves pages, not threads)",
+	       pid, comm, main_n, e->ctr.label[ev->counter],
+	       e->ctr.cnode_nid[home], t->on[home], t->present);
 }
 
 static int cand_worse(const void *a, const void *b)
@@ -199,6 +281,7 @@ void rd_count_scan(struct rd_engine *e)
 {
 	unsigned int cps = e->info[0].rcb_sw_counters_per_set;
 	struct rd_cands cs = { 0 };
+	struct rd_tally t = { 0 };
 	struct dirent *de;
 	void *buf, *hwbuf;
 	DIR *d;
@@ -206,15 +289,21 @@ void rd_count_scan(struct rd_engine *e)
 
 	buf = malloc(RD_SCAN_CHUNK * RCB_PAGE_SET_SIZE(cps));
 	hwbuf = malloc(RD_SCAN_CHUNK * RCB_PAGE_SET_SIZE(cps));
+	t.on = calloc(e->ctr.nr_cnodes, sizeof(*t.on));
 	d = opendir("/proc");
-	if (!buf || !hwbuf || !d || !e->seen)
+	if (!buf || !hwbuf || !t.on || !d || !e->seen)
 		goto out;
 	e->seen_gen++;
 	while ((de = readdir(d))) {
 		pid_t pid = atoi(de->d_name);
+		size_t first = cs.n;
 
-		if (pid > 0 && pid != getpid() && rd_policy_opted_in(&e->cfg, pid))
-			scan_process(e, pid, buf, hwbuf, &cs);
+		if (pid <= 0 || pid == getpid() || !rd_policy_opted_in(&e->cfg, pid))
+			continue;
+		t.present = 0;
+		memset(t.on, 0, e->ctr.nr_cnodes * sizeof(*t.on));
+		scan_process(e, pid, buf, hwbuf, &cs, &t);
+		thread_hint(e, pid, &cs, first, &t);
 	}
 	e->st.count_scans++;
 	e->st.count_scan_candidates += cs.n;
@@ -227,5 +316,6 @@ out:
 		closedir(d);
 	free(buf);
 	free(hwbuf);
+	free(t.on);
 	free(cs.c);
 }

@@ -115,6 +115,14 @@ struct rd_seen {
 #define RD_SEEN_SLOTS	(1U << 18)
 #define RD_SEEN_PROBE	32
 
+/* A thread hint said (countscan.c): said once per process and nodes. */
+struct rd_hinted {
+	pid_t pid;
+	int from_counter, home_cnodeid;
+};
+
+#define RD_HINTED_SLOTS	64
+
 struct rd_engine {
 	struct rd_config cfg;
 	struct rd_hooks hooks;
@@ -139,6 +147,8 @@ struct rd_engine {
 	struct rd_seen *seen;		/* RD_SEEN_SLOTS, the counter scan's */
 	uint32_t seen_gen;
 	uint64_t last_count_scan_ns;
+	struct rd_hinted hinted[RD_HINTED_SLOTS];
+	unsigned int next_hinted;
 };
 
 /* policy.c */

@@ -53,6 +53,7 @@ struct rd_config {
 	uint32_t stats_interval;	/* s between stats file writes, 0: never */
 	uint32_t scan_ms;		/* soft-dirty scan of opted-in processes */
 	uint32_t count_scan_ms;		/* counter scan; 0: off */
+	uint32_t thread_hint_pages;	/* the scan says when threads should move */
 	int events;			/* act on the nodes' migration events */
 	uint32_t rmap_ms;		/* reverse map rebuilt on a miss, at most */
 	uint32_t rmap_cpu_pct;		/* of a CPU its builds may take; 0: any */
@@ -106,6 +107,7 @@ struct rd_stats {
 	uint64_t count_scans;	/* counter scans done */
 	uint64_t count_scan_pages;	/* pages' counts they read */
 	uint64_t count_scan_candidates;	/* pages they found remote-led */
+	uint64_t thread_hints;	/* scans that found a thread's move better */
 };
 
 /* One page moved (or, dry-run, that would have been). */

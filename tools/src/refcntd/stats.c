@@ -78,13 +78,14 @@ static void print_json(FILE *f, const struct rd_stats *s)
 		", \"count_scans\": %" PRIu64
 		", \"count_scan_pages\": %" PRIu64
 		", \"count_scan_candidates\": %" PRIu64
+		", \"thread_hints\": %" PRIu64
 		", \"refused\": %" PRIu64 ", \"refused_by_reason\": {",
 		s->events, s->lost, s->below, s->moved, s->moved_bytes,
 		s->dry_run, s->rate_limited, s->frozen, s->melted, s->scans,
 		s->rmapped, s->rmap_rebuilds, s->rmap_ns / 1000000,
 		s->over_time, s->frames_folded, s->count_scans,
 		s->count_scan_pages, s->count_scan_candidates,
-		refused_total(s));
+		s->thread_hints, refused_total(s));
 	for (i = 0; i < RD_REF_NR; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "",
 			rd_refusal_names[i], s->refused[i]);
@@ -105,10 +106,12 @@ void rd_stats_print(FILE *f, const struct rd_stats *s, int json)
 		" moved %" PRIu64 " moved_bytes %" PRIu64 " dry_run %" PRIu64
 		" rate_limited %" PRIu64 " frozen %" PRIu64 " melted %" PRIu64
 		" scans %" PRIu64 " count_scans %" PRIu64
-		" count_scan_candidates %" PRIu64 " refused %" PRIu64,
+		" count_scan_candidates %" PRIu64 " thread_hints %" PRIu64
+		" refused %" PRIu64,
 		s->events, s->lost, s->below, s->moved, s->moved_bytes,
 		s->dry_run, s->rate_limited, s->frozen, s->melted, s->scans,
-		s->count_scans, s->count_scan_candidates, refused_total(s));
+		s->count_scans, s->count_scan_candidates, s->thread_hints,
+		refused_total(s));
 	for (i = 0; i < RD_REF_NR; i++)
 		if (s->refused[i])
 			fprintf(f, " refused_%s %" PRIu64, rd_refusal_names[i],
