@@ -56,6 +56,9 @@ threads on node 0, then unbound) and naturally placed, under every mode:
   refcntd-pebs   refcntd on the hub device's emulated PMU: PEBS's
   refcntd-ibs    load-latency event at 1,000, IBS (memory-side) at 1,008
   refcntd-hub    refcntd on the hub feed at period 64: the best case
+  feed-pebs      the feeds of refcntd-pebs, refcntd-ibs and refcntd-hub
+  feed-ibs       counting, no refcntd: the program's figure against
+  feed-hub       none's is the feed's cost, against refcntd's refcntd's
 
 and every row (workload, variant, mode) REFCNT_PLACEMENT_REPEATS times
 (default 3; the guest goes over all rows once per repeat).  Time-bound
@@ -102,7 +105,7 @@ WORKLOADS = ("hpcc redis likwid stressng-numa stressng-vm misplaced phase "
              "shared tier")
 VARIANTS = "misplaced natural"
 MODES = ("none nb1 nb2 damon interleave refcntd-fault refcntd-pebs "
-         "refcntd-ibs refcntd-hub")
+         "refcntd-ibs refcntd-hub feed-pebs feed-ibs feed-hub")
 PKGS = "hpcc stress-ng redis-server redis-tools likwid numactl"
 HUB_PERIOD = 64
 # The clock: QEMU's instruction clock at this shift (refcnt-vm --icount),
