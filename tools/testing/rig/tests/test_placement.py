@@ -289,6 +289,22 @@ class Score(unittest.TestCase):
                 self.assertEqual(S.main([LOG, SERIES, f"{tmp}/b2.log", SERIES]), 1)
         self.assertIn("another machine", err.getvalue())
 
+    def test_costs(self) -> None:
+        """The feed alone against none, refcntd against the feed alone;
+        none without a feed-only row."""
+        def row(mode: str, fig: float) -> Dict[str, Any]:
+            return {"workload": "redis", "variant": "misplaced", "mode": mode,
+                    "n": 3, "stats": {"figure": {"median": fig, "spread": 0.0}}}
+
+        rows = [row("none", 1000.0), row("feed-hub", 500.0),
+                row("refcntd-hub", 400.0), row("refcntd-pebs", 900.0),
+                row("feed-ibs", 990.0)]
+        self.assertEqual(S.cost_lines(rows), [
+            "  redis         misplaced ibs   feed 0.99 of none's",
+            "  redis         misplaced hub   feed 0.50 of none's, refcntd on it "
+            "0.80 of the feed's"])
+        self.assertEqual(S.cost_lines(rows[:1] + rows[2:4]), [])
+
     def test_one_repeat_has_no_verdict(self) -> None:
         """A log of before repeats (no repeat=): repeat 1, no spread."""
         with tempfile.TemporaryDirectory() as tmp:
