@@ -61,6 +61,14 @@ of the table), REFCNT_ACCURACY_FEEDS_<WORKLOAD> (that workload's own
 list: a period sweep on one workload only, say),
 REFCNT_ACCURACY_LLC (the LLC model, default 1M:16 a node),
 REFCNT_ACCURACY_REDIS_REQUESTS (redis-benchmark -n, default 1000),
+REFCNT_ACCURACY_ICOUNT (the time-driven feeds' clock: by default
+hinting and hinting-fast, whose NUMA balancing scans by time, run in a
+boot of their own on QEMU's instruction clock at shift 0, 10^9
+instructions a virtual second as on hardware, where at wall-clock time a
+TCG guest's scans would see 50-100x fewer instructions between them;
+a shift 0-10, or off: every feed in the one wall-clock boot; 6.1, which
+cannot bring up the four-node guest's CPUs on that clock, runs them at
+wall-clock time, said),
 REFCNT_ACCURACY_CONTROL=0 (no second boot for the control),
 REFCNT_ACCURACY_BUILD=0 (the module, tools and plugin as built).
 
@@ -87,6 +95,9 @@ PKGS = "redis-server redis-tools"
 # 200,000 for both), runs long enough for >= 2x10^9 guest instructions
 # on the shared 2-CPU host (6x10^9 to 9x10^9 measured in 120 s, load
 # average 2 to 7).
+# The feeds driven by time (NUMA balancing's scan): on the instruction
+# clock unless REFCNT_ACCURACY_ICOUNT=off.
+TIME_FEEDS = ("hinting", "hinting-fast")
 LONG_SECS = "120"
 LONG_WORKLOADS = "demo stream"
 LONG_FEEDS = "pebs-200000 ibs-200000"
@@ -267,6 +278,7 @@ class Config:
     control: bool = True
     build: bool = True
     long: bool = False
+    icount: str = "0"
 
     @staticmethod
     def from_env(env: Mapping[str, str]) -> "Config":
@@ -291,6 +303,7 @@ class Config:
         c.timeout = get("TIMEOUT", c.timeout)
         c.control = get("CONTROL", "1") == "1"
         c.build = get("BUILD", "1") == "1"
+        c.icount = get("ICOUNT", c.icount)
         return c
 
     def feeds_of(self, w: str) -> List[str]:
@@ -305,6 +318,10 @@ class Config:
                 not (imp.endswith(".json") and nonempty(imp)):
             raise G.Die("REFCNT_ACCURACY_IMPORT: neither a run directory with "
                         f"its guest.log nor a results .json: {imp}")
+        if self.icount != "off" and \
+                not re.fullmatch("[0-9]|10", self.icount):
+            raise G.Die(f"REFCNT_ACCURACY_ICOUNT: '{self.icount}' is not a "
+                        "shift from 0 to 10, nor off")
         if not re.fullmatch(r"[1-9][0-9]*", self.timeout):
             raise G.Die("REFCNT_ACCURACY_TIMEOUT: seconds expected, not "
                         f"'{self.timeout}'")
@@ -318,6 +335,7 @@ class Config:
         args += [f"REFCNT_ACCURACY_FEEDS_{w}='{v}'"
                  for w, v in self.own.items() if v]
         args.append(f"REFCNT_ACCURACY_LLC={self.llc}")
+        args.append(f"REFCNT_ACCURACY_ICOUNT={self.icount}")
         if self.importing:
             args.append(f"REFCNT_ACCURACY_IMPORT={self.importing}")
         return args + [("REFCNT_ACCURACY_RESUME=1" if self.resume else "") +
@@ -368,10 +386,27 @@ def inject_script(runs: Sequence[Tuple[str]]) -> str:
     return "\n".join(out + ["echo @@done"]) + "\n"
 
 
+def split_by_clock(todo: Mapping[str, List[str]], icount: str,
+                   kver: str) -> Tuple[Dict[str, List[str]],
+                                       Dict[str, List[str]]]:
+    """TODO's runs at wall-clock time, and those on the instruction clock
+    (the time-driven feeds, unless ICOUNT is off or KVER is 6.1); every
+    workload in both, with no feeds where it has none."""
+    on = icount != "off" and not re.match(r"6\.1\.", kver)
+    wall = {w: [f for f in fs if not (on and f in TIME_FEEDS)]
+            for w, fs in todo.items()}
+    insn = {w: [f for f in fs if on and f in TIME_FEEDS]
+            for w, fs in todo.items()}
+    return wall, insn
+
+
 def main_vm(root: str, build: str, out: str, kver: str,
-            c: Config) -> List[str]:
-    """The main boot's refcnt-vm command line."""
-    return [H.refcnt_vm(root), "--kernel", kver, "--topology", "four",
+            c: Config, icount: str = "") -> List[str]:
+    """The main boot's refcnt-vm command line; ICOUNT: on the
+    instruction clock at that shift."""
+    clock = ["--icount", icount] if icount else []
+    return [H.refcnt_vm(root), "--kernel", kver, "--topology", "four"] + \
+        clock + [
             "--no-debug", "--debian-pkgs", PKGS, "--hub=64",
             "--module", f"{build}/{kver}/refcnt.ko",
             "--file", f"{build}/tools:/refcnt/tools",
@@ -580,24 +615,34 @@ class Accuracy:
         shutil.rmtree(f"{out}/boot", ignore_errors=True)
         os.makedirs(f"{out}/boot")
         todo = {w: self.todo_of(w) for w in c.workloads.split()}
-        n = sum(len(t) for t in todo.values())
-        if n > 0:
-            self.main_boot(kver, todo, n)
-        else:
+        wall, insn = split_by_clock(todo, c.icount, kver)
+        if c.icount != "off" and re.match(r"6\.1\.", kver) and \
+                any(f in TIME_FEEDS for fs in todo.values() for f in fs):
+            say(f"{kver} cannot bring up the guest's CPUs on the "
+                "instruction clock: the hinting feeds run at wall-clock time")
+        for part, shift in ((wall, ""), (insn, c.icount)):
+            n = sum(len(t) for t in part.values())
+            if n > 0:
+                self.main_boot(kver, part, n, shift)
+        if not any(todo.values()):
             step(f"every run asked for is done in {out}")
         if c.control:
             self.control_boot(kver)
 
     def main_boot(self, kver: str, todo: Mapping[str, List[str]],
-                  n: int) -> None:
+                  n: int, icount: str = "") -> None:
+        """A boot of TODO's runs, on the instruction clock at shift
+        ICOUNT if given."""
         out = self.out
+        os.makedirs(f"{out}/boot", exist_ok=True)
         write(f"{out}/boot/guest.sh", guest_script(self.c, todo))
-        label = label_of_boot(self.root, "boot")
+        clock = f"icount shift {icount}" if icount else "wall clock"
+        label = label_of_boot(self.root, f"boot ({clock})")
         write(f"{out}/boot/label", label + "\n")
         step("booting the four-node Debian guest with the truth and the hub "
-             f"for {n} runs (TCG; half a minute to five minutes a run, ten "
-             "to boot)")
-        H.call(main_vm(self.root, self.build, out, kver, self.c),
+             f"for {n} runs (TCG, {clock}; half a minute to five minutes a "
+             "run, ten to boot)")
+        H.call(main_vm(self.root, self.build, out, kver, self.c, icount),
                out=os.devnull, err=None, cwd=self.root)
         self.collect(f"{out}/boot/guest.log", f"{out}/boot/truth.csv", label)
         log = f"{out}/guest-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.log"

@@ -28,6 +28,9 @@ def read(name: str) -> str:
         return f.read()
 
 
+K612 = "6.12.95+deb12-amd64"
+
+
 class Accuracy(unittest.TestCase):
     def test_settings(self) -> None:
         c = A.Config.from_env(ENV)
@@ -36,7 +39,7 @@ class Accuracy(unittest.TestCase):
         self.assertFalse(c.control)
         self.assertEqual(c.command()[3:], [
             "REFCNT_ACCURACY_FEEDS_demo='pebs-1000 ibs-1008'",
-            "REFCNT_ACCURACY_LLC=1M:16", ""])
+            "REFCNT_ACCURACY_LLC=1M:16", "REFCNT_ACCURACY_ICOUNT=0", ""])
         d = A.Config.from_env({})
         self.assertEqual(len(d.feeds_of("demo")), 16)
         for env, msg in (({"REFCNT_ACCURACY_IMPORT": "x"},
@@ -45,7 +48,9 @@ class Accuracy(unittest.TestCase):
                            "REFCNT_ACCURACY_IMPORT": "/nonexistent"},
                           "neither a run directory"),
                          ({"REFCNT_ACCURACY_TIMEOUT": "0"},
-                          "seconds expected, not '0'")):
+                          "seconds expected, not '0'"),
+                         ({"REFCNT_ACCURACY_ICOUNT": "11"},
+                          "'11' is not a shift from 0 to 10, nor off")):
             with self.assertRaises(G.Die) as e:
                 A.Config.from_env(env).check()
             self.assertIn(msg, str(e.exception))
@@ -88,6 +93,27 @@ class Accuracy(unittest.TestCase):
             "--csv -o /tmp/t.csv && { echo '@@run 1 demo truth-inject'; echo "
             "'@@file tables.csv'; cat /tmp/t.csv; echo '@@end'; }",
             "echo @@done", ""])
+
+    def test_time_driven_feeds_on_the_instruction_clock(self) -> None:
+        """hinting and hinting-fast in a boot of their own on icount
+        (every workload in both scripts), unless off or on 6.1."""
+        todo = {"demo": ["hinting", "pebs-1000", "hinting-fast"],
+                "redis": ["ibs-1008"]}
+        wall, insn = A.split_by_clock(todo, "0", K612)
+        self.assertEqual(wall, {"demo": ["pebs-1000"], "redis": ["ibs-1008"]})
+        self.assertEqual(insn, {"demo": ["hinting", "hinting-fast"],
+                                "redis": []})
+        for icount, kver in (("off", K612), ("0", "6.1.0-56-amd64")):
+            self.assertEqual(A.split_by_clock(todo, icount, kver),
+                             (todo, {"demo": [], "redis": []}))
+        c = A.Config.from_env(ENV)
+        args = A.main_vm("/r", "/b", "/b/accuracy", K612, c, "0")
+        self.assertEqual(args[args.index("--icount") + 1], "0")
+        self.assertEqual(args[:args.index("--icount")] +
+                         args[args.index("--icount") + 2:],
+                         A.main_vm("/r", "/b", "/b/accuracy", K612, c))
+        self.assertNotIn("--icount",
+                         A.main_vm("/r", "/b", "/b/accuracy", K612, c))
 
     def test_collect(self) -> None:
         d = tempfile.mkdtemp()
