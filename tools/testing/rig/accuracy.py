@@ -69,6 +69,8 @@ TCG guest's scans would see 50-100x fewer instructions between them;
 a shift 0-10, or off: every feed in the one wall-clock boot; 6.1, which
 cannot bring up the four-node guest's CPUs on that clock, runs them at
 wall-clock time, said),
+REFCNT_ACCURACY_KERNEL (the guest kernel, default the first of
+refcnt-setup kernels),
 REFCNT_ACCURACY_CONTROL=0 (no second boot for the control),
 REFCNT_ACCURACY_BUILD=0 (the module, tools and plugin as built).
 
@@ -1173,9 +1175,11 @@ def main(argv: Sequence[str]) -> int:
     c = Config.from_env(os.environ)
     a = Accuracy(root, c)
     try:
-        r = subprocess.run([f"{root}/tools/testing/refcnt-setup", "kernels"],
-                           stdout=subprocess.PIPE, text=True)
-        kver = (r.stdout.split("\n") + [""])[0]
+        kver = os.environ.get("REFCNT_ACCURACY_KERNEL", "")
+        if not kver:
+            r = subprocess.run([f"{root}/tools/testing/refcnt-setup",
+                                "kernels"], stdout=subprocess.PIPE, text=True)
+            kver = (r.stdout.split("\n") + [""])[0]
         c.check()
         if not c.rescore:
             a.boots(kver)
