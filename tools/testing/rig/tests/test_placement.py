@@ -289,6 +289,20 @@ class Score(unittest.TestCase):
                 self.assertEqual(S.main([LOG, SERIES, f"{tmp}/b2.log", SERIES]), 1)
         self.assertIn("another machine", err.getvalue())
 
+    def test_rows_in_mode_order(self) -> None:
+        """Rows from boots that each ran some modes: by workload as first
+        seen, then misplaced before natural, then make placement's mode
+        order, unknown modes last."""
+        runs = [{"workload": w, "variant": v, "mode": m} for w, v, m in (
+            ("tier", "misplaced", "refcntd-hub"), ("redis", "natural", "none"),
+            ("tier", "misplaced", "x-mode"), ("tier", "natural", "none"),
+            ("tier", "misplaced", "feed-hub"), ("tier", "misplaced", "none"))]
+        self.assertEqual([(r["workload"], r["variant"], r["mode"])
+                          for r in S.make_rows(runs)], [
+            ("tier", "misplaced", "none"), ("tier", "misplaced", "refcntd-hub"),
+            ("tier", "misplaced", "feed-hub"), ("tier", "misplaced", "x-mode"),
+            ("tier", "natural", "none"), ("redis", "natural", "none")])
+
     def test_costs(self) -> None:
         """The feed alone against none, refcntd against the feed alone;
         none without a feed-only row."""
