@@ -20,8 +20,8 @@ PROG = "refcnt-placement"
 USAGE = """\
 refcnt-placement (make placement): refcntd against the kernel's own
 placement, on programs nobody here wrote (hpcc's STREAM and RandomAccess,
-redis-server under redis-benchmark, likwid-bench's copy with its streams
-on another memory domain, stress-ng's NUMA and VM stressors) and on
+redis-server under redis-benchmark, stress-ng's STREAM, NUMA and VM
+stressors) and on
 examples/placement-workloads.c, scored by the truth.  A benchmark: it
 asserts nothing.  It takes no arguments.
 
@@ -62,7 +62,7 @@ threads on node 0, then unbound) and naturally placed, under every mode:
 
 and every row (workload, variant, mode) REFCNT_PLACEMENT_REPEATS times
 (default 3; the guest goes over all rows once per repeat).  Time-bound
-runs (likwid, stress-ng, ours) last REFCNT_PLACEMENT_SECONDS of the
+runs (stress-ng, ours) last REFCNT_PLACEMENT_SECONDS of the
 guest's clock: under icount, virtual seconds, each 10^9 / 2^SHIFT
 instructions of the machine, most of them the program's (the default,
 5 x 2^SHIFT s, is 5 x 10^9 instructions, above the 2 x 10^9 a run needs
@@ -101,12 +101,12 @@ table: a row's repeats are its runs in all of them; the table's head takes
 the other settings as given).
 """
 
-WORKLOADS = ("hpcc redis likwid stressng-numa stressng-vm misplaced phase "
-             "shared tier")
+WORKLOADS = ("hpcc redis stressng-stream stressng-numa stressng-vm misplaced "
+             "phase shared tier")
 VARIANTS = "misplaced natural"
 MODES = ("none nb1 nb2 damon interleave refcntd-fault refcntd-pebs "
          "refcntd-ibs refcntd-hub feed-pebs feed-ibs feed-hub")
-PKGS = "hpcc stress-ng redis-server redis-tools likwid numactl"
+PKGS = "hpcc stress-ng redis-server redis-tools numactl"
 HUB_PERIOD = 64
 # The clock: QEMU's instruction clock at this shift (refcnt-vm --icount),
 # or "off" for wall-clock time.  The tiered preset, but under icount on
