@@ -245,10 +245,35 @@ class Score(unittest.TestCase):
         rc, out, _ = score()
         goals = out[out.index("Goals"):].split("\n")
         self.assertEqual(rc, 0)
-        self.assertIn("  stressng-vm   misplaced refcntd-pebs  NOT met: t90 0.8+-0.2 > "
-                      "nb1's 0.5+-0.4", goals)
+        # pebs's t90 0.8+-0.2 against nb1's 0.5+-0.4: within the spreads.
+        self.assertIn("  stressng-vm   misplaced refcntd-pebs  met", goals)
         self.assertIn("  stressng-vm   misplaced refcntd-hub   NOT met: remote% 30.0+-2.5 "
                       "vs nb1's 30.0+-4.0: same", goals)
+
+    def test_goal_misses(self) -> None:
+        def row(remote: float, pgm: float, t90: Any, spread: float = 0.0) -> Dict[str, Any]:
+            st = {"remote": {"median": remote, "spread": spread},
+                  "pgmigrate": {"median": pgm, "spread": spread * 1000}}
+            if t90 is not None:
+                st["t90"] = {"median": t90, "spread": spread}
+            return {"n": 3, "stats": st}
+
+        nb1 = {"nb1": row(0.30, 2000, 1.0)}
+        self.assertEqual(S.goal_misses("refcntd-pebs", row(0.30, 2000, 1.0), nb1), [])
+        # Apart by less than the floor: a point of remote%, 0.1 s of t90.
+        self.assertEqual(S.goal_misses("refcntd-pebs", row(0.305, 2000, 1.05), nb1), [])
+        self.assertEqual(S.goal_misses("refcntd-ibs", row(0.40, 2001, 1.2), nb1),
+                         ["remote% 40.0+-0.0 vs nb1's 30.0+-0.0: worse",
+                          "pgmigrate 2001+-0 vs nb1's 2000+-0: more",
+                          "t90 1.2+-0.0 vs nb1's 1.0+-0.0: longer"])
+        # Within the spreads: no verdict, no miss.
+        self.assertEqual(S.goal_misses("refcntd-ibs", row(0.40, 2100, 1.2, 0.2), nb1), [])
+        self.assertEqual(S.goal_misses("refcntd-fault", row(0.20, 10, None), nb1),
+                         ["t90 never, nb1's 1.0+-0.0"])
+        # The hub: strictly better than every kernel mode.
+        kernel = dict(nb1, none=row(0.9, 0, None), nb2=row(0.25, 0, 1.0))
+        self.assertEqual(S.goal_misses("refcntd-hub", row(0.25, 0, 1.0), kernel),
+                         ["remote% 25.0+-0.0 vs nb2's 25.0+-0.0: same"])
 
     def test_guest_clock(self) -> None:
         """A run's times are the guest's: its 8.00 s over the window's 4 s
