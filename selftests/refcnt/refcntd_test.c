@@ -967,7 +967,7 @@ static int distance(int from, int to)
 
 /*
  * A child in the cpuset of mems {home, far}: its page on far, sampled
- * from the users' node (not in its cpuset) once told to. Returns its pid;
+ * from the users' node (not in its cpuset) each time told to. Returns its pid;
  * *page: the page's address.
  */
 static pid_t cpuset_child(int far, int src, int go, char **page)
@@ -986,8 +986,9 @@ static pid_t cpuset_child(int far, int src, int go, char **page)
 	p[0] = 1;
 	if (move_to(p, far))
 		_exit(2);
-	if (read(go, &c, 1) != 1 || feed(p, 1, src) != 1)
-		_exit(3);
+	while (read(go, &c, 1) == 1)
+		if (feed(p, 1, src) != 1)
+			_exit(3);
 	for (;;)
 		pause();
 }
@@ -1057,6 +1058,59 @@ TEST_F(refcntd, target_in_cpuset_nearest)
 TEST_F(refcntd, target_in_cpuset_fallback_none)
 {
 	cpuset_case(_metadata, self, "none");
+}
+
+/*
+ * A cpuset widened to the users' node lets the page go there at the next
+ * counter scan: refcntd reads a cpuset that refused a page again, once
+ * per turn, rather than keep the refusal for its cache's second (the
+ * scan after the widening sees the new references; the later ones see
+ * none, so the move is then or never).
+ */
+TEST_F_TIMEOUT(refcntd, target_follows_widened_cpuset, 90)
+{
+	int far = -1, i, go[2], st = -1;
+	char conf[160], mems[32], *page;
+	struct rc_nodes mem;
+	long long scans;
+	void *addr;
+	pid_t pid;
+
+	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
+	for (i = 0; i < mem.n && far < 0; i++)
+		if (mem.id[i] != self->home && mem.id[i] != self->dst)
+			far = mem.id[i];
+	if (far < 0)
+		SKIP(return, "needs a third node with memory");
+	snprintf(mems, sizeof(mems), "%d,%d", self->home, far);
+	i = cpuset_make(mems);
+	if (i == -ENOENT)
+		SKIP(return, "no cpuset cgroup controller");
+	ASSERT_EQ(0, i);
+	ASSERT_EQ(0, pipe(go));
+	self->child = cpuset_child(far, self->dst_c, go[0], &page);
+	ASSERT_LT(0, self->child);
+	snprintf(conf, sizeof(conf), "pids = %d\nfallback = none\nevents = no\n"
+		 "count_scan_ms = 200\nrate_pages = 0\nrate_mb = 0\n", self->child);
+	write_conf(conf);
+	pid = start();
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(1, wait_stat(pid, "not_allowed", 1));
+	snprintf(mems, sizeof(mems), "%d,%d,%d", self->home, far, self->dst);
+	ASSERT_EQ(0, rc_write_file(CG_DIR "/cpuset.mems", mems));
+	scans = stat_of("count_scans");
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	EXPECT_LE(scans + 2, wait_stat(pid, "count_scans", scans + 2));
+	EXPECT_EQ(0, stop(pid));
+	addr = page;
+	ASSERT_EQ(0, syscall(SYS_move_pages, self->child, 1UL, &addr, NULL, &st, 0));
+	printf("refcntd-cpuset-widened: page on node %d, cpuset then %s: on node %d\n",
+	       far, mems, st);
+	EXPECT_EQ(self->dst, st);
+	EXPECT_EQ(1, stat_of("moved"));
+	EXPECT_EQ(1, stat_of("not_allowed"));
+	close(go[0]);
+	close(go[1]);
 }
 
 /*

@@ -328,6 +328,7 @@ int rd_engine_run_once(struct rd_engine *e, int timeout_ms,
 	if (n < 0 && errno != EINTR)
 		return -errno;
 	deadline = rd_now_ns() + RD_DRAIN_NS;
+	e->pol.turn++;
 	/* From the node after the last one served: each gets its turn. */
 	for (j = 0; n > 0 && j < e->nr_nodes; j++) {
 		i = (e->next_node + j) % e->nr_nodes;

@@ -42,6 +42,7 @@ struct rd_cached {
 struct rd_mems {
 	pid_t pid;
 	uint64_t time_ns;		/* kept a second, as rd_cached */
+	uint32_t turn;			/* the engine's turn it was read in */
 	int known;			/* 0: /proc said nothing: any node */
 	uint64_t mask[RD_MEMS_WORDS];
 };
@@ -53,6 +54,7 @@ struct rd_policy {
 	struct rd_cached opted[RD_CACHE_SLOTS], room[RD_CACHE_SLOTS];
 	struct rd_cached locked[RD_CACHE_SLOTS];	/* 0: VmLck 0 */
 	struct rd_mems mems[RD_CACHE_SLOTS];
+	uint32_t turn;			/* rd_engine_run_once's, counted */
 };
 
 

@@ -172,6 +172,7 @@ static const uint64_t *mems_allowed(struct rd_engine *e, pid_t pid)
 		return m->known ? m->mask : NULL;
 	m->pid = pid;
 	m->time_ns = now;
+	m->turn = e->pol.turn;
 	m->known = 0;
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	f = fopen(path, "re");
@@ -193,28 +194,28 @@ static int allowed(const uint64_t *mems, int nid)
 }
 
 /*
- * The node to move to for references from counter src (a cnodeid, or
- * the first of a group), from a node of the group that has CPUs: the
- * nearest node with memory (the first choice); when that one has no room
- * or is outside the process's cpuset, the nearest one that has room and
- * is inside (fallback = nearest), or none (fallback = none). -1 with
- * *why: none to go to.
+ * A cached cpuset that keeps a page from its first choice is read again,
+ * once per turn of the engine: a cpuset widened (by its administrator, a
+ * job scheduler) lets pages move at the next turn, not a second later.
+ * True when it was stale and is now read again.
  */
-static int target_nid(struct rd_engine *e, unsigned int src, pid_t pid,
-		      enum rd_refusal *why)
+static int mems_reread(struct rd_engine *e, pid_t pid)
 {
-	int from = -1, best = -1, bestd = INT_MAX, first = -1, firstd = INT_MAX, i;
-	const uint64_t *mems = mems_allowed(e, pid);
-	unsigned int c;
+	struct rd_mems *m = &e->pol.mems[(unsigned int)pid % RD_CACHE_SLOTS];
 
-	for (c = src; c < src + e->ctr.nodes_per_counter &&
-	     c < (unsigned int)e->ctr.nr_cnodes; c++)
-		if (from < 0 || (e->has_cpu[c] && !e->has_cpu[rd_nid_cnode(e, from)]))
-			from = e->ctr.cnode_nid[c];
-	*why = RD_REF_NO_MEMORY;
-	if (from < 0)
-		return -1;
-	*why = RD_REF_NR;	/* the first choice, unless said below */
+	if (m->pid != pid || m->turn == e->pol.turn)
+		return 0;
+	m->time_ns = 0;
+	return 1;
+}
+
+/* The node nearest from with memory (*first); the nearest allowed with room. */
+static int nearest(struct rd_engine *e, int from, const uint64_t *mems,
+		   int *first)
+{
+	int best = -1, bestd = INT_MAX, firstd = INT_MAX, i;
+
+	*first = -1;
 	for (i = 0; i < e->ctr.nr_cnodes; i++) {
 		int nid = e->ctr.cnode_nid[i], d;
 
@@ -225,12 +226,44 @@ static int target_nid(struct rd_engine *e, unsigned int src, pid_t pid,
 			d = INT_MAX - 1;
 		if (d < firstd) {
 			firstd = d;
-			first = nid;
+			*first = nid;
 		}
 		if (d < bestd && allowed(mems, nid) && has_room(e, nid)) {
 			bestd = d;
 			best = nid;
 		}
+	}
+	return best;
+}
+
+/*
+ * The node to move to for references from counter src (a cnodeid, or
+ * the first of a group), from a node of the group that has CPUs: the
+ * nearest node with memory (the first choice); when that one has no room
+ * or is outside the process's cpuset, the nearest one that has room and
+ * is inside (fallback = nearest), or none (fallback = none). -1 with
+ * *why: none to go to.
+ */
+static int target_nid(struct rd_engine *e, unsigned int src, pid_t pid,
+		      enum rd_refusal *why)
+{
+	const uint64_t *mems = mems_allowed(e, pid);
+	int from = -1, best, first;
+	unsigned int c;
+
+	for (c = src; c < src + e->ctr.nodes_per_counter &&
+	     c < (unsigned int)e->ctr.nr_cnodes; c++)
+		if (from < 0 || (e->has_cpu[c] && !e->has_cpu[rd_nid_cnode(e, from)]))
+			from = e->ctr.cnode_nid[c];
+	*why = RD_REF_NO_MEMORY;
+	if (from < 0)
+		return -1;
+	*why = RD_REF_NR;	/* the first choice, unless said below */
+	best = nearest(e, from, mems, &first);
+	if (best != first && first >= 0 && !allowed(mems, first) &&
+	    mems_reread(e, pid)) {
+		mems = mems_allowed(e, pid);
+		best = nearest(e, from, mems, &first);
 	}
 	if (best != first) {
 		*why = first >= 0 && !allowed(mems, first) ? RD_REF_NOT_ALLOWED :
