@@ -1002,29 +1002,47 @@ static pid_t cpuset_child(int far, int src, int go, char **page)
  * not_allowed); fallback = none refuses (not_allowed), the page stays.
  * Never a move_pages(2) that fails EACCES.
  */
+/*
+ * The cpuset cases' start: a third node with memory (*far; -1: skipped),
+ * the cpuset {home, far} (mems) and the child in it, told to feed by go.
+ */
+static void cpuset_start(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(refcntd) *self, int go[2], int *far,
+			 char *mems, char **page)
+{
+	struct rc_nodes mem;
+	int i;
+
+	*far = -1;
+	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
+	for (i = 0; i < mem.n && *far < 0; i++)
+		if (mem.id[i] != self->home && mem.id[i] != self->dst)
+			*far = mem.id[i];
+	if (*far < 0)
+		SKIP(return, "needs a third node with memory");
+	snprintf(mems, 32, "%d,%d", self->home, *far);
+	i = cpuset_make(mems);
+	if (i == -ENOENT) {
+		*far = -1;
+		SKIP(return, "no cpuset cgroup controller");
+	}
+	ASSERT_EQ(0, i);
+	ASSERT_EQ(0, pipe(go));
+	self->child = cpuset_child(*far, self->dst_c, go[0], page);
+	ASSERT_LT(0, self->child);
+}
+
 static void cpuset_case(struct __test_metadata *_metadata,
 			FIXTURE_DATA(refcntd) *self, const char *fallback)
 {
-	struct rc_nodes mem;
-	int far = -1, i, go[2], st = -1, want, g;
+	int far, go[2], st = -1, want, g;
 	char conf[128], mems[32], *page;
 	void *addr;
 	pid_t pid;
 
-	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
-	for (i = 0; i < mem.n && far < 0; i++)
-		if (mem.id[i] != self->home && mem.id[i] != self->dst)
-			far = mem.id[i];
+	cpuset_start(_metadata, self, go, &far, mems, &page);
 	if (far < 0)
-		SKIP(return, "needs a third node with memory");
-	snprintf(mems, sizeof(mems), "%d,%d", self->home, far);
-	i = cpuset_make(mems);
-	if (i == -ENOENT)
-		SKIP(return, "no cpuset cgroup controller");
-	ASSERT_EQ(0, i);
-	ASSERT_EQ(0, pipe(go));
-	self->child = cpuset_child(far, self->dst_c, go[0], &page);
-	ASSERT_LT(0, self->child);
+		return;
 	snprintf(conf, sizeof(conf), "pids = %d\nfallback = %s\n", self->child, fallback);
 	write_conf(conf);
 	pid = start();
@@ -1069,27 +1087,15 @@ TEST_F(refcntd, target_in_cpuset_fallback_none)
  */
 TEST_F_TIMEOUT(refcntd, target_follows_widened_cpuset, 90)
 {
-	int far = -1, i, go[2], st = -1;
 	char conf[160], mems[32], *page;
-	struct rc_nodes mem;
+	int far, go[2], st = -1;
 	long long scans;
 	void *addr;
 	pid_t pid;
 
-	ASSERT_EQ(0, rc_node_list("has_memory", &mem));
-	for (i = 0; i < mem.n && far < 0; i++)
-		if (mem.id[i] != self->home && mem.id[i] != self->dst)
-			far = mem.id[i];
+	cpuset_start(_metadata, self, go, &far, mems, &page);
 	if (far < 0)
-		SKIP(return, "needs a third node with memory");
-	snprintf(mems, sizeof(mems), "%d,%d", self->home, far);
-	i = cpuset_make(mems);
-	if (i == -ENOENT)
-		SKIP(return, "no cpuset cgroup controller");
-	ASSERT_EQ(0, i);
-	ASSERT_EQ(0, pipe(go));
-	self->child = cpuset_child(far, self->dst_c, go[0], &page);
-	ASSERT_LT(0, self->child);
+		return;
 	snprintf(conf, sizeof(conf), "pids = %d\nfallback = none\nevents = no\n"
 		 "count_scan_ms = 200\nrate_pages = 0\nrate_mb = 0\n", self->child);
 	write_conf(conf);
