@@ -246,8 +246,8 @@ class Score(unittest.TestCase):
         goals = out[out.index("Goals"):].split("\n")
         self.assertEqual(rc, 0)
         # pebs's t90 0.8+-0.2 against nb1's 0.5+-0.4: within the spreads.
-        self.assertIn("  stressng-vm   misplaced refcntd-pebs  met", goals)
-        self.assertIn("  stressng-vm   misplaced refcntd-hub   NOT met: remote% 30.0+-2.5 "
+        self.assertIn("  stressng-vm     misplaced refcntd-pebs  met", goals)
+        self.assertIn("  stressng-vm     misplaced refcntd-hub   NOT met: remote% 30.0+-2.5 "
                       "vs nb1's 30.0+-4.0: same", goals)
 
     def test_goal_misses(self) -> None:
@@ -339,8 +339,8 @@ class Score(unittest.TestCase):
                 row("refcntd-hub", 400.0), row("refcntd-pebs", 900.0),
                 row("feed-ibs", 990.0)]
         self.assertEqual(S.cost_lines(rows), [
-            "  redis         misplaced ibs   feed 0.99 of none's",
-            "  redis         misplaced hub   feed 0.50 of none's, refcntd on it "
+            "  redis           misplaced ibs   feed 0.99 of none's",
+            "  redis           misplaced hub   feed 0.50 of none's, refcntd on it "
             "0.80 of the feed's"])
         self.assertEqual(S.cost_lines(rows[:1] + rows[2:4]), [])
 
